@@ -1,0 +1,26 @@
+/* oshinfo: what this Strata build is and how it is configured right now. */
+#include <config.h>
+#include <shmem.h>
+#include <stdio.h>
+
+#include "../src/knobs.h"
+
+int main(void)
+{
+    printf("Strata %s (OpenSHMEM %d.%d)\n", PACKAGE_VERSION, SHMEM_MAJOR_VERSION,
+           SHMEM_MINOR_VERSION);
+    printf("Prefix:          %s\n", STRATA_PREFIX);
+    printf("Configure args:  %s\n", STRATA_CONFIGURE_ARGS);
+    printf("Sanitizers:      %s\n", STRATA_SANITIZERS);
+    printf("Transports:      direct load/store on the node, UCX\n");
+    printf("Memory kinds:    host\n");
+    printf("Knobs (environment):\n");
+    struct knobs knobs;
+    char err[256];
+    if (knobs_read(&knobs, err, sizeof(err))) {
+        printf("  %s\n", err);
+        return 1;
+    }
+    knobs_print(&knobs, stdout);
+    return 0;
+}

@@ -1,0 +1,88 @@
+/* Host memory shared through POSIX shared-memory files: node peers map a PE's heap and load/store
+ * into it directly. Files are sparse, so a large heap costs address space, not memory, until it
+ * is touched. */
+#include "kind.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int kind_host_file_create(const char *name, size_t size, int *fd)
+{
+    *fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (*fd < 0) {
+        fprintf(stderr, "Strata: shm_open(%s): %s\n", name, strerror(errno));
+        return -1;
+    }
+    if (ftruncate(*fd, (off_t)size)) {
+        fprintf(stderr, "Strata: cannot size shared memory %s to %zu bytes: %s\n", name, size,
+                strerror(errno));
+        close(*fd);
+        shm_unlink(name);
+        return -1;
+    }
+    return 0;
+}
+
+static int host_create(const char *name, size_t size, struct kind_mem *mem)
+{
+    if (kind_host_file_create(name, size, &mem->fd))
+        return -1;
+    mem->base = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                     mem->fd, 0);
+    if (mem->base == MAP_FAILED) {
+        fprintf(stderr, "Strata: cannot map %zu bytes of shared memory: %s\n", size,
+                strerror(errno));
+        close(mem->fd);
+        shm_unlink(name);
+        return -1;
+    }
+    mem->size = size;
+    return 0;
+}
+
+static void *host_map_peer(const char *name, size_t size)
+{
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0)
+        return NULL;
+    void *addr = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                      fd, 0);
+    close(fd);
+    return addr == MAP_FAILED ? NULL : addr;
+}
+
+static void host_unmap_peer(void *addr, size_t size)
+{
+    munmap(addr, size ? size : 1);
+}
+
+static void host_unlink(const char *name, struct kind_mem *mem)
+{
+    shm_unlink(name);
+    if (mem->fd >= 0)
+        close(mem->fd);
+    mem->fd = -1;
+}
+
+static void host_destroy(struct kind_mem *mem)
+{
+    if (mem->base)
+        munmap(mem->base, mem->size ? mem->size : 1);
+    if (mem->fd >= 0)
+        close(mem->fd);
+    mem->base = NULL;
+    mem->fd = -1;
+}
+
+const struct kind_ops kind_host = {
+    .name = "host",
+    .create = host_create,
+    .map_peer = host_map_peer,
+    .unmap_peer = host_unmap_peer,
+    .unlink = host_unlink,
+    .destroy = host_destroy,
+};

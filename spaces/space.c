@@ -1,0 +1,130 @@
+/* Space life cycle: create this PE's memory, register it, map node peers, unlink, destroy. */
+#include "space.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../transports/transport.h"
+
+/* Every block of a heap starts on a cache line, so that neighbouring allocations never share a
+ * line between PEs writing them. */
+#define SPACE_MIN_ALIGN 64
+
+static void region_name(const struct space_job *job, int pe, int id, char *name, size_t len)
+{
+    snprintf(name, len, "/%s.%d.r%d", job->job_id, pe, id);
+}
+
+static int region_init_peers(const struct space_job *job, struct region *region)
+{
+    region->peer_base = calloc((size_t)job->n_pes, sizeof(char *));
+    if (!region->peer_base)
+        return -1;
+    region->peer_base[job->my_pe] = region->base;
+    if (job->transport && region->size &&
+        transport_region_register(job->transport, region->id, region->base, region->size))
+        return -1;
+    return registry_add(region);
+}
+
+static int space_heap_create(const struct space_job *job, size_t size, struct space *space)
+{
+    struct region *heap = &space->heap;
+    heap->id = REGION_ID_DEFAULT_HEAP;
+    heap->space = space;
+    heap->kind = &kind_host;
+    region_name(job, job->my_pe, heap->id, heap->name, sizeof(heap->name));
+    if (heap->kind->create(heap->name, size, &heap->mem))
+        return -1;
+    heap->base = heap->mem.base;
+    heap->size = size;
+    space->allocator = heap_create(size, SPACE_MIN_ALIGN);
+    return space->allocator ? 0 : -1;
+}
+
+static struct region static_region;
+
+int space_default_create(const struct space_job *job, size_t heap_size, struct space **out)
+{
+    struct space *space = calloc(1, sizeof(*space));
+    if (!space)
+        return -1;
+    space->transport_atomics = job->transport != NULL;
+    if (space_heap_create(job, heap_size, space) || region_init_peers(job, &space->heap))
+        goto fail;
+    static_region.id = REGION_ID_STATIC_DATA;
+    static_region.space = space;
+    static_region.kind = &kind_host;
+    if (static_data_create(job, &static_region) || region_init_peers(job, &static_region))
+        goto fail;
+    *out = space;
+    return 0;
+fail:
+    space_destroy(job, space);
+    return -1;
+}
+
+/* Maps every node peer's copy of region, unless the job reaches peers through the transport. */
+static int region_map_peers(const struct space_job *job, struct region *region)
+{
+    if (!job->node_direct || !region->size)
+        return 0;
+    for (int i = 0; i < job->local_size; i++) {
+        int pe = job->local_peers[i];
+        if (pe == job->my_pe)
+            continue;
+        char name[sizeof(region->name)];
+        region_name(job, pe, region->id, name, sizeof(name));
+        region->peer_base[pe] = region->kind->map_peer(name, region->size);
+        if (!region->peer_base[pe]) {
+            fprintf(stderr, "Strata: PE %d cannot map region %d of PE %d (%s)\n", job->my_pe,
+                    region->id, pe, name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int space_map_peers(const struct space_job *job, struct space *space)
+{
+    if (region_map_peers(job, &space->heap))
+        return -1;
+    return static_region.space == space ? region_map_peers(job, &static_region) : 0;
+}
+
+void space_unlink(struct space *space)
+{
+    space->heap.kind->unlink(space->heap.name, &space->heap.mem);
+    if (static_region.space == space && static_region.size)
+        static_region.kind->unlink(static_region.name, &static_region.mem);
+}
+
+static void region_destroy(const struct space_job *job, struct region *region)
+{
+    if (!region->peer_base)
+        return;
+    registry_remove(region);
+    if (job->transport)
+        transport_region_deregister(job->transport, region->id);
+    for (int pe = 0; pe < job->n_pes; pe++)
+        if (pe != job->my_pe && region->peer_base[pe])
+            region->kind->unmap_peer(region->peer_base[pe], region->size);
+    free(region->peer_base);
+    region->peer_base = NULL;
+}
+
+void space_destroy(const struct space_job *job, struct space *space)
+{
+    if (static_region.space == space) {
+        region_destroy(job, &static_region);
+        static_data_destroy(&static_region);
+        memset(&static_region, 0, sizeof(static_region));
+    }
+    region_destroy(job, &space->heap);
+    if (space->heap.mem.base)
+        space->heap.kind->destroy(&space->heap.mem);
+    if (space->allocator)
+        heap_destroy(space->allocator);
+    free(space);
+}

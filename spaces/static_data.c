@@ -1,0 +1,88 @@
+/* Symmetric static data. A process cannot map another's data and bss without XPMEM, so at
+ * start-up the program's writable segment is copied onto a shared-memory file and the file is
+ * mapped over the same addresses. Globals then behave exactly like the heap: node peers map the
+ * file for direct load/store and CPU atomics, and the transport registers it like any region. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "space.h"
+
+struct writable_segment {
+    uintptr_t start, end; /* page aligned */
+};
+
+/* The main program is the first object dl_iterate_phdr reports. Its writable PT_LOAD holds
+ * .data and .bss; the part covered by PT_GNU_RELRO becomes read-only after relocation and is
+ * left alone. */
+static int find_program_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct writable_segment *seg = arg;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t relro_end = 0, start = 0, end = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (ph->p_type == PT_GNU_RELRO)
+            relro_end = hi;
+        else if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && !start) {
+            start = lo;
+            end = hi;
+        }
+    }
+    if (relro_end > start && relro_end < end)
+        start = relro_end;
+    seg->start = (start + page - 1) & ~(page - 1);
+    seg->end = (end + page - 1) & ~(page - 1);
+    return 1; /* stop after the main program */
+}
+
+int static_data_create(const struct space_job *job, struct region *region)
+{
+    struct writable_segment seg = {0, 0};
+    dl_iterate_phdr(find_program_segment, &seg);
+    size_t len = seg.end > seg.start ? seg.end - seg.start : 0;
+    region->base = (char *)seg.start;
+    region->size = len;
+    region->mem.fd = -1;
+    if (!len)
+        return 0;
+    snprintf(region->name, sizeof(region->name), "/%s.%d.r%d", job->job_id, job->my_pe,
+             region->id);
+    if (kind_host_file_create(region->name, len, &region->mem.fd))
+        return -1;
+    /* Copy through a second mapping of the file, then replace the segment with the file. No other
+     * code of the program runs in between: this happens inside shmem_init. */
+    void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, region->mem.fd, 0);
+    if (copy == MAP_FAILED)
+        goto fail;
+    memcpy(copy, region->base, len);
+    munmap(copy, len);
+    void *fixed = mmap(region->base, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                       region->mem.fd, 0);
+    if (fixed != region->base)
+        goto fail;
+    region->mem.base = region->base;
+    region->mem.size = len;
+    return 0;
+fail:
+    fprintf(stderr, "Strata: cannot move static data onto shared memory: %s\n", strerror(errno));
+    shm_unlink(region->name);
+    close(region->mem.fd);
+    region->mem.fd = -1;
+    return -1;
+}
+
+/* The file stays mapped at the program's addresses: globals must survive shmem_finalize. */
+void static_data_destroy(struct region *region)
+{
+    if (region->mem.fd >= 0)
+        close(region->mem.fd);
+    region->mem.fd = -1;
+}

@@ -1,0 +1,30 @@
+/* The bootstrap: the library's only contact with the process manager. Everything above it sees
+ * rank, size, the node's peers, and a key-value exchange; PMIx stays inside boot_pmix.c. */
+#ifndef STRATA_BOOT_H
+#define STRATA_BOOT_H
+
+#include <stddef.h>
+
+struct boot_info {
+    int rank;
+    int size;
+    int local_rank;
+    int local_size;
+    int *local_peers;  /* world ranks on this node, ascending, local_size entries */
+    int singleton;     /* no process manager: one PE */
+    char job_id[256];  /* unique per job; names the job's shared-memory files */
+};
+
+/* Connects to the process manager, or falls back to a singleton. Returns 0 or -1. */
+int boot_init(struct boot_info *info);
+/* Publishes a value under key for the other ranks (visible after boot_fence). */
+int boot_put(const char *key, const void *data, size_t len);
+/* Exchanges everything put so far among all ranks; also a barrier. */
+int boot_fence(void);
+/* Fetches what rank published under key. *len in: buffer size; out: bytes stored. */
+int boot_get(int rank, const char *key, void *data, size_t *len);
+/* Asks the process manager to end the job with status. Does not return. */
+void boot_abort(int status, const char *message) __attribute__((noreturn));
+void boot_finalize(void);
+
+#endif

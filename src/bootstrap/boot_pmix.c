@@ -1,0 +1,171 @@
+/* Bootstrap over the PMIx client API. Works under oshrun, Slurm (srun --mpi=pmix), PRRTE and
+ * Open MPI's mpirun alike; without any of them PMIx_Init fails and the program is a singleton. */
+#include "boot.h"
+
+#include <pmix.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static pmix_proc_t boot_self;
+static int boot_connected;
+
+static int boot_get_uint(const char *key, pmix_rank_t rank, unsigned long *out)
+{
+    pmix_proc_t proc;
+    PMIX_LOAD_PROCID(&proc, boot_self.nspace, rank);
+    pmix_value_t *value = NULL;
+    if (PMIx_Get(&proc, key, NULL, 0, &value) != PMIX_SUCCESS || !value)
+        return -1;
+    int rc = 0;
+    switch (value->type) {
+    case PMIX_UINT32:
+        *out = value->data.uint32;
+        break;
+    case PMIX_UINT16:
+        *out = value->data.uint16;
+        break;
+    case PMIX_INT:
+        *out = (unsigned long)value->data.integer;
+        break;
+    case PMIX_UINT64:
+        *out = value->data.uint64;
+        break;
+    default:
+        rc = -1;
+    }
+    PMIX_VALUE_RELEASE(value);
+    return rc;
+}
+
+/* PMIX_LOCAL_PEERS is a comma-separated list of ranks ("0,1,2,3"). */
+static int boot_parse_local_peers(struct boot_info *info)
+{
+    pmix_proc_t wildcard;
+    PMIX_LOAD_PROCID(&wildcard, boot_self.nspace, PMIX_RANK_WILDCARD);
+    pmix_value_t *value = NULL;
+    if (PMIx_Get(&wildcard, PMIX_LOCAL_PEERS, NULL, 0, &value) != PMIX_SUCCESS || !value ||
+        value->type != PMIX_STRING)
+        return -1;
+    int count = 0;
+    char *text = value->data.string, *saveptr = NULL;
+    for (char *tok = strtok_r(text, ",", &saveptr); tok && count < info->local_size;
+         tok = strtok_r(NULL, ",", &saveptr))
+        info->local_peers[count++] = atoi(tok);
+    PMIX_VALUE_RELEASE(value);
+    return count == info->local_size ? 0 : -1;
+}
+
+static int boot_compare_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+static void boot_init_singleton(struct boot_info *info)
+{
+    info->singleton = 1;
+    info->rank = 0;
+    info->size = 1;
+    info->local_rank = 0;
+    info->local_size = 1;
+    info->local_peers = malloc(sizeof(int));
+    info->local_peers[0] = 0;
+    snprintf(info->job_id, sizeof(info->job_id), "strata-single-%d", (int)getpid());
+}
+
+int boot_init(struct boot_info *info)
+{
+    memset(info, 0, sizeof(*info));
+    if (PMIx_Init(&boot_self, NULL, 0) != PMIX_SUCCESS) {
+        boot_init_singleton(info);
+        return 0;
+    }
+    boot_connected = 1;
+    unsigned long size, local_rank, local_size;
+    pmix_rank_t wild = PMIX_RANK_WILDCARD;
+    if (boot_get_uint(PMIX_JOB_SIZE, wild, &size) || boot_get_uint(PMIX_LOCAL_SIZE, wild, &local_size) ||
+        boot_get_uint(PMIX_LOCAL_RANK, boot_self.rank, &local_rank)) {
+        fprintf(stderr, "Strata: PMIx did not provide job size, local size and local rank\n");
+        return -1;
+    }
+    info->rank = (int)boot_self.rank;
+    info->size = (int)size;
+    info->local_rank = (int)local_rank;
+    info->local_size = (int)local_size;
+    info->local_peers = calloc(local_size ? local_size : 1, sizeof(int));
+    if (!info->local_peers || boot_parse_local_peers(info)) {
+        fprintf(stderr, "Strata: PMIx did not provide the list of local peers\n");
+        return -1;
+    }
+    qsort(info->local_peers, (size_t)info->local_size, sizeof(int), boot_compare_int);
+    /* A job id that is a valid shared-memory file name: the namespace with '/' replaced. */
+    snprintf(info->job_id, sizeof(info->job_id), "%s", boot_self.nspace);
+    for (char *c = info->job_id; *c; c++)
+        if (*c == '/')
+            *c = '_';
+    return 0;
+}
+
+int boot_put(const char *key, const void *data, size_t len)
+{
+    if (!boot_connected)
+        return 0;
+    pmix_value_t value;
+    PMIX_VALUE_CONSTRUCT(&value);
+    value.type = PMIX_BYTE_OBJECT;
+    value.data.bo.bytes = (char *)data;
+    value.data.bo.size = len;
+    /* PMIx_Put copies the value; the caller keeps data. */
+    return PMIx_Put(PMIX_GLOBAL, key, &value) == PMIX_SUCCESS ? 0 : -1;
+}
+
+int boot_fence(void)
+{
+    if (!boot_connected)
+        return 0;
+    if (PMIx_Commit() != PMIX_SUCCESS)
+        return -1;
+    pmix_info_t info;
+    bool collect = true;
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Fence(NULL, 0, &info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    return rc == PMIX_SUCCESS ? 0 : -1;
+}
+
+int boot_get(int rank, const char *key, void *data, size_t *len)
+{
+    if (!boot_connected)
+        return -1;
+    pmix_proc_t proc;
+    PMIX_LOAD_PROCID(&proc, boot_self.nspace, (pmix_rank_t)rank);
+    pmix_value_t *value = NULL;
+    if (PMIx_Get(&proc, key, NULL, 0, &value) != PMIX_SUCCESS || !value)
+        return -1;
+    int rc = -1;
+    if (value->type == PMIX_BYTE_OBJECT && value->data.bo.size <= *len) {
+        memcpy(data, value->data.bo.bytes, value->data.bo.size);
+        *len = value->data.bo.size;
+        rc = 0;
+    }
+    PMIX_VALUE_RELEASE(value);
+    return rc;
+}
+
+void boot_abort(int status, const char *message)
+{
+    fflush(stdout);
+    fflush(stderr);
+    if (boot_connected)
+        PMIx_Abort(status, message, NULL, 0);
+    /* PMIx_Abort returns once the launcher has been told; the launcher then kills the job. */
+    _exit(status);
+}
+
+void boot_finalize(void)
+{
+    if (boot_connected)
+        PMIx_Finalize(NULL, 0);
+    boot_connected = 0;
+}

@@ -1,0 +1,233 @@
+/* Library setup, exit and query routines (1.6 section 9.1). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../transports/transport.h"
+#include "runtime.h"
+
+struct runtime rt;
+struct strata_ctx strata_default_ctx;
+shmem_ctx_t SHMEM_CTX_DEFAULT = &strata_default_ctx;
+
+/* Internal symmetric words: the first allocation of the default heap, so the same offset on
+ * every PE. */
+#define SYNC_WORDS 64
+
+static int init_publish(const char *key, const void *data, size_t len)
+{
+    return boot_put(key, data, len);
+}
+
+static int init_fetch(int pe, const char *key, void *data, size_t *len)
+{
+    return boot_get(pe, key, data, len);
+}
+
+/* A progress thread is needed when the transport carries traffic whose target side needs
+ * progress (gets and atomics emulated over tcp or on memory UCX did not allocate). */
+static int init_wants_progress_thread(void)
+{
+    const char *mode = rt.knobs.PROGRESS_THREAD;
+    if (!strcmp(mode, "1") || !strcmp(mode, "on") || !strcmp(mode, "yes"))
+        return 1;
+    if (!strcmp(mode, "0") || !strcmp(mode, "off") || !strcmp(mode, "no"))
+        return 0;
+    return rt.transport != NULL;
+}
+
+/* Aborts init on every PE: each PE prints its own message, the fence lets all of them print
+ * before the launcher tears the job down. */
+static void init_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void init_fail(const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    fprintf(stderr, "Strata: PE %d: shmem_init: ", rt.boot.rank);
+    vfprintf(stderr, fmt, args);
+    fputc('\n', stderr);
+    va_end(args);
+    boot_fence();
+    boot_abort(1, "Strata: shmem_init failed");
+}
+
+static void init_transport(int thread_multiple)
+{
+    struct space_job *job = &rt.job;
+    int all_mapped = job->node_direct && job->local_size == job->n_pes;
+    if (all_mapped)
+        return;
+    struct transport_config config = {
+        .my_pe = rt.my_pe,
+        .n_pes = rt.n_pes,
+        .thread_safe = thread_multiple || strcmp(rt.knobs.PROGRESS_THREAD, "0"),
+        .exchange = {init_publish, init_fetch},
+    };
+    if (transport_init(&config, &rt.transport))
+        init_fail("cannot initialize the UCX transport");
+    job->transport = rt.transport;
+}
+
+static void init_default_space(void)
+{
+    if (space_default_create(&rt.job, rt.knobs.SYMMETRIC_SIZE, &rt.default_space))
+        init_fail("cannot create the default symmetric heap of %zu bytes (SHMEM_SYMMETRIC_SIZE)",
+                  rt.knobs.SYMMETRIC_SIZE);
+    size_t offset;
+    if (heap_alloc(rt.default_space->allocator, SYNC_WORDS * sizeof(uint64_t), 0, &offset))
+        init_fail("SHMEM_SYMMETRIC_SIZE=%zu leaves no room for the library's own %zu bytes",
+                  rt.knobs.SYMMETRIC_SIZE, SYNC_WORDS * sizeof(uint64_t));
+    rt.sync_words = (uint64_t *)(rt.default_space->heap.base + offset);
+}
+
+static void init_report(void)
+{
+    if (rt.my_pe != 0)
+        return;
+    if (rt.knobs.VERSION || rt.knobs.INFO)
+        printf("%s (OpenSHMEM %d.%d)\n", SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION,
+               SHMEM_MINOR_VERSION);
+    if (rt.knobs.INFO)
+        knobs_print(&rt.knobs, stdout);
+    fflush(stdout);
+}
+
+static void runtime_start(int requested)
+{
+    if (boot_init(&rt.boot)) {
+        fprintf(stderr, "Strata: shmem_init: cannot connect to the process manager\n");
+        exit(1);
+    }
+    rt.my_pe = rt.boot.rank;
+    rt.n_pes = rt.boot.size;
+    char err[256];
+    if (knobs_read(&rt.knobs, err, sizeof(err)))
+        init_fail("%s", err);
+    rt.debug = rt.knobs.DEBUG;
+    rt.thread_level = requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
+    rt.job = (struct space_job){
+        .my_pe = rt.my_pe,
+        .n_pes = rt.n_pes,
+        .local_peers = rt.boot.local_peers,
+        .local_size = rt.boot.local_size,
+        .job_id = rt.boot.job_id,
+        .node_direct = rt.knobs.NODE_DIRECT,
+    };
+    init_transport(rt.thread_level == SHMEM_THREAD_MULTIPLE);
+    strata_default_ctx.transport = rt.transport;
+    init_default_space();
+    /* The one exchange of start-up: transport addresses and keys. */
+    if (boot_fence())
+        init_fail("the process manager's fence failed");
+    if (space_map_peers(&rt.job, rt.default_space))
+        init_fail("cannot map the symmetric memory of the PEs on this node");
+    if (rt.transport && init_wants_progress_thread() &&
+        transport_progress_thread_start(rt.transport, (unsigned)rt.knobs.PROGRESS_INTERVAL_US))
+        init_fail("cannot start the progress thread");
+    rt.init_count = 1;
+    rt.barrier_epoch = 0;
+    shmem_barrier_all();
+    /* Every PE has mapped every node peer's memory: the names can go. */
+    space_unlink(rt.default_space);
+    init_report();
+}
+
+int shmem_init_thread(int requested, int *provided)
+{
+    if (rt.init_count > 0)
+        rt.init_count++;
+    else
+        runtime_start(requested);
+    if (provided)
+        *provided = rt.thread_level;
+    return 0;
+}
+
+void shmem_init(void)
+{
+    shmem_init_thread(SHMEM_THREAD_SINGLE, NULL);
+}
+
+void shmem_finalize(void)
+{
+    if (rt.init_count <= 0)
+        return;
+    shmem_barrier_all();
+    if (--rt.init_count > 0)
+        return;
+    /* Every PE's operations have completed at their targets before anyone tears down, so no PE
+     * waits on a peer that has already gone. */
+    if (rt.transport)
+        transport_flush(rt.transport, -1);
+    boot_fence();
+    space_destroy(&rt.job, rt.default_space);
+    rt.default_space = NULL;
+    transport_fini(rt.transport);
+    rt.transport = NULL;
+    strata_default_ctx.transport = NULL;
+    boot_finalize();
+    free(rt.boot.local_peers);
+    rt.boot.local_peers = NULL;
+}
+
+void shmem_global_exit(int status)
+{
+    fflush(stdout);
+    boot_abort(status, "shmem_global_exit");
+}
+
+void shmem_query_thread(int *provided)
+{
+    runtime_require_init("shmem_query_thread");
+    *provided = rt.thread_level;
+}
+
+void shmem_query_initialized(int *initialized)
+{
+    *initialized = rt.init_count > 0;
+}
+
+int shmem_my_pe(void)
+{
+    return rt.init_count > 0 ? rt.my_pe : -1;
+}
+
+int shmem_n_pes(void)
+{
+    return rt.init_count > 0 ? rt.n_pes : -1;
+}
+
+void shmem_info_get_version(int *major, int *minor)
+{
+    *major = SHMEM_MAJOR_VERSION;
+    *minor = SHMEM_MINOR_VERSION;
+}
+
+void shmem_info_get_name(char *name)
+{
+    snprintf(name, SHMEM_MAX_NAME_LEN, "%s", SHMEM_VENDOR_STRING);
+}
+
+/* Profiling control (1.6 section 9.1.11): Strata has no profiling levels of its own, and the
+ * spec makes the call a no-op for libraries without a profiling interface. */
+void shmem_pcontrol(int level, ...)
+{
+    (void)level;
+}
+
+void start_pes(int npes)
+{
+    (void)npes;
+    shmem_init();
+}
+
+int _my_pe(void)
+{
+    return shmem_my_pe();
+}
+
+int _num_pes(void)
+{
+    return shmem_n_pes();
+}

@@ -1,0 +1,156 @@
+/* Symmetric memory management on the default space (1.6 section 9.3). Allocation is collective:
+ * every PE runs the same deterministic allocator on the same calls, so offsets agree without
+ * communication, and an out-of-memory result is the same on every PE. */
+#include <pthread.h>
+#include <string.h>
+
+#include "runtime.h"
+
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *mem_alloc(const char *routine, size_t size, size_t align)
+{
+    runtime_require_init(routine);
+    struct space *space = rt.default_space;
+    size_t offset;
+    pthread_mutex_lock(&mem_lock);
+    int rc = heap_alloc(space->allocator, size, align, &offset);
+    pthread_mutex_unlock(&mem_lock);
+    if (rc == 0)
+        return space->heap.base + offset;
+    if (rt.debug) {
+        struct heap_stats stats;
+        heap_stats(space->allocator, &stats);
+        log_error(routine,
+                  "out of symmetric memory: %zu bytes requested, %zu of %zu bytes free (largest "
+                  "free block %zu); set SHMEM_SYMMETRIC_SIZE larger",
+                  size, stats.free, space->heap.size, stats.largest_free);
+    }
+    return NULL;
+}
+
+/* Returns the offset of a block start in the default heap, or reports and returns -1. */
+static int mem_block_offset(const char *routine, const void *ptr, size_t *offset)
+{
+    struct space *space = rt.default_space;
+    char *p = (char *)ptr;
+    if (p >= space->heap.base && p < space->heap.base + space->heap.size) {
+        *offset = (size_t)(p - space->heap.base);
+        if (heap_block_size(space->allocator, *offset))
+            return 0;
+    }
+    log_error(routine, "pointer %p was not returned by shmem_malloc (or was already freed)", ptr);
+    return -1;
+}
+
+void *shmem_malloc(size_t size)
+{
+    if (!size)
+        return NULL;
+    void *p = mem_alloc("shmem_malloc", size, 0);
+    order_barrier_all();
+    return p;
+}
+
+void *shmem_malloc_with_hints(size_t size, long hints)
+{
+    /* Every hint is a performance request (1.6 table "Memory usage hints"); all memory of the
+     * default space already supports remote atomics and signals. */
+    (void)hints;
+    return shmem_malloc(size);
+}
+
+void *shmem_calloc(size_t count, size_t size)
+{
+    if (!count || !size)
+        return NULL;
+    void *p = NULL;
+    if (count <= SIZE_MAX / size) {
+        p = mem_alloc("shmem_calloc", count * size, 0);
+        if (p)
+            memset(p, 0, count * size); /* before the barrier: peers may write right after it */
+    }
+    order_barrier_all();
+    return p;
+}
+
+void *shmem_align(size_t alignment, size_t size)
+{
+    if (!size)
+        return NULL;
+    void *p = NULL;
+    if (alignment && !(alignment & (alignment - 1)))
+        p = mem_alloc("shmem_align", size, alignment);
+    else if (rt.debug)
+        log_error("shmem_align", "alignment %zu is not a power of two", alignment);
+    order_barrier_all();
+    return p;
+}
+
+void shmem_free(void *ptr)
+{
+    if (!ptr)
+        return;
+    runtime_require_init("shmem_free");
+    /* The barrier comes first: no PE may still be using the block when it is reused. */
+    order_barrier_all();
+    size_t offset;
+    if (mem_block_offset("shmem_free", ptr, &offset))
+        return;
+    pthread_mutex_lock(&mem_lock);
+    heap_free(rt.default_space->allocator, offset);
+    pthread_mutex_unlock(&mem_lock);
+}
+
+void *shmem_realloc(void *ptr, size_t size)
+{
+    if (!ptr)
+        return shmem_malloc(size);
+    if (!size) {
+        shmem_free(ptr);
+        return NULL;
+    }
+    runtime_require_init("shmem_realloc");
+    order_barrier_all();
+    size_t offset;
+    if (mem_block_offset("shmem_realloc", ptr, &offset))
+        return NULL;
+    struct space *space = rt.default_space;
+    pthread_mutex_lock(&mem_lock);
+    size_t old_size = heap_block_size(space->allocator, offset);
+    void *result = ptr;
+    if (heap_resize(space->allocator, offset, size)) {
+        size_t new_offset;
+        if (heap_alloc(space->allocator, size, 0, &new_offset) == 0) {
+            result = space->heap.base + new_offset;
+            memcpy(result, ptr, old_size < size ? old_size : size);
+            heap_free(space->allocator, offset);
+        } else {
+            result = NULL; /* the old block is unchanged */
+        }
+    }
+    pthread_mutex_unlock(&mem_lock);
+    order_barrier_all();
+    return result;
+}
+
+/* Deprecated names the spec still lists. */
+void *shmalloc(size_t size)
+{
+    return shmem_malloc(size);
+}
+
+void *shmemalign(size_t alignment, size_t size)
+{
+    return shmem_align(alignment, size);
+}
+
+void *shrealloc(void *ptr, size_t size)
+{
+    return shmem_realloc(ptr, size);
+}
+
+void shfree(void *ptr)
+{
+    shmem_free(ptr);
+}

@@ -1,0 +1,25 @@
+/* Accessibility queries and direct pointers (1.6 sections 9.1.7, 9.1.8, 9.2.1). */
+#include "runtime.h"
+
+void *shmem_ptr(const void *dest, int pe)
+{
+    if ((unsigned)pe >= (unsigned)rt.n_pes)
+        return NULL;
+    struct region *region = region_lookup(dest);
+    if (!region || !region->peer_base[pe])
+        return NULL;
+    return region->peer_base[pe] + ((const char *)dest - region->base);
+}
+
+int shmem_pe_accessible(int pe)
+{
+    return rt.init_count > 0 && (unsigned)pe < (unsigned)rt.n_pes;
+}
+
+int shmem_addr_accessible(const void *addr, int pe)
+{
+    if (!shmem_pe_accessible(pe))
+        return 0;
+    struct region *region = region_lookup(addr);
+    return region && (region->peer_base[pe] || rt.transport);
+}

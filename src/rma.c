@@ -1,0 +1,209 @@
+/* Remote memory access (1.6 section 9.5): put, get, p, g, strided and blocked-strided forms,
+ * non-blocking forms and put-with-signal. One core routine per operation; every typed, sized and
+ * context form is generated from the type tables in shmem.h. */
+#include <string.h>
+
+#include "../transports/transport.h"
+#include "amo.h"
+#include "rma.h"
+
+void rma_report_bad_pe(const char *routine, int pe)
+{
+    log_fatal(routine, "target PE %d is out of range: the job has %d PEs (0..%d)", pe, rt.n_pes,
+              rt.n_pes - 1);
+}
+
+void rma_report_bad_address(const char *routine, const void *addr, int pe)
+{
+    log_fatal(routine,
+              "address %p (target PE %d) is not symmetric: it is neither in a symmetric heap nor "
+              "in the program's global/static data",
+              addr, pe);
+}
+
+void rma_report_overrun(const char *routine, const void *addr, size_t len, int pe)
+{
+    log_fatal(routine, "%zu bytes at %p (target PE %d) run past the end of its symmetric region",
+              len, addr, pe);
+}
+
+void rma_report_transport(const char *routine, int pe)
+{
+    log_fatal(routine, "the transport failed to reach PE %d", pe);
+}
+
+static struct transport *rma_transport(shmem_ctx_t ctx, const char *routine, int pe)
+{
+    if (unlikely(ctx == SHMEM_CTX_INVALID || !ctx->transport))
+        log_fatal(routine, "no transport reaches PE %d from this context%s", pe,
+                  ctx == SHMEM_CTX_INVALID ? " (SHMEM_CTX_INVALID)" : "");
+    return ctx->transport;
+}
+
+static inline void rma_put(shmem_ctx_t ctx, const char *routine, void *dest, const void *src,
+                           size_t len, int pe, int nbi)
+{
+    if (unlikely(!len))
+        return;
+    struct rma_target target = rma_resolve(routine, dest, len, pe);
+    if (likely(target.mapped)) {
+        memcpy(target.mapped, src, len);
+        return;
+    }
+    if (transport_put(rma_transport(ctx, routine, pe), pe, target.region->id, target.offset, src,
+                      len, nbi))
+        rma_report_transport(routine, pe);
+}
+
+static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, const void *src,
+                           size_t len, int pe, int nbi)
+{
+    if (unlikely(!len))
+        return;
+    struct rma_target target = rma_resolve(routine, src, len, pe);
+    if (likely(target.mapped)) {
+        memcpy(dest, target.mapped, len);
+        return;
+    }
+    if (transport_get(rma_transport(ctx, routine, pe), pe, target.region->id, target.offset, dest,
+                      len, nbi))
+        rma_report_transport(routine, pe);
+}
+
+/* Blocked strided transfer (ibput/ibget; iput/iget are the case bsize == 1): nblocks blocks of
+ * bsize elements, block starts dst elements apart in dest and sst apart in source. */
+struct rma_blocks {
+    size_t elem, bsize, nblocks;
+    ptrdiff_t dst, sst;
+};
+
+static void rma_put_blocks(shmem_ctx_t ctx, const char *routine, char *dest, const char *src,
+                           struct rma_blocks b, int pe)
+{
+    for (size_t i = 0; i < b.nblocks; i++)
+        rma_put(ctx, routine, dest + (ptrdiff_t)i * b.dst * (ptrdiff_t)b.elem,
+                src + (ptrdiff_t)i * b.sst * (ptrdiff_t)b.elem, b.bsize * b.elem, pe, 0);
+}
+
+static void rma_get_blocks(shmem_ctx_t ctx, const char *routine, char *dest, const char *src,
+                           struct rma_blocks b, int pe)
+{
+    for (size_t i = 0; i < b.nblocks; i++)
+        rma_get(ctx, routine, dest + (ptrdiff_t)i * b.dst * (ptrdiff_t)b.elem,
+                src + (ptrdiff_t)i * b.sst * (ptrdiff_t)b.elem, b.bsize * b.elem, pe, 0);
+}
+
+/* Put-with-signal (1.6 section 9.8.2): the signal update is delivered after the data. */
+static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, const void *src,
+                           size_t len, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+                           int nbi)
+{
+    if (unlikely(sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD))
+        log_fatal(routine, "sig_op %d is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD", sig_op);
+    rma_put(ctx, routine, dest, src, len, pe, nbi);
+    /* Data written by memcpy (possibly with non-temporal stores) or queued in the transport must
+     * be ordered before the signal. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (ctx != SHMEM_CTX_INVALID && ctx->transport)
+        transport_fence(ctx->transport);
+    amo_signal(ctx, routine, sig_addr, signal, sig_op, pe);
+}
+
+/* ---- Generated API ----
+ * A namer builds a routine's name from (context prefix, table name, operation, suffix), so the
+ * typed (shmem_long_put_nbi) and sized (shmem_put64_nbi, shmem_putmem_nbi) families come from the
+ * same generators. */
+#define TYPED_NAME(CTX, N, OP, SUFFIX) shmem_##CTX##N##_##OP##SUFFIX
+#define SIZED_NAME(CTX, N, OP, SUFFIX) shmem_##CTX##OP##N##SUFFIX
+
+#define GEN_CONTIGUOUS(FN, CTX_FN, T, ELEM, OP, NBI)                                         \
+    void CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe)            \
+    {                                                                                        \
+        rma_##OP(ctx, #FN, dest, source, nelems * (ELEM), pe, NBI);                          \
+    }                                                                                        \
+    void FN(T *dest, const T *source, size_t nelems, int pe)                                 \
+    {                                                                                        \
+        rma_##OP(SHMEM_CTX_DEFAULT, #FN, dest, source, nelems * (ELEM), pe, NBI);            \
+    }
+
+#define GEN_SIGNAL(FN, CTX_FN, T, ELEM, NBI)                                                 \
+    void CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr, \
+                uint64_t signal, int sig_op, int pe)                                         \
+    {                                                                                        \
+        rma_put_signal(ctx, #FN, dest, source, nelems * (ELEM), sig_addr, signal, sig_op, pe, \
+                       NBI);                                                                 \
+    }                                                                                        \
+    void FN(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,    \
+            int sig_op, int pe)                                                              \
+    {                                                                                        \
+        CTX_FN(SHMEM_CTX_DEFAULT, dest, source, nelems, sig_addr, signal, sig_op, pe);       \
+    }
+
+/* ibput/ibget and their bsize == 1 case, iput/iget. */
+#define GEN_BLOCKS(IB_FN, IB_CTX_FN, I_FN, I_CTX_FN, T, ELEM, OP)                            \
+    void IB_CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,  \
+                   size_t bsize, size_t nblocks, int pe)                                     \
+    {                                                                                        \
+        struct rma_blocks b = {ELEM, bsize, nblocks, dst, sst};                              \
+        rma_##OP##_blocks(ctx, #IB_FN, (char *)dest, (const char *)source, b, pe);           \
+    }                                                                                        \
+    void IB_FN(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,         \
+               size_t nblocks, int pe)                                                       \
+    {                                                                                        \
+        IB_CTX_FN(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, pe);            \
+    }                                                                                        \
+    void I_CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,   \
+                  size_t nelems, int pe)                                                     \
+    {                                                                                        \
+        struct rma_blocks b = {ELEM, 1, nelems, dst, sst};                                   \
+        rma_##OP##_blocks(ctx, #I_FN, (char *)dest, (const char *)source, b, pe);            \
+    }                                                                                        \
+    void I_FN(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
+    {                                                                                        \
+        I_CTX_FN(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, pe);                     \
+    }
+
+#define GEN_CONTIGUOUS_FAMILY(NAMER, N, T, ELEM)                                             \
+    GEN_CONTIGUOUS(NAMER(, N, put, ), NAMER(ctx_, N, put, ), T, ELEM, put, 0)                \
+    GEN_CONTIGUOUS(NAMER(, N, get, ), NAMER(ctx_, N, get, ), T, ELEM, get, 0)                \
+    GEN_CONTIGUOUS(NAMER(, N, put, _nbi), NAMER(ctx_, N, put, _nbi), T, ELEM, put, 1)        \
+    GEN_CONTIGUOUS(NAMER(, N, get, _nbi), NAMER(ctx_, N, get, _nbi), T, ELEM, get, 1)        \
+    GEN_SIGNAL(NAMER(, N, put, _signal), NAMER(ctx_, N, put, _signal), T, ELEM, 0)           \
+    GEN_SIGNAL(NAMER(, N, put, _signal_nbi), NAMER(ctx_, N, put, _signal_nbi), T, ELEM, 1)
+
+#define GEN_STRIDED_FAMILY(NAMER, N, T, ELEM)                                                \
+    GEN_BLOCKS(NAMER(, N, ibput, ), NAMER(ctx_, N, ibput, ), NAMER(, N, iput, ),             \
+               NAMER(ctx_, N, iput, ), T, ELEM, put)                                         \
+    GEN_BLOCKS(NAMER(, N, ibget, ), NAMER(ctx_, N, ibget, ), NAMER(, N, iget, ),             \
+               NAMER(ctx_, N, iget, ), T, ELEM, get)
+
+#define DEFINE_TYPED_RMA(T, N, ...)                                                          \
+    GEN_CONTIGUOUS_FAMILY(TYPED_NAME, N, T, sizeof(T))                                       \
+    GEN_STRIDED_FAMILY(TYPED_NAME, N, T, sizeof(T))                                          \
+    void shmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe)                        \
+    {                                                                                        \
+        rma_put(ctx, "shmem_" #N "_p", dest, &value, sizeof(T), pe, 0);                      \
+    }                                                                                        \
+    void shmem_##N##_p(T *dest, T value, int pe)                                             \
+    {                                                                                        \
+        rma_put(SHMEM_CTX_DEFAULT, "shmem_" #N "_p", dest, &value, sizeof(T), pe, 0);        \
+    }                                                                                        \
+    T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe)                            \
+    {                                                                                        \
+        T value;                                                                             \
+        rma_get(ctx, "shmem_" #N "_g", &value, source, sizeof(T), pe, 0);                    \
+        return value;                                                                        \
+    }                                                                                        \
+    T shmem_##N##_g(const T *source, int pe)                                                 \
+    {                                                                                        \
+        T value;                                                                             \
+        rma_get(SHMEM_CTX_DEFAULT, "shmem_" #N "_g", &value, source, sizeof(T), pe, 0);      \
+        return value;                                                                        \
+    }
+STRATA_RMA_TYPES(DEFINE_TYPED_RMA)
+
+#define DEFINE_SIZED_RMA(BITS, BYTES)                                                        \
+    GEN_CONTIGUOUS_FAMILY(SIZED_NAME, BITS, void, BYTES)                                     \
+    GEN_STRIDED_FAMILY(SIZED_NAME, BITS, void, BYTES)
+STRATA_RMA_SIZES(DEFINE_SIZED_RMA)
+GEN_CONTIGUOUS_FAMILY(SIZED_NAME, mem, void, 1)

@@ -1,0 +1,38 @@
+/* Resolving a symmetric address on a target PE: the region that holds it, and either a direct
+ * mapping of the target's copy or the transport. Shared by RMA, signals and atomics. */
+#ifndef STRATA_RMA_H
+#define STRATA_RMA_H
+
+#include <stddef.h>
+
+#include "runtime.h"
+
+struct rma_target {
+    struct region *region;
+    size_t offset;
+    char *mapped; /* the target's copy in this process, or NULL: use the transport */
+};
+
+void rma_report_bad_pe(const char *routine, int pe) __attribute__((noreturn, cold));
+void rma_report_bad_address(const char *routine, const void *addr, int pe)
+    __attribute__((noreturn, cold));
+void rma_report_overrun(const char *routine, const void *addr, size_t len, int pe)
+    __attribute__((noreturn, cold));
+void rma_report_transport(const char *routine, int pe) __attribute__((noreturn, cold));
+
+static inline struct rma_target rma_resolve(const char *routine, const void *addr, size_t len,
+                                            int pe)
+{
+    if (unlikely((unsigned)pe >= (unsigned)rt.n_pes))
+        rma_report_bad_pe(routine, pe);
+    struct region *region = region_lookup(addr);
+    if (unlikely(!region))
+        rma_report_bad_address(routine, addr, pe);
+    size_t offset = (size_t)((const char *)addr - region->base);
+    if (unlikely(rt.debug && len > region->size - offset))
+        rma_report_overrun(routine, addr, len, pe);
+    char *peer = region->peer_base[pe];
+    return (struct rma_target){region, offset, peer ? peer + offset : NULL};
+}
+
+#endif

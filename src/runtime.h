@@ -1,0 +1,56 @@
+/* The library's state, shared by the src/ files. One instance per process. */
+#ifndef STRATA_RUNTIME_H
+#define STRATA_RUNTIME_H
+
+#include <shmem.h>
+#include <stdint.h>
+
+#include "../spaces/space.h"
+#include "bootstrap/boot.h"
+#include "knobs.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+struct strata_ctx {
+    struct transport *transport; /* NULL when every PE is mapped */
+};
+
+struct runtime {
+    int init_count; /* shmem_init calls not yet matched by shmem_finalize */
+    int my_pe;
+    int n_pes;
+    int thread_level;
+    int debug;
+    struct knobs knobs;
+    struct boot_info boot;
+    struct space_job job;
+    struct transport *transport;
+    struct space *default_space;
+    /* Internal symmetric words in the default heap: barrier counters, one per round. */
+    uint64_t *sync_words;
+    uint64_t barrier_epoch;
+};
+
+extern struct runtime rt;
+extern struct strata_ctx strata_default_ctx;
+
+/* ---- Errors (log.c) ---- */
+/* Reports a misuse in routine on this PE. */
+void log_error(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reports, then ends the whole job (a state the program cannot continue from). */
+void log_fatal(const char *routine, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+/* Checks that the library is initialized; reports and ends the job otherwise. */
+void runtime_require_init(const char *routine);
+
+/* ---- Progress and waiting (progress.c) ---- */
+/* One step of a wait loop: progresses the transport, and yields the CPU after a short spin so
+ * that oversubscribed PEs let each other run. */
+void progress_wait_step(unsigned *spins);
+
+/* ---- Ordering (order.c) ---- */
+void order_quiet(struct strata_ctx *ctx);
+void order_barrier_all(void);
+
+#endif

@@ -1,0 +1,27 @@
+/* Signal operations (1.6 sections 9.8.3-9.8.5). */
+#include "amo.h"
+
+uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
+{
+    return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+}
+
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    amo_signal(ctx, "shmem_signal_add", sig_addr, signal, SHMEM_SIGNAL_ADD, pe);
+}
+
+void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    amo_signal(SHMEM_CTX_DEFAULT, "shmem_signal_add", sig_addr, signal, SHMEM_SIGNAL_ADD, pe);
+}
+
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    amo_signal(ctx, "shmem_signal_set", sig_addr, signal, SHMEM_SIGNAL_SET, pe);
+}
+
+void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+    amo_signal(SHMEM_CTX_DEFAULT, "shmem_signal_set", sig_addr, signal, SHMEM_SIGNAL_SET, pe);
+}

@@ -1,0 +1,65 @@
+/* How bytes move between PEs that are not mapped into each other's address space.
+ *
+ * The layer above names remote memory by (pe, region id, offset): a region is one registered
+ * range (a space's heap, the static data) with the same id on every PE. Peer information (worker
+ * addresses, packed keys) is published and fetched through the exchange callbacks the caller
+ * provides, so the transport never talks to the process manager itself, and fetches lazily:
+ * endpoints and keys are made on first use. */
+#ifndef STRATA_TRANSPORT_H
+#define STRATA_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct transport;
+
+struct transport_exchange {
+    int (*publish)(const char *key, const void *data, size_t len);
+    int (*fetch)(int pe, const char *key, void *data, size_t *len);
+};
+
+struct transport_config {
+    int my_pe;
+    int n_pes;
+    int thread_safe; /* calls may come from several threads (progress thread, MULTIPLE) */
+    struct transport_exchange exchange;
+};
+
+enum transport_amo {
+    TRANSPORT_AMO_ADD,
+    TRANSPORT_AMO_AND,
+    TRANSPORT_AMO_OR,
+    TRANSPORT_AMO_XOR,
+    TRANSPORT_AMO_SWAP,
+    TRANSPORT_AMO_CSWAP,
+};
+
+/* Creates the transport and publishes this PE's address. Returns 0 or -1 (message printed). */
+int transport_init(const struct transport_config *config, struct transport **out);
+void transport_fini(struct transport *t);
+
+/* Registers [base, base+len) as region id and publishes its key. */
+int transport_region_register(struct transport *t, int id, void *base, size_t len);
+void transport_region_deregister(struct transport *t, int id);
+
+/* Blocking put: returns when src may be reused. nbi: returns at once; src must stay valid until
+ * transport_flush. */
+int transport_put(struct transport *t, int pe, int id, size_t offset, const void *src, size_t len,
+                  int nbi);
+/* Blocking get returns with dest filled; nbi completes at transport_flush. */
+int transport_get(struct transport *t, int pe, int id, size_t offset, void *dest, size_t len,
+                  int nbi);
+/* Atomic of size 4 or 8 bytes at (pe, id, offset). fetch: NULL for a non-fetching op, else where
+ * the old value is stored (the call then blocks until it arrives). compare is used by CSWAP. */
+int transport_atomic(struct transport *t, enum transport_amo op, int pe, int id, size_t offset,
+                     uint64_t value, uint64_t compare, void *fetch, size_t size);
+/* Orders the operations issued before against those issued after, per target. */
+int transport_fence(struct transport *t);
+/* Completes every outstanding operation (all targets, or one pe when pe >= 0). */
+int transport_flush(struct transport *t, int pe);
+/* Makes progress on incoming and outstanding work; cheap when there is none. */
+void transport_progress(struct transport *t);
+/* Starts a thread that progresses the transport while the PE computes. */
+int transport_progress_thread_start(struct transport *t, unsigned interval_us);
+
+#endif

@@ -1,0 +1,367 @@
+/* The UCX transport: one context and one worker per process, endpoints and remote keys made on
+ * first use from what peers published through the exchange callbacks. */
+#include "../transport.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ucp/api/ucp.h>
+
+#define UCX_MAX_REGIONS 64
+#define UCX_BLOB_MAX 4096
+
+struct ucx_remote_region {
+    uint64_t base;  /* the region's address in the peer's process */
+    ucp_rkey_h rkey; /* NULL until first use */
+};
+
+struct ucx_peer {
+    ucp_ep_h ep; /* NULL until first use */
+    struct ucx_remote_region regions[UCX_MAX_REGIONS];
+};
+
+struct transport {
+    struct transport_config config;
+    ucp_context_h context;
+    ucp_worker_h worker;
+    struct ucx_peer *peers;
+    ucp_mem_h regions[UCX_MAX_REGIONS];
+    pthread_t progress_thread;
+    int progress_running;
+    volatile int progress_stop;
+    unsigned progress_interval_us;
+};
+
+static int ucx_fail(const char *what, ucs_status_t status)
+{
+    fprintf(stderr, "Strata: UCX %s failed: %s\n", what, ucs_status_string(status));
+    return -1;
+}
+
+/* Waits for a request returned by a _nbx call, progressing the worker meanwhile. */
+static int ucx_wait(struct transport *t, ucs_status_ptr_t request, const char *what)
+{
+    if (request == NULL)
+        return 0;
+    if (UCS_PTR_IS_ERR(request))
+        return ucx_fail(what, UCS_PTR_STATUS(request));
+    ucs_status_t status;
+    while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS)
+        ucp_worker_progress(t->worker);
+    ucp_request_free(request);
+    return status == UCS_OK ? 0 : ucx_fail(what, status);
+}
+
+static int ucx_publish_address(struct transport *t)
+{
+    ucp_address_t *address;
+    size_t len;
+    ucs_status_t status = ucp_worker_get_address(t->worker, &address, &len);
+    if (status != UCS_OK)
+        return ucx_fail("ucp_worker_get_address", status);
+    int rc = t->config.exchange.publish("ucx.addr", address, len);
+    ucp_worker_release_address(t->worker, address);
+    return rc;
+}
+
+int transport_init(const struct transport_config *config, struct transport **out)
+{
+    struct transport *t = calloc(1, sizeof(*t));
+    if (!t)
+        return -1;
+    t->config = *config;
+    t->peers = calloc((size_t)config->n_pes, sizeof(*t->peers));
+    ucp_config_t *ucp_config;
+    ucs_status_t status = ucp_config_read(NULL, NULL, &ucp_config);
+    if (!t->peers || status != UCS_OK)
+        goto fail;
+    ucp_params_t params = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
+        .mt_workers_shared = config->thread_safe,
+    };
+    status = ucp_init(&params, ucp_config, &t->context);
+    ucp_config_release(ucp_config);
+    if (status != UCS_OK) {
+        ucx_fail("ucp_init", status);
+        goto fail;
+    }
+    ucp_worker_params_t worker_params = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = config->thread_safe ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE,
+    };
+    status = ucp_worker_create(t->context, &worker_params, &t->worker);
+    if (status != UCS_OK) {
+        ucx_fail("ucp_worker_create", status);
+        goto fail;
+    }
+    if (ucx_publish_address(t))
+        goto fail;
+    *out = t;
+    return 0;
+fail:
+    transport_fini(t);
+    return -1;
+}
+
+static void ucx_close_endpoints(struct transport *t)
+{
+    for (int pe = 0; pe < t->config.n_pes; pe++) {
+        struct ucx_peer *peer = &t->peers[pe];
+        for (int id = 0; id < UCX_MAX_REGIONS; id++)
+            if (peer->regions[id].rkey)
+                ucp_rkey_destroy(peer->regions[id].rkey);
+        if (!peer->ep)
+            continue;
+        ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                                     .flags = UCP_EP_CLOSE_FLAG_FORCE};
+        ucx_wait(t, ucp_ep_close_nbx(peer->ep, &param), "ucp_ep_close_nbx");
+    }
+}
+
+void transport_fini(struct transport *t)
+{
+    if (!t)
+        return;
+    if (t->progress_running) {
+        t->progress_stop = 1;
+        pthread_join(t->progress_thread, NULL);
+    }
+    if (t->worker) {
+        ucx_close_endpoints(t);
+        for (int id = 0; id < UCX_MAX_REGIONS; id++)
+            transport_region_deregister(t, id);
+        ucp_worker_destroy(t->worker);
+    }
+    if (t->context)
+        ucp_cleanup(t->context);
+    free(t->peers);
+    free(t);
+}
+
+int transport_region_register(struct transport *t, int id, void *base, size_t len)
+{
+    if (id < 0 || id >= UCX_MAX_REGIONS || t->regions[id])
+        return -1;
+    ucp_mem_map_params_t params = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
+        .address = base,
+        .length = len,
+    };
+    ucs_status_t status = ucp_mem_map(t->context, &params, &t->regions[id]);
+    if (status != UCS_OK)
+        return ucx_fail("ucp_mem_map", status);
+    void *packed;
+    size_t packed_len;
+    status = ucp_rkey_pack(t->context, t->regions[id], &packed, &packed_len);
+    if (status != UCS_OK)
+        return ucx_fail("ucp_rkey_pack", status);
+    /* The published blob is the region's base address followed by the packed key. */
+    char blob[UCX_BLOB_MAX];
+    uint64_t base_addr = (uint64_t)(uintptr_t)base;
+    int rc = -1;
+    if (packed_len + sizeof(base_addr) <= sizeof(blob)) {
+        memcpy(blob, &base_addr, sizeof(base_addr));
+        memcpy(blob + sizeof(base_addr), packed, packed_len);
+        char key[32];
+        snprintf(key, sizeof(key), "ucx.rkey.%d", id);
+        rc = t->config.exchange.publish(key, blob, sizeof(base_addr) + packed_len);
+    }
+    ucp_rkey_buffer_release(packed);
+    return rc;
+}
+
+void transport_region_deregister(struct transport *t, int id)
+{
+    if (id < 0 || id >= UCX_MAX_REGIONS || !t->regions[id])
+        return;
+    for (int pe = 0; pe < t->config.n_pes; pe++) {
+        struct ucx_remote_region *remote = &t->peers[pe].regions[id];
+        if (remote->rkey)
+            ucp_rkey_destroy(remote->rkey);
+        remote->rkey = NULL;
+    }
+    ucp_mem_unmap(t->context, t->regions[id]);
+    t->regions[id] = NULL;
+}
+
+static ucp_ep_h ucx_endpoint(struct transport *t, int pe)
+{
+    struct ucx_peer *peer = &t->peers[pe];
+    if (peer->ep)
+        return peer->ep;
+    char address[UCX_BLOB_MAX];
+    size_t len = sizeof(address);
+    if (t->config.exchange.fetch(pe, "ucx.addr", address, &len)) {
+        fprintf(stderr, "Strata: no UCX address published by PE %d\n", pe);
+        return NULL;
+    }
+    ucp_ep_params_t params = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+        .address = (ucp_address_t *)address,
+    };
+    ucs_status_t status = ucp_ep_create(t->worker, &params, &peer->ep);
+    if (status != UCS_OK) {
+        ucx_fail("ucp_ep_create", status);
+        peer->ep = NULL;
+    }
+    return peer->ep;
+}
+
+/* Resolves (pe, id, offset) to an endpoint, remote address and key, unpacking the key on first
+ * use. Returns 0 or -1. */
+static int ucx_target(struct transport *t, int pe, int id, size_t offset, ucp_ep_h *ep,
+                      uint64_t *addr, ucp_rkey_h *rkey)
+{
+    if (id < 0 || id >= UCX_MAX_REGIONS || !(*ep = ucx_endpoint(t, pe)))
+        return -1;
+    struct ucx_remote_region *remote = &t->peers[pe].regions[id];
+    if (!remote->rkey) {
+        char blob[UCX_BLOB_MAX], key[32];
+        size_t len = sizeof(blob);
+        snprintf(key, sizeof(key), "ucx.rkey.%d", id);
+        if (t->config.exchange.fetch(pe, key, blob, &len) || len <= sizeof(uint64_t)) {
+            fprintf(stderr, "Strata: no key for region %d published by PE %d\n", id, pe);
+            return -1;
+        }
+        memcpy(&remote->base, blob, sizeof(uint64_t));
+        ucs_status_t status = ucp_ep_rkey_unpack(*ep, blob + sizeof(uint64_t), &remote->rkey);
+        if (status != UCS_OK)
+            return ucx_fail("ucp_ep_rkey_unpack", status);
+    }
+    *addr = remote->base + offset;
+    *rkey = remote->rkey;
+    return 0;
+}
+
+int transport_put(struct transport *t, int pe, int id, size_t offset, const void *src, size_t len,
+                  int nbi)
+{
+    ucp_ep_h ep;
+    uint64_t addr;
+    ucp_rkey_h rkey;
+    if (ucx_target(t, pe, id, offset, &ep, &addr, &rkey))
+        return -1;
+    ucp_request_param_t param = {0};
+    ucs_status_ptr_t request = ucp_put_nbx(ep, src, len, addr, rkey, &param);
+    if (nbi && !UCS_PTR_IS_ERR(request)) {
+        /* The request completes by itself; transport_flush waits for the data to land. But the
+         * source must be reusable at return per the blocking semantics only, so release it. */
+        if (request)
+            ucp_request_free(request);
+        return 0;
+    }
+    return ucx_wait(t, request, "ucp_put_nbx");
+}
+
+int transport_get(struct transport *t, int pe, int id, size_t offset, void *dest, size_t len,
+                  int nbi)
+{
+    ucp_ep_h ep;
+    uint64_t addr;
+    ucp_rkey_h rkey;
+    if (ucx_target(t, pe, id, offset, &ep, &addr, &rkey))
+        return -1;
+    ucp_request_param_t param = {0};
+    ucs_status_ptr_t request = ucp_get_nbx(ep, dest, len, addr, rkey, &param);
+    if (nbi && !UCS_PTR_IS_ERR(request)) {
+        if (request)
+            ucp_request_free(request);
+        return 0;
+    }
+    return ucx_wait(t, request, "ucp_get_nbx");
+}
+
+static const ucp_atomic_op_t ucx_amo_opcode[] = {
+    [TRANSPORT_AMO_ADD] = UCP_ATOMIC_OP_ADD,   [TRANSPORT_AMO_AND] = UCP_ATOMIC_OP_AND,
+    [TRANSPORT_AMO_OR] = UCP_ATOMIC_OP_OR,     [TRANSPORT_AMO_XOR] = UCP_ATOMIC_OP_XOR,
+    [TRANSPORT_AMO_SWAP] = UCP_ATOMIC_OP_SWAP, [TRANSPORT_AMO_CSWAP] = UCP_ATOMIC_OP_CSWAP,
+};
+
+int transport_atomic(struct transport *t, enum transport_amo op, int pe, int id, size_t offset,
+                     uint64_t value, uint64_t compare, void *fetch, size_t size)
+{
+    ucp_ep_h ep;
+    uint64_t addr;
+    ucp_rkey_h rkey;
+    if ((size != 4 && size != 8) || ucx_target(t, pe, id, offset, &ep, &addr, &rkey))
+        return -1;
+    /* Operands in the width of the operation (little-endian: the low half of a uint64_t). */
+    uint64_t operand = op == TRANSPORT_AMO_CSWAP ? compare : value;
+    uint64_t reply = value;
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
+        .datatype = ucp_dt_make_contig(size),
+    };
+    int fetching = fetch || op == TRANSPORT_AMO_SWAP || op == TRANSPORT_AMO_CSWAP;
+    if (fetching) {
+        param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        param.reply_buffer = &reply;
+    }
+    if (size == 4) {
+        uint32_t operand32 = (uint32_t)operand, reply32 = (uint32_t)reply;
+        param.reply_buffer = fetching ? (void *)&reply32 : NULL;
+        int rc = ucx_wait(t, ucp_atomic_op_nbx(ep, ucx_amo_opcode[op], &operand32, 1, addr, rkey,
+                                                &param),
+                          "ucp_atomic_op_nbx");
+        if (fetch)
+            memcpy(fetch, &reply32, 4);
+        return rc;
+    }
+    int rc = ucx_wait(t, ucp_atomic_op_nbx(ep, ucx_amo_opcode[op], &operand, 1, addr, rkey, &param),
+                      "ucp_atomic_op_nbx");
+    if (fetch)
+        memcpy(fetch, &reply, 8);
+    return rc;
+}
+
+int transport_fence(struct transport *t)
+{
+    ucs_status_t status = ucp_worker_fence(t->worker);
+    return status == UCS_OK ? 0 : ucx_fail("ucp_worker_fence", status);
+}
+
+int transport_flush(struct transport *t, int pe)
+{
+    ucp_request_param_t param = {0};
+    if (pe >= 0) {
+        if (!t->peers[pe].ep)
+            return 0; /* nothing was ever sent there */
+        return ucx_wait(t, ucp_ep_flush_nbx(t->peers[pe].ep, &param), "ucp_ep_flush_nbx");
+    }
+    return ucx_wait(t, ucp_worker_flush_nbx(t->worker, &param), "ucp_worker_flush_nbx");
+}
+
+void transport_progress(struct transport *t)
+{
+    ucp_worker_progress(t->worker);
+}
+
+/* Over tcp, and for memory UCX did not allocate, gets and atomics are served by the target's
+ * progress engine: this thread keeps serving them while the PE computes. */
+static void *ucx_progress_loop(void *arg)
+{
+    struct transport *t = arg;
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = (long)t->progress_interval_us * 1000};
+    while (!t->progress_stop) {
+        while (ucp_worker_progress(t->worker))
+            ;
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+int transport_progress_thread_start(struct transport *t, unsigned interval_us)
+{
+    if (!t->config.thread_safe) {
+        fprintf(stderr, "Strata: a progress thread needs a thread-safe transport\n");
+        return -1;
+    }
+    t->progress_interval_us = interval_us ? interval_us : 1;
+    if (pthread_create(&t->progress_thread, NULL, ucx_progress_loop, t))
+        return -1;
+    t->progress_running = 1;
+    return 0;
+}
