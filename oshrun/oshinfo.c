@@ -2,11 +2,20 @@
 #include <config.h>
 #include <shmem.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../src/knobs.h"
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "--knobs-markdown")) {
+        knobs_print_markdown(stdout);
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "usage: oshinfo [--knobs-markdown]\n");
+        return 2;
+    }
     printf("Strata %s (OpenSHMEM %d.%d)\n", PACKAGE_VERSION, SHMEM_MAJOR_VERSION,
            SHMEM_MINOR_VERSION);
     printf("Prefix:          %s\n", STRATA_PREFIX);

@@ -105,6 +105,8 @@ static void runtime_start(int requested)
     if (knobs_read(&rt.knobs, err, sizeof(err)))
         init_fail("%s", err);
     rt.debug = rt.knobs.DEBUG;
+    if (log_configure(rt.knobs.LOG, err, sizeof(err)))
+        init_fail("%s", err);
     rt.thread_level = requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
     rt.job = (struct space_job){
         .my_pe = rt.my_pe,
@@ -130,6 +132,10 @@ static void runtime_start(int requested)
     shmem_barrier_all();
     /* Every PE has mapped every node peer's memory: the names can go. */
     space_unlink(rt.default_space);
+    LOG(LOG_INIT, "shmem_init",
+        "%d PEs, %d on this node, heap %zu bytes at %p, static data %s, transport %s", rt.n_pes,
+        rt.boot.local_size, rt.default_space->heap.size, (void *)rt.default_space->heap.base,
+        "mapped", rt.transport ? "UCX" : "none (all PEs mapped)");
     init_report();
 }
 

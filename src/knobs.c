@@ -125,3 +125,13 @@ void knobs_print(const struct knobs *knobs, FILE *out)
     STRATA_KNOBS(KNOB_PRINT)
 #undef KNOB_PRINT
 }
+
+void knobs_print_markdown(FILE *out)
+{
+    fprintf(out, "| Variable | Default | Meaning |\n|---|---|---|\n");
+#define KNOB_MARKDOWN(NAME, TYPE, DEFAULT, HELP)                                             \
+    fprintf(out, "| `SHMEM_%s` | %s%s%s | %s |\n", #NAME, *DEFAULT ? "`" : "",                \
+            *DEFAULT ? DEFAULT : "(empty)", *DEFAULT ? "`" : "", HELP);
+    STRATA_KNOBS(KNOB_MARKDOWN)
+#undef KNOB_MARKDOWN
+}

@@ -19,7 +19,7 @@
       "Transport progress thread: 1, 0, or auto (on when UCX carries any traffic)")           \
     X(PROGRESS_INTERVAL_US, size, "100",                                                     \
       "How often the progress thread polls the transport when idle, in microseconds")        \
-    X(LOG, string, "", "Comma-separated log categories: init,mem,rma,transport or all")
+    X(LOG, string, "", "Comma-separated log categories: init, mem, rma, or all")
 
 enum knob_type { KNOB_SIZE, KNOB_BOOL, KNOB_STRING };
 
@@ -41,5 +41,7 @@ int knobs_parse_size(const char *text, size_t *value);
 
 /* Prints one line per knob: name, value, default, meaning. */
 void knobs_print(const struct knobs *knobs, FILE *out);
+/* Prints the README's knob table (Markdown), so the documentation comes from this table too. */
+void knobs_print_markdown(FILE *out);
 
 #endif

@@ -16,8 +16,10 @@ static void *mem_alloc(const char *routine, size_t size, size_t align)
     pthread_mutex_lock(&mem_lock);
     int rc = heap_alloc(space->allocator, size, align, &offset);
     pthread_mutex_unlock(&mem_lock);
-    if (rc == 0)
+    if (rc == 0) {
+        LOG(LOG_MEM, routine, "%zu bytes (align %zu) at heap offset %zu", size, align, offset);
         return space->heap.base + offset;
+    }
     if (rt.debug) {
         struct heap_stats stats;
         heap_stats(space->allocator, &stats);
@@ -97,6 +99,7 @@ void shmem_free(void *ptr)
     size_t offset;
     if (mem_block_offset("shmem_free", ptr, &offset))
         return;
+    LOG(LOG_MEM, "shmem_free", "block at heap offset %zu", offset);
     pthread_mutex_lock(&mem_lock);
     heap_free(rt.default_space->allocator, offset);
     pthread_mutex_unlock(&mem_lock);

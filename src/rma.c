@@ -46,6 +46,8 @@ static inline void rma_put(shmem_ctx_t ctx, const char *routine, void *dest, con
     if (unlikely(!len))
         return;
     struct rma_target target = rma_resolve(routine, dest, len, pe);
+    LOG(LOG_RMA, routine, "%zu bytes to %p on PE %d (%s)", len, dest, pe,
+        target.mapped ? "mapped" : "transport");
     if (likely(target.mapped)) {
         memcpy(target.mapped, src, len);
         return;
@@ -61,6 +63,8 @@ static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, con
     if (unlikely(!len))
         return;
     struct rma_target target = rma_resolve(routine, src, len, pe);
+    LOG(LOG_RMA, routine, "%zu bytes from %p on PE %d (%s)", len, src, pe,
+        target.mapped ? "mapped" : "transport");
     if (likely(target.mapped)) {
         memcpy(dest, target.mapped, len);
         return;

@@ -35,7 +35,19 @@ struct runtime {
 extern struct runtime rt;
 extern struct strata_ctx strata_default_ctx;
 
-/* ---- Errors (log.c) ---- */
+/* ---- Errors and logging (log.c) ---- */
+enum log_category { LOG_INIT = 1 << 0, LOG_MEM = 1 << 1, LOG_RMA = 1 << 2 };
+extern unsigned log_mask;
+/* Parses SHMEM_LOG. Returns 0, or -1 with a message naming the unknown category in err. */
+int log_configure(const char *spec, char *err, size_t errlen);
+void log_event(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One line per event, prefixed with PE, host, pid and time, when the category is enabled. */
+#define LOG(CATEGORY, routine, ...)                                                          \
+    do {                                                                                     \
+        if (unlikely(log_mask & (CATEGORY)))                                                 \
+            log_event(routine, __VA_ARGS__);                                                 \
+    } while (0)
+
 /* Reports a misuse in routine on this PE. */
 void log_error(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reports, then ends the whole job (a state the program cannot continue from). */

@@ -106,19 +106,18 @@ fail:
     return -1;
 }
 
-static void ucx_close_endpoints(struct transport *t)
+/* Endpoints are not closed one by one: a graceful close waits for peers that may already have
+ * left, and a forced close needs peer-failure handling, which rules out some shared-memory
+ * transports. Destroying the worker releases them. */
+static void ucx_release_keys(struct transport *t)
 {
-    for (int pe = 0; pe < t->config.n_pes; pe++) {
-        struct ucx_peer *peer = &t->peers[pe];
-        for (int id = 0; id < UCX_MAX_REGIONS; id++)
-            if (peer->regions[id].rkey)
-                ucp_rkey_destroy(peer->regions[id].rkey);
-        if (!peer->ep)
-            continue;
-        ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                                     .flags = UCP_EP_CLOSE_FLAG_FORCE};
-        ucx_wait(t, ucp_ep_close_nbx(peer->ep, &param), "ucp_ep_close_nbx");
-    }
+    for (int pe = 0; pe < t->config.n_pes; pe++)
+        for (int id = 0; id < UCX_MAX_REGIONS; id++) {
+            struct ucx_remote_region *remote = &t->peers[pe].regions[id];
+            if (remote->rkey)
+                ucp_rkey_destroy(remote->rkey);
+            remote->rkey = NULL;
+        }
 }
 
 void transport_fini(struct transport *t)
@@ -130,7 +129,7 @@ void transport_fini(struct transport *t)
         pthread_join(t->progress_thread, NULL);
     }
     if (t->worker) {
-        ucx_close_endpoints(t);
+        ucx_release_keys(t);
         for (int id = 0; id < UCX_MAX_REGIONS; id++)
             transport_region_deregister(t, id);
         ucp_worker_destroy(t->worker);

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The test suite: unit tests, SPMD tests under oshrun on 1, 2 and 4 PEs (and the transport path
+# with node-direct mapping off), launcher failure handling and error reporting.
+# Usage: run_suite.sh BUILDDIR SRCDIR. Prints one line per test and ends with "N passed, N failed".
+set -u
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+oshrun="$build/oshrun/oshrun"
+per_test_timeout=${STRATA_TEST_TIMEOUT:-120}
+passed=0
+failed=0
+failures=()
+log_dir=$(mktemp -d "${TMPDIR:-/tmp}/strata-tests.XXXXXX")
+trap 'rm -rf "$log_dir"' EXIT
+
+# run NAME COMMAND...: runs a test with a time limit; its output is shown only when it fails.
+run() {
+    local name=$1
+    shift
+    local log="$log_dir/log"
+    local start=$SECONDS
+    if timeout -k 5 "$per_test_timeout" "$@" >"$log" 2>&1; then
+        passed=$((passed + 1))
+        echo "PASS: $name ($((SECONDS - start)) s)"
+    else
+        local rc=$?
+        failed=$((failed + 1))
+        failures+=("$name")
+        echo "FAIL: $name (exit $rc)"
+        sed 's/^/    | /' "$log" | tail -n 40
+    fi
+}
+
+shm_before=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
+
+for t in test_heap test_knobs test_registry; do
+    run "unit/$t" "$build/tests/unit/$t"
+done
+
+spmd_tests="hello setup_query mem_alloc rma_put_get rma_p_g rma_strided rma_nbi rma_sized
+            rma_signal rma_static order_barrier ptr_access rma_generic"
+for t in $spmd_tests; do
+    for np in 1 2 4; do
+        run "spmd/$t -np $np" "$oshrun" -np "$np" "$build/tests/spmd/$t"
+    done
+done
+# The same routines through UCX instead of direct load/store, as between nodes.
+for t in rma_put_get rma_p_g rma_strided rma_nbi rma_signal rma_static order_barrier ptr_access; do
+    run "spmd/$t -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "$oshrun" -np 2 "$build/tests/spmd/$t"
+done
+run "spmd/lazy_heap -np 2 (4 GiB heap)" env SHMEM_SYMMETRIC_SIZE=4G "$oshrun" -np 2 \
+    "$build/tests/spmd/lazy_heap"
+run "spmd/hello singleton" "$build/tests/spmd/hello"
+run "examples/ring -np 4" "$oshrun" -np 4 "$build/examples/ring"
+# The README's knob table is generated from the knob table in the code: it must match.
+run "README knob table matches oshinfo" bash -c \
+    "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,/^\$/p' '$src/README.md' | sed '/^\$/d')"
+run "errors" bash "$src/tests/spmd/errors.sh" "$oshrun" "$build/tests/spmd/errors"
+run "launcher" bash "$src/tests/launcher/test_launcher.sh" "$oshrun" "$build/tests/launcher/pmix_client"
+
+shm_after=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
+leftover=$(comm -13 <(echo "$shm_before") <(echo "$shm_after") | grep -c . || true)
+if [ "$leftover" -eq 0 ]; then
+    passed=$((passed + 1))
+    echo "PASS: no shared-memory files left behind"
+else
+    failed=$((failed + 1))
+    failures+=("leftover shared memory")
+    echo "FAIL: $leftover shared-memory files left in /dev/shm"
+fi
+
+if [ "$failed" -gt 0 ]; then
+    echo "Failed tests:"
+    printf '  %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
