@@ -56,7 +56,7 @@ run "examples/ring -np 4" "$oshrun" -np 4 "$build/examples/ring"
 run "README knob table matches oshinfo" bash -c \
     "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,/^\$/p' '$src/README.md' | sed '/^\$/d')"
 run "errors" bash "$src/tests/spmd/errors.sh" "$oshrun" "$build/tests/spmd/errors"
-run "launcher" bash "$src/tests/launcher/test_launcher.sh" "$oshrun" "$build/tests/launcher/pmix_client"
+run "launcher" bash "$src/tests/launcher/test_launcher.sh" "$oshrun" "$build/tests/launcher/behave"
 
 shm_after=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
 leftover=$(comm -13 <(echo "$shm_before") <(echo "$shm_after") | grep -c . || true)
