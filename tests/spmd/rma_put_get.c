@@ -1,0 +1,96 @@
+/* 1.6 section 9.5.1-9.5.2: shmem_put and shmem_get for every standard RMA type, their context
+ * forms, and putmem/getmem at odd sizes and offsets. Each PE writes to its right neighbour and
+ * reads from it, then checks the values carry the right PE's signature. */
+#include <string.h>
+
+#include "check.h"
+
+#define N 10
+#define VALUE(T, pe, i) ((T)((pe)*10 + (i) + 1))
+
+#define TEST_TYPE(T, NAME, ...)                                                              \
+    static void test_##NAME(int me, int n)                                                   \
+    {                                                                                        \
+        T *dest = shmem_calloc(N + 1, sizeof(T)), *src = shmem_malloc(N * sizeof(T));        \
+        T got[N];                                                                            \
+        int right = (me + 1) % n, left = (me + n - 1) % n;                                   \
+        for (int i = 0; i < N; i++)                                                          \
+            src[i] = VALUE(T, me, i);                                                        \
+        shmem_barrier_all();                                                                 \
+        shmem_##NAME##_put(dest, src, N, right);                                             \
+        shmem_barrier_all();                                                                 \
+        for (int i = 0; i < N; i++)                                                          \
+            CHECK(dest[i] == VALUE(T, left, i), #NAME "_put: dest[%d] from PE %d", i, left); \
+        CHECK(dest[N] == 0, #NAME "_put wrote past nelems");                                 \
+        shmem_##NAME##_get(got, src, N, right);                                              \
+        for (int i = 0; i < N; i++)                                                          \
+            CHECK(got[i] == VALUE(T, right, i), #NAME "_get: got[%d] from PE %d", i, right); \
+        shmem_barrier_all();                                                                 \
+        memset(dest, 0, (N + 1) * sizeof(T));                                                \
+        shmem_barrier_all();                                                                 \
+        shmem_ctx_##NAME##_put(SHMEM_CTX_DEFAULT, dest, src, N, left);                       \
+        shmem_barrier_all();                                                                 \
+        for (int i = 0; i < N; i++)                                                          \
+            CHECK(dest[i] == VALUE(T, right, i), #NAME " ctx_put: dest[%d]", i);             \
+        memset(got, 0, sizeof(got));                                                         \
+        shmem_ctx_##NAME##_get(SHMEM_CTX_DEFAULT, got, src, N, left);                        \
+        for (int i = 0; i < N; i++)                                                          \
+            CHECK(got[i] == VALUE(T, left, i), #NAME " ctx_get: got[%d]", i);                \
+        shmem_barrier_all();                                                                 \
+        /* nelems == 0 moves nothing */                                                      \
+        dest[0] = VALUE(T, 9, 0);                                                            \
+        shmem_barrier_all();                                                                 \
+        shmem_##NAME##_put(dest, src, 0, right);                                             \
+        shmem_##NAME##_get(got, src, 0, right);                                              \
+        shmem_barrier_all();                                                                 \
+        CHECK(dest[0] == VALUE(T, 9, 0), #NAME "_put of 0 elements changed dest");           \
+        shmem_free(src);                                                                     \
+        shmem_free(dest);                                                                    \
+    }
+STRATA_RMA_TYPES(TEST_TYPE)
+
+/* putmem/getmem at sizes that are not multiples of anything, at unaligned offsets. */
+static void test_mem(int me, int n)
+{
+    const size_t sizes[] = {1, 7, 4099, 1 << 20};
+    const size_t max = (1 << 20) + 64;
+    unsigned char *dest = shmem_malloc(max), *src = shmem_malloc(max);
+    unsigned char *got = malloc(max);
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        size_t len = sizes[s], off = s * 3 + 1;
+        memset(dest, 0xEE, max);
+        for (size_t i = 0; i < max; i++)
+            src[i] = (unsigned char)(i * 7 + (size_t)me * 31);
+        shmem_barrier_all();
+        shmem_putmem(dest + off, src + off, len, right);
+        shmem_barrier_all();
+        size_t bad = 0;
+        for (size_t i = 0; i < max; i++) {
+            unsigned char expect = i >= off && i < off + len
+                                       ? (unsigned char)(i * 7 + (size_t)left * 31)
+                                       : 0xEE;
+            bad += dest[i] != expect;
+        }
+        CHECK(bad == 0, "putmem of %zu bytes at offset %zu: %zu wrong bytes", len, off, bad);
+        shmem_ctx_getmem(SHMEM_CTX_DEFAULT, got, src + off, len, right);
+        bad = 0;
+        for (size_t i = 0; i < len; i++)
+            bad += got[i] != (unsigned char)((i + off) * 7 + (size_t)right * 31);
+        CHECK(bad == 0, "getmem of %zu bytes at offset %zu: %zu wrong bytes", len, off, bad);
+        shmem_barrier_all();
+    }
+    free(got);
+    shmem_free(src);
+    shmem_free(dest);
+}
+
+int main(void)
+{
+    shmem_init();
+    int me = shmem_my_pe(), n = shmem_n_pes();
+#define RUN_TYPE(T, NAME, ...) test_##NAME(me, n);
+    STRATA_RMA_TYPES(RUN_TYPE)
+    test_mem(me, n);
+    return check_finish();
+}
