@@ -117,24 +117,26 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
  * A namer builds a routine's name from (context prefix, table name, operation, suffix), so the
  * typed (shmem_long_put_nbi) and sized (shmem_put64_nbi, shmem_putmem_nbi) families come from the
  * same generators. */
+#define STRINGIFY(x) STRINGIFY_(x)
+#define STRINGIFY_(x) #x
 #define TYPED_NAME(CTX, N, OP, SUFFIX) shmem_##CTX##N##_##OP##SUFFIX
 #define SIZED_NAME(CTX, N, OP, SUFFIX) shmem_##CTX##OP##N##SUFFIX
 
 #define GEN_CONTIGUOUS(FN, CTX_FN, T, ELEM, OP, NBI)                                         \
     void CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe)            \
     {                                                                                        \
-        rma_##OP(ctx, #FN, dest, source, nelems * (ELEM), pe, NBI);                          \
+        rma_##OP(ctx, STRINGIFY(FN), dest, source, nelems * (ELEM), pe, NBI);                          \
     }                                                                                        \
     void FN(T *dest, const T *source, size_t nelems, int pe)                                 \
     {                                                                                        \
-        rma_##OP(SHMEM_CTX_DEFAULT, #FN, dest, source, nelems * (ELEM), pe, NBI);            \
+        rma_##OP(SHMEM_CTX_DEFAULT, STRINGIFY(FN), dest, source, nelems * (ELEM), pe, NBI);            \
     }
 
 #define GEN_SIGNAL(FN, CTX_FN, T, ELEM, NBI)                                                 \
     void CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr, \
                 uint64_t signal, int sig_op, int pe)                                         \
     {                                                                                        \
-        rma_put_signal(ctx, #FN, dest, source, nelems * (ELEM), sig_addr, signal, sig_op, pe, \
+        rma_put_signal(ctx, STRINGIFY(FN), dest, source, nelems * (ELEM), sig_addr, signal, sig_op, pe, \
                        NBI);                                                                 \
     }                                                                                        \
     void FN(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,    \
@@ -149,7 +151,7 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
                    size_t bsize, size_t nblocks, int pe)                                     \
     {                                                                                        \
         struct rma_blocks b = {ELEM, bsize, nblocks, dst, sst};                              \
-        rma_##OP##_blocks(ctx, #IB_FN, (char *)dest, (const char *)source, b, pe);           \
+        rma_##OP##_blocks(ctx, STRINGIFY(IB_FN), (char *)dest, (const char *)source, b, pe);           \
     }                                                                                        \
     void IB_FN(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,         \
                size_t nblocks, int pe)                                                       \
@@ -160,7 +162,7 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
                   size_t nelems, int pe)                                                     \
     {                                                                                        \
         struct rma_blocks b = {ELEM, 1, nelems, dst, sst};                                   \
-        rma_##OP##_blocks(ctx, #I_FN, (char *)dest, (const char *)source, b, pe);            \
+        rma_##OP##_blocks(ctx, STRINGIFY(I_FN), (char *)dest, (const char *)source, b, pe);            \
     }                                                                                        \
     void I_FN(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
     {                                                                                        \

@@ -1,0 +1,37 @@
+/* Misuse on demand, for tests/spmd/errors.sh: each mode commits one error that the library must
+ * report with the routine, the PE and the bad value. */
+#include <string.h>
+
+#include "check.h"
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "ok";
+    shmem_init();
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    static long target;
+    if (!strcmp(mode, "bad_pe") && me == 0)
+        shmem_long_p(&target, 1, n + 5);
+    if (!strcmp(mode, "not_symmetric") && me == 0) {
+        long on_stack[4] = {0}, src[4] = {1, 2, 3, 4};
+        shmem_long_put(on_stack, src, 4, n - 1);
+    }
+    if (!strcmp(mode, "overrun") && me == 0) {
+        /* run with a 1 MiB heap: 8 MiB from the start of a block run past its end, which only
+         * a size check can see */
+        long *block = shmem_malloc(8 * sizeof(long));
+        static long big[1 << 20];
+        shmem_long_put(block, big, 1 << 20, 0);
+    }
+    if (!strcmp(mode, "free_nonheap")) {
+        long *private_mem = malloc(sizeof(long));
+        shmem_free(private_mem); /* reported, and nothing else happens */
+        free(private_mem);
+        long *heap = shmem_malloc(sizeof(long));
+        shmem_long_p(heap, me, (me + 1) % n);
+        shmem_barrier_all();
+        CHECK(*heap == (me + n - 1) % n, "heap unusable after a bad free");
+        shmem_free(heap);
+    }
+    return check_finish();
+}

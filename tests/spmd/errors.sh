@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Error reports: the routine, the PE and the bad value are named, and the job fails cleanly.
+# Usage: errors.sh OSHRUN ERRORS_BIN
+set -u
+oshrun=$1
+bin=$2
+passed=0
+failed=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+# expect NAME STATUS(nonzero|0) ENV... -- MODE, then grep patterns read from stdin, one per line.
+expect() {
+    local name=$1 want=$2 mode=$3
+    shift 3
+    env "$@" timeout 30 "$oshrun" -np 2 "$bin" "$mode" >"$out" 2>&1
+    local rc=$? ok=0 why=""
+    if [ "$want" = nonzero ]; then
+        [ "$rc" != 0 ] || { ok=1; why="exit 0"; }
+    else
+        [ "$rc" = 0 ] || { ok=1; why="exit $rc"; }
+    fi
+    while read -r pattern; do
+        [ -z "$pattern" ] && continue
+        grep -q -- "$pattern" "$out" || { ok=1; why="$why; no '$pattern'"; }
+    done
+    if [ "$ok" = 0 ]; then
+        passed=$((passed + 1))
+        echo "PASS: $name"
+    else
+        failed=$((failed + 1))
+        echo "FAIL: $name ($why)"
+        sed 's/^/    | /' "$out" | tail -n 10
+    fi
+}
+
+expect "PE out of range" nonzero bad_pe SHMEM_DEBUG=1 <<'P'
+shmem_long_p
+PE 0
+target PE 7 is out of range
+P
+expect "address not symmetric" nonzero not_symmetric <<'P'
+shmem_long_put
+PE 0
+not symmetric
+P
+expect "transfer past the region under SHMEM_DEBUG" nonzero overrun SHMEM_DEBUG=1 SHMEM_SYMMETRIC_SIZE=1M <<'P'
+shmem_long_put
+PE 0
+8388608 bytes
+run past the end
+P
+expect "free of a non-heap pointer is reported, heap intact" 0 free_nonheap SHMEM_DEBUG=1 <<'P'
+shmem_free
+PE 1
+not returned by shmem_malloc
+P
+expect "malformed SHMEM_SYMMETRIC_SIZE" nonzero ok SHMEM_SYMMETRIC_SIZE=12Q <<'P'
+PE 0: shmem_init: invalid value '12Q' for SHMEM_SYMMETRIC_SIZE
+PE 1: shmem_init: invalid value '12Q' for SHMEM_SYMMETRIC_SIZE
+k/K, m/M, g/G or t/T
+P
+expect "unknown SHMEM_LOG category" nonzero ok SHMEM_LOG=rma,bogus <<'P'
+unknown category 'bogus' in SHMEM_LOG
+P
+expect "SHMEM_LOG=mem,rma logs events" 0 free_nonheap SHMEM_LOG=mem,rma <<'P'
+Strata log: PE 0
+shmem_malloc: 8 bytes
+shmem_long_p: 8 bytes to
+P
+
+echo "errors: $passed passed, $failed failed"
+[ "$failed" = 0 ]
