@@ -81,10 +81,12 @@ void *shmem_align(size_t alignment, size_t size)
     if (!size)
         return NULL;
     void *p = NULL;
-    if (alignment && !(alignment & (alignment - 1)))
+    size_t limit = kind_base_alignment(rt.default_space->heap.size);
+    if (alignment && !(alignment & (alignment - 1)) && alignment <= limit)
         p = mem_alloc("shmem_align", size, alignment);
     else if (rt.debug)
-        log_error("shmem_align", "alignment %zu is not a power of two", alignment);
+        log_error("shmem_align", "alignment %zu is not a power of two of at most %zu bytes",
+                  alignment, limit);
     order_barrier_all();
     return p;
 }

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -27,12 +28,40 @@ int kind_host_file_create(const char *name, size_t size, int *fd)
     return 0;
 }
 
+size_t kind_base_alignment(size_t size)
+{
+    size_t align = 4096;
+    while (align < size && align < KIND_MAX_BASE_ALIGN)
+        align <<= 1;
+    return align;
+}
+
+/* Maps the file at an address aligned to kind_base_alignment(size): the allocator aligns
+ * offsets, so the base must be at least as aligned as any request it can satisfy. Reserving
+ * size + alignment of address space and trimming it costs no memory. */
+static void *host_map_aligned(int fd, size_t size)
+{
+    size_t align = kind_base_alignment(size), len = size ? size : 1;
+    char *reserved = mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                          -1, 0);
+    if (reserved == MAP_FAILED)
+        return MAP_FAILED;
+    char *aligned = (char *)(((uintptr_t)reserved + align - 1) & ~(uintptr_t)(align - 1));
+    void *base = mmap(aligned, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED,
+                      fd, 0);
+    if (aligned > reserved)
+        munmap(reserved, (size_t)(aligned - reserved));
+    size_t tail = (size_t)(reserved + len + align - (aligned + len));
+    if (tail)
+        munmap(aligned + len, tail);
+    return base;
+}
+
 static int host_create(const char *name, size_t size, struct kind_mem *mem)
 {
     if (kind_host_file_create(name, size, &mem->fd))
         return -1;
-    mem->base = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
-                     mem->fd, 0);
+    mem->base = host_map_aligned(mem->fd, size);
     if (mem->base == MAP_FAILED) {
         fprintf(stderr, "Strata: cannot map %zu bytes of shared memory: %s\n", size,
                 strerror(errno));

@@ -28,6 +28,12 @@ struct kind_ops {
 
 extern const struct kind_ops kind_host;
 
+/* Every space's local base is aligned to kind_base_alignment(size) (the heap size rounded up to
+ * a power of two, at most KIND_MAX_BASE_ALIGN), the same on every PE: the largest alignment an
+ * allocation can be promised. */
+#define KIND_MAX_BASE_ALIGN ((size_t)1 << 30)
+size_t kind_base_alignment(size_t size);
+
 /* Creates and maps a shared-memory file; also used for the static data segment. */
 int kind_host_file_create(const char *name, size_t size, int *fd);
 
