@@ -563,7 +563,10 @@ static void remove_job_shm(void)
 
 static void cleanup(int server_started)
 {
-    if (server_started)
+    /* After a PE aborted, PMIx 4.2's server can deadlock in its own finalize (a lock held by
+     * the abort path): the process is about to exit, so a failed job skips it. Everything the
+     * server created lies in our temporary directory, removed below. */
+    if (server_started && !job.failed)
         PMIx_server_finalize();
     remove_job_shm();
     if (job.tmpdir[0])
@@ -599,6 +602,8 @@ int main(int argc, char **argv)
         if (start_pe(r, &original))
             fail(1, "cannot start PE %d", r);
     supervise(&waited);
+    /* From here a SIGTERM must end oshrun even if cleanup blocks. */
+    sigprocmask(SIG_SETMASK, &original, NULL);
     cleanup(1);
     return job.status;
 }

@@ -32,6 +32,7 @@ run() {
 }
 
 shm_before=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
+tmp_before=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
 
 for t in test_heap test_knobs test_registry; do
     run "unit/$t" "$build/tests/unit/$t"
@@ -67,6 +68,16 @@ else
     failed=$((failed + 1))
     failures+=("leftover shared memory")
     echo "FAIL: $leftover shared-memory files left in /dev/shm"
+fi
+
+tmp_after=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
+if [ "$tmp_after" -le "$tmp_before" ]; then
+    passed=$((passed + 1))
+    echo "PASS: no launcher directory left behind"
+else
+    failed=$((failed + 1))
+    failures+=("leftover launcher directory")
+    echo "FAIL: $((tmp_after - tmp_before)) oshrun directories left in ${TMPDIR:-/tmp}"
 fi
 
 if [ "$failed" -gt 0 ]; then
