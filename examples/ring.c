@@ -3,7 +3,7 @@
 #include <shmem.h>
 #include <stdio.h>
 
-static long token;      /* a global: symmetric like the heap */
+static long token;       /* a global: symmetric like the heap */
 static uint64_t arrived; /* signal word */
 
 int main(void)

@@ -72,36 +72,36 @@ extern shmem_ctx_t SHMEM_CTX_DEFAULT;
 #define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
 
 /* ---- Type tables (1.6 tables "Standard RMA Types and Names") ----
- * X(TYPE, TYPENAME, __VA_ARGS__). STRATA_RMA_TYPES lists every row; STRATA_GENERIC_RMA_TYPES lists the rows whose
- * TYPE is distinct in C (the fixed-width and size types are typedefs of these), which is what a
- * _Generic association list may hold. */
-#define STRATA_GENERIC_RMA_TYPES(X, ...)                                                          \
-    X(float, float, __VA_ARGS__)                                                                          \
-    X(double, double, __VA_ARGS__)                                                                        \
-    X(long double, longdouble, __VA_ARGS__)                                                               \
-    X(char, char, __VA_ARGS__)                                                                            \
-    X(signed char, schar, __VA_ARGS__)                                                                    \
-    X(short, short, __VA_ARGS__)                                                                          \
-    X(int, int, __VA_ARGS__)                                                                              \
-    X(long, long, __VA_ARGS__)                                                                            \
-    X(long long, longlong, __VA_ARGS__)                                                                   \
-    X(unsigned char, uchar, __VA_ARGS__)                                                                  \
-    X(unsigned short, ushort, __VA_ARGS__)                                                                \
-    X(unsigned int, uint, __VA_ARGS__)                                                                    \
-    X(unsigned long, ulong, __VA_ARGS__)                                                                  \
+ * X(TYPE, TYPENAME, __VA_ARGS__). STRATA_RMA_TYPES lists every row; STRATA_GENERIC_RMA_TYPES lists
+ * the rows whose TYPE is distinct in C (the fixed-width and size types are typedefs of these),
+ * which is what a _Generic association list may hold. */
+#define STRATA_GENERIC_RMA_TYPES(X, ...)                                                           \
+    X(float, float, __VA_ARGS__)                                                                   \
+    X(double, double, __VA_ARGS__)                                                                 \
+    X(long double, longdouble, __VA_ARGS__)                                                        \
+    X(char, char, __VA_ARGS__)                                                                     \
+    X(signed char, schar, __VA_ARGS__)                                                             \
+    X(short, short, __VA_ARGS__)                                                                   \
+    X(int, int, __VA_ARGS__)                                                                       \
+    X(long, long, __VA_ARGS__)                                                                     \
+    X(long long, longlong, __VA_ARGS__)                                                            \
+    X(unsigned char, uchar, __VA_ARGS__)                                                           \
+    X(unsigned short, ushort, __VA_ARGS__)                                                         \
+    X(unsigned int, uint, __VA_ARGS__)                                                             \
+    X(unsigned long, ulong, __VA_ARGS__)                                                           \
     X(unsigned long long, ulonglong, __VA_ARGS__)
 
-#define STRATA_RMA_TYPES(X, ...)                                                                  \
-    STRATA_GENERIC_RMA_TYPES(X, __VA_ARGS__)                                                 \
-    X(int8_t, int8, __VA_ARGS__)                                                                          \
-    X(int16_t, int16, __VA_ARGS__)                                                                        \
-    X(int32_t, int32, __VA_ARGS__)                                                                        \
-    X(int64_t, int64, __VA_ARGS__)                                                                        \
-    X(uint8_t, uint8, __VA_ARGS__)                                                                        \
-    X(uint16_t, uint16, __VA_ARGS__)                                                                      \
-    X(uint32_t, uint32, __VA_ARGS__)                                                                      \
-    X(uint64_t, uint64, __VA_ARGS__)                                                                      \
-    X(size_t, size, __VA_ARGS__)                                                                          \
+#define STRATA_RMA_TYPES(X, ...)                                                                   \
+    STRATA_GENERIC_RMA_TYPES(X, __VA_ARGS__)                                                       \
+    X(int8_t, int8, __VA_ARGS__)                                                                   \
+    X(int16_t, int16, __VA_ARGS__)                                                                 \
+    X(int32_t, int32, __VA_ARGS__)                                                                 \
+    X(int64_t, int64, __VA_ARGS__)                                                                 \
+    X(uint8_t, uint8, __VA_ARGS__)                                                                 \
+    X(uint16_t, uint16, __VA_ARGS__)                                                               \
+    X(uint32_t, uint32, __VA_ARGS__)                                                               \
+    X(uint64_t, uint64, __VA_ARGS__)                                                               \
+    X(size_t, size, __VA_ARGS__)                                                                   \
     X(ptrdiff_t, ptrdiff, __VA_ARGS__)
 
 /* X(BITS, BYTES, __VA_ARGS__): the sized RMA variants shmem_put8 ... shmem_put128. */
@@ -142,95 +142,90 @@ void shfree(void *ptr);
 /* ---- RMA (1.6 section 9.5) ----
  * Each STRATA_DECL_* macro declares one routine for one row of a table; the same macros, with a
  * body, define them in the library. */
-#define STRATA_RMA_ROUTINES(T, N, SUFFIX)                                                    \
-    void shmem_##N##_put##SUFFIX(T *dest, const T *source, size_t nelems, int pe);           \
-    void shmem_ctx_##N##_put##SUFFIX(shmem_ctx_t ctx, T *dest, const T *source,             \
-                                     size_t nelems, int pe);                                 \
-    void shmem_##N##_get##SUFFIX(T *dest, const T *source, size_t nelems, int pe);           \
-    void shmem_ctx_##N##_get##SUFFIX(shmem_ctx_t ctx, T *dest, const T *source,             \
-                                     size_t nelems, int pe);
+#define STRATA_RMA_ROUTINES(T, N, SUFFIX)                                                          \
+    void shmem_##N##_put##SUFFIX(T *dest, const T *source, size_t nelems, int pe);                 \
+    void shmem_ctx_##N##_put##SUFFIX(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems,     \
+                                     int pe);                                                      \
+    void shmem_##N##_get##SUFFIX(T *dest, const T *source, size_t nelems, int pe);                 \
+    void shmem_ctx_##N##_get##SUFFIX(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems,     \
+                                     int pe);
 
-#define STRATA_DECL_TYPED_RMA(T, N, ...)                                                          \
-    STRATA_RMA_ROUTINES(T, N, )                                                              \
-    STRATA_RMA_ROUTINES(T, N, _nbi)                                                          \
-    void shmem_##N##_p(T *dest, T value, int pe);                                            \
-    void shmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe);                       \
-    T shmem_##N##_g(const T *source, int pe);                                                \
-    T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe);                           \
-    void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,            \
-                          size_t nelems, int pe);                                            \
-    void shmem_ctx_##N##_iput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst,      \
-                              ptrdiff_t sst, size_t nelems, int pe);                         \
-    void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,            \
-                          size_t nelems, int pe);                                            \
-    void shmem_ctx_##N##_iget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst,      \
-                              ptrdiff_t sst, size_t nelems, int pe);                         \
-    void shmem_##N##_ibput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,           \
-                           size_t bsize, size_t nblocks, int pe);                            \
-    void shmem_ctx_##N##_ibput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst,     \
-                               ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);         \
-    void shmem_##N##_ibget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,           \
-                           size_t bsize, size_t nblocks, int pe);                            \
-    void shmem_ctx_##N##_ibget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst,     \
-                               ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);         \
-    void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, \
-                                uint64_t signal, int sig_op, int pe);                        \
-    void shmem_ctx_##N##_put_signal(shmem_ctx_t ctx, T *dest, const T *source,              \
-                                    size_t nelems, uint64_t *sig_addr, uint64_t signal,      \
-                                    int sig_op, int pe);                                     \
-    void shmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems,                 \
-                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe); \
-    void shmem_ctx_##N##_put_signal_nbi(shmem_ctx_t ctx, T *dest, const T *source,          \
-                                        size_t nelems, uint64_t *sig_addr, uint64_t signal,  \
-                                        int sig_op, int pe);
+#define STRATA_DECL_TYPED_RMA(T, N, ...)                                                           \
+    STRATA_RMA_ROUTINES(T, N, )                                                                    \
+    STRATA_RMA_ROUTINES(T, N, _nbi)                                                                \
+    void shmem_##N##_p(T *dest, T value, int pe);                                                  \
+    void shmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe);                             \
+    T shmem_##N##_g(const T *source, int pe);                                                      \
+    T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe);                                 \
+    void shmem_##N##_iput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,   \
+                          int pe);                                                                 \
+    void shmem_ctx_##N##_iput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst,            \
+                              ptrdiff_t sst, size_t nelems, int pe);                               \
+    void shmem_##N##_iget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,   \
+                          int pe);                                                                 \
+    void shmem_ctx_##N##_iget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst,            \
+                              ptrdiff_t sst, size_t nelems, int pe);                               \
+    void shmem_##N##_ibput(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,   \
+                           size_t nblocks, int pe);                                                \
+    void shmem_ctx_##N##_ibput(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst,           \
+                               ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);               \
+    void shmem_##N##_ibget(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,   \
+                           size_t nblocks, int pe);                                                \
+    void shmem_ctx_##N##_ibget(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst,           \
+                               ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);               \
+    void shmem_##N##_put_signal(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,       \
+                                uint64_t signal, int sig_op, int pe);                              \
+    void shmem_ctx_##N##_put_signal(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems,      \
+                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);      \
+    void shmem_##N##_put_signal_nbi(T *dest, const T *source, size_t nelems, uint64_t *sig_addr,   \
+                                    uint64_t signal, int sig_op, int pe);                          \
+    void shmem_ctx_##N##_put_signal_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems,  \
+                                        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 STRATA_RMA_TYPES(STRATA_DECL_TYPED_RMA)
 
 /* Sized and untyped variants: shmem_putSIZE / shmem_putmem and friends. NAME is the part after
  * "put" ("8", "mem"). */
-#define STRATA_DECL_UNTYPED_RMA(NAME)                                                        \
-    void shmem_put##NAME(void *dest, const void *source, size_t nelems, int pe);             \
-    void shmem_ctx_put##NAME(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, \
-                             int pe);                                                        \
-    void shmem_get##NAME(void *dest, const void *source, size_t nelems, int pe);             \
-    void shmem_ctx_get##NAME(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, \
-                             int pe);                                                        \
-    void shmem_put##NAME##_nbi(void *dest, const void *source, size_t nelems, int pe);       \
-    void shmem_ctx_put##NAME##_nbi(shmem_ctx_t ctx, void *dest, const void *source,         \
-                                   size_t nelems, int pe);                                   \
-    void shmem_get##NAME##_nbi(void *dest, const void *source, size_t nelems, int pe);       \
-    void shmem_ctx_get##NAME##_nbi(shmem_ctx_t ctx, void *dest, const void *source,         \
-                                   size_t nelems, int pe);                                   \
-    void shmem_put##NAME##_signal(void *dest, const void *source, size_t nelems,             \
-                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);  \
-    void shmem_ctx_put##NAME##_signal(shmem_ctx_t ctx, void *dest, const void *source,      \
-                                      size_t nelems, uint64_t *sig_addr, uint64_t signal,    \
-                                      int sig_op, int pe);                                   \
-    void shmem_put##NAME##_signal_nbi(void *dest, const void *source, size_t nelems,         \
-                                      uint64_t *sig_addr, uint64_t signal, int sig_op,       \
-                                      int pe);                                               \
-    void shmem_ctx_put##NAME##_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source,  \
-                                          size_t nelems, uint64_t *sig_addr,                 \
-                                          uint64_t signal, int sig_op, int pe);
-#define STRATA_DECL_SIZED_RMA(BITS, BYTES)                                                   \
-    STRATA_DECL_UNTYPED_RMA(BITS)                                                            \
-    void shmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,      \
-                          size_t nelems, int pe);                                            \
-    void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void *dest, const void *source,              \
-                              ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);          \
-    void shmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,      \
-                          size_t nelems, int pe);                                            \
-    void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void *dest, const void *source,              \
-                              ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe);          \
-    void shmem_ibput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,     \
-                           size_t bsize, size_t nblocks, int pe);                            \
-    void shmem_ctx_ibput##BITS(shmem_ctx_t ctx, void *dest, const void *source,             \
-                               ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,   \
-                               int pe);                                                      \
-    void shmem_ibget##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,     \
-                           size_t bsize, size_t nblocks, int pe);                            \
-    void shmem_ctx_ibget##BITS(shmem_ctx_t ctx, void *dest, const void *source,             \
-                               ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks,   \
-                               int pe);
+#define STRATA_DECL_UNTYPED_RMA(NAME)                                                              \
+    void shmem_put##NAME(void *dest, const void *source, size_t nelems, int pe);                   \
+    void shmem_ctx_put##NAME(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,       \
+                             int pe);                                                              \
+    void shmem_get##NAME(void *dest, const void *source, size_t nelems, int pe);                   \
+    void shmem_ctx_get##NAME(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,       \
+                             int pe);                                                              \
+    void shmem_put##NAME##_nbi(void *dest, const void *source, size_t nelems, int pe);             \
+    void shmem_ctx_put##NAME##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, \
+                                   int pe);                                                        \
+    void shmem_get##NAME##_nbi(void *dest, const void *source, size_t nelems, int pe);             \
+    void shmem_ctx_get##NAME##_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, \
+                                   int pe);                                                        \
+    void shmem_put##NAME##_signal(void *dest, const void *source, size_t nelems,                   \
+                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);        \
+    void shmem_ctx_put##NAME##_signal(shmem_ctx_t ctx, void *dest, const void *source,             \
+                                      size_t nelems, uint64_t *sig_addr, uint64_t signal,          \
+                                      int sig_op, int pe);                                         \
+    void shmem_put##NAME##_signal_nbi(void *dest, const void *source, size_t nelems,               \
+                                      uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);    \
+    void shmem_ctx_put##NAME##_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source,         \
+                                          size_t nelems, uint64_t *sig_addr, uint64_t signal,      \
+                                          int sig_op, int pe);
+#define STRATA_DECL_SIZED_RMA(BITS, BYTES)                                                         \
+    STRATA_DECL_UNTYPED_RMA(BITS)                                                                  \
+    void shmem_iput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,            \
+                          size_t nelems, int pe);                                                  \
+    void shmem_ctx_iput##BITS(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst,      \
+                              ptrdiff_t sst, size_t nelems, int pe);                               \
+    void shmem_iget##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,            \
+                          size_t nelems, int pe);                                                  \
+    void shmem_ctx_iget##BITS(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst,      \
+                              ptrdiff_t sst, size_t nelems, int pe);                               \
+    void shmem_ibput##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,           \
+                           size_t bsize, size_t nblocks, int pe);                                  \
+    void shmem_ctx_ibput##BITS(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst,     \
+                               ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);               \
+    void shmem_ibget##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,           \
+                           size_t bsize, size_t nblocks, int pe);                                  \
+    void shmem_ctx_ibget##BITS(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst,     \
+                               ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
 STRATA_RMA_SIZES(STRATA_DECL_SIZED_RMA)
 STRATA_DECL_UNTYPED_RMA(mem)
 
@@ -267,17 +262,17 @@ void strata_generic_type_error(void)
 #define STRATA_ARG2(a, b, ...) b
 
 /* Both T* and const T* select a routine; CTX is empty or ctx_. */
-#define STRATA_ASSOC(T, N, CTX, OP) T *: shmem_##CTX##N##_##OP, const T *: shmem_##CTX##N##_##OP,
-#define STRATA_SELECT(ptr, CTX, OP)                                                          \
-    _Generic((ptr), STRATA_GENERIC_RMA_TYPES(STRATA_ASSOC, CTX, OP) default:                 \
-                 strata_generic_type_error)
+#define STRATA_ASSOC(T, N, CTX, OP) T * : shmem_##CTX##N##_##OP, const T * : shmem_##CTX##N##_##OP,
+#define STRATA_SELECT(ptr, CTX, OP)                                                                \
+    _Generic((ptr), STRATA_GENERIC_RMA_TYPES(STRATA_ASSOC, CTX, OP) default                        \
+             : strata_generic_type_error)
 
 /* A generic routine with an optional leading context: dispatch on the first argument being a
  * shmem_ctx_t, then on the type of the pointer argument in position 1 (or 2 after a context). */
-#define STRATA_GENERIC(OP, ...)                                                              \
-    _Generic((STRATA_ARG1(__VA_ARGS__, 0)),                                                  \
-        shmem_ctx_t: STRATA_SELECT(STRATA_ARG2(__VA_ARGS__, 0, 0), ctx_, OP),                \
-        default: STRATA_SELECT(STRATA_ARG1(__VA_ARGS__, 0), , OP))(__VA_ARGS__)
+#define STRATA_GENERIC(OP, ...)                                                                    \
+    _Generic((STRATA_ARG1(__VA_ARGS__, 0)), shmem_ctx_t                                            \
+             : STRATA_SELECT(STRATA_ARG2(__VA_ARGS__, 0, 0), ctx_, OP), default                    \
+             : STRATA_SELECT(STRATA_ARG1(__VA_ARGS__, 0), , OP))(__VA_ARGS__)
 
 #define shmem_put(...) STRATA_GENERIC(put, __VA_ARGS__)
 #define shmem_get(...) STRATA_GENERIC(get, __VA_ARGS__)

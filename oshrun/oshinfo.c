@@ -1,10 +1,10 @@
 /* oshinfo: what this Strata build is and how it is configured right now. */
+#include "../src/knobs.h"
+
 #include <config.h>
 #include <shmem.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "../src/knobs.h"
 
 int main(int argc, char **argv)
 {

@@ -37,8 +37,8 @@ struct job {
     char hostname[256];
     struct pe *pes;
     int running;
-    int status;     /* the job's exit status */
-    int failed;     /* a failure has been reported */
+    int status; /* the job's exit status */
+    int failed; /* a failure has been reported */
 };
 
 static struct job job;
@@ -156,8 +156,7 @@ static void parse_args(int argc, char **argv, struct options *opts)
 
 static int host_is_local(const char *host)
 {
-    return !strcmp(host, "localhost") || !strcmp(host, "127.0.0.1") ||
-           !strcmp(host, job.hostname);
+    return !strcmp(host, "localhost") || !strcmp(host, "127.0.0.1") || !strcmp(host, job.hostname);
 }
 
 static int needs_other_nodes(const struct options *opts)
@@ -404,9 +403,9 @@ static int start_pe(int rank, const sigset_t *original_mask)
     PMIX_LOAD_PROCID(&proc, job.nspace, (pmix_rank_t)rank);
     pmix_status_t result = PMIX_SUCCESS;
     registration_done = 0;
-    if (wait_registration(PMIx_server_register_client(&proc, getuid(), getgid(), NULL,
-                                                      on_registered, &result),
-                          &result) != PMIX_SUCCESS)
+    if (wait_registration(
+            PMIx_server_register_client(&proc, getuid(), getgid(), NULL, on_registered, &result),
+            &result) != PMIX_SUCCESS)
         return -1;
     char **env = child_environment(rank);
     if (!env)
@@ -481,8 +480,7 @@ static void reap(void)
             int sig = WTERMSIG(wstatus);
             fail(128 + sig, "PE %d killed by SIG%s", rank, sigabbrev_np(sig));
         } else if (WEXITSTATUS(wstatus) != 0) {
-            fail(WEXITSTATUS(wstatus), "PE %d exited with status %d", rank,
-                 WEXITSTATUS(wstatus));
+            fail(WEXITSTATUS(wstatus), "PE %d exited with status %d", rank, WEXITSTATUS(wstatus));
         }
     }
 }

@@ -1,9 +1,9 @@
 /* The registry: every region, sorted by local base address. There are a handful of regions, so a
  * binary search over a small array behind a one-entry cache beats any hash. */
+#include "space.h"
+
 #include <pthread.h>
 #include <string.h>
-
-#include "space.h"
 
 #define REGISTRY_MAX 128
 
@@ -36,7 +36,8 @@ void registry_remove(struct region *region)
     for (int i = 0; i < registry_count; i++) {
         if (registry[i] != region)
             continue;
-        memmove(&registry[i], &registry[i + 1], (size_t)(registry_count - i - 1) * sizeof(*registry));
+        memmove(&registry[i], &registry[i + 1],
+                (size_t)(registry_count - i - 1) * sizeof(*registry));
         registry_count--;
         break;
     }

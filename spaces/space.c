@@ -1,11 +1,11 @@
 /* Space life cycle: create this PE's memory, register it, map node peers, unlink, destroy. */
 #include "space.h"
 
+#include "../transports/transport.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "../transports/transport.h"
 
 /* Every block of a heap starts on a cache line, so that neighbouring allocations never share a
  * line between PEs writing them. */

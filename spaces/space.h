@@ -6,11 +6,11 @@
 #ifndef STRATA_SPACE_H
 #define STRATA_SPACE_H
 
-#include <stddef.h>
-#include <stdint.h>
-
 #include "heap.h"
 #include "kinds/kind.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 struct transport;
 

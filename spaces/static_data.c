@@ -3,6 +3,8 @@
  * mapped over the same addresses. Globals then behave exactly like the heap: node peers map the
  * file for direct load/store and CPU atomics, and the transport registers it like any region. */
 #define _GNU_SOURCE
+#include "space.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
@@ -10,8 +12,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#include "space.h"
 
 struct writable_segment {
     uintptr_t start, end; /* page aligned */
@@ -47,7 +47,7 @@ static int find_program_segment(struct dl_phdr_info *info, size_t size, void *ar
  * red zones between globals, and this copy must read them too. Volatile keeps the compiler from
  * turning the loop back into a memcpy call. */
 __attribute__((no_sanitize_address)) static void copy_segment(void *dst, const void *src,
-                                                                size_t len)
+                                                              size_t len)
 {
     const volatile uint64_t *from = src;
     uint64_t *to = dst;
@@ -65,8 +65,7 @@ int static_data_create(const struct space_job *job, struct region *region)
     region->mem.fd = -1;
     if (!len)
         return 0;
-    snprintf(region->name, sizeof(region->name), "/%s.%d.r%d", job->job_id, job->my_pe,
-             region->id);
+    snprintf(region->name, sizeof(region->name), "/%s.%d.r%d", job->job_id, job->my_pe, region->id);
     if (kind_host_file_create(region->name, len, &region->mem.fd))
         return -1;
     /* Copy through a second mapping of the file, then replace the segment with the file. No other
@@ -76,8 +75,8 @@ int static_data_create(const struct space_job *job, struct region *region)
         goto fail;
     copy_segment(copy, region->base, len);
     munmap(copy, len);
-    void *fixed = mmap(region->base, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                       region->mem.fd, 0);
+    void *fixed =
+        mmap(region->base, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, region->mem.fd, 0);
     if (fixed != region->base)
         goto fail;
     region->mem.base = region->base;

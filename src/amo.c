@@ -4,31 +4,31 @@
 
 /* CPU atomics on a mapped word. Fetching AND/OR/XOR are done here, never by UCX over shared
  * memory, whose fetching forms store a wrong value on this platform. */
-#define AMO_CPU(TYPE, word, op, value, compare)                                              \
-    ({                                                                                       \
-        TYPE *w_ = (TYPE *)(word), v_ = (TYPE)(value), c_ = (TYPE)(compare), old_ = 0;       \
-        switch (op) {                                                                        \
-        case TRANSPORT_AMO_ADD:                                                              \
-            old_ = __atomic_fetch_add(w_, v_, __ATOMIC_SEQ_CST);                             \
-            break;                                                                           \
-        case TRANSPORT_AMO_AND:                                                              \
-            old_ = __atomic_fetch_and(w_, v_, __ATOMIC_SEQ_CST);                             \
-            break;                                                                           \
-        case TRANSPORT_AMO_OR:                                                               \
-            old_ = __atomic_fetch_or(w_, v_, __ATOMIC_SEQ_CST);                              \
-            break;                                                                           \
-        case TRANSPORT_AMO_XOR:                                                              \
-            old_ = __atomic_fetch_xor(w_, v_, __ATOMIC_SEQ_CST);                             \
-            break;                                                                           \
-        case TRANSPORT_AMO_SWAP:                                                             \
-            old_ = __atomic_exchange_n(w_, v_, __ATOMIC_SEQ_CST);                            \
-            break;                                                                           \
-        case TRANSPORT_AMO_CSWAP:                                                            \
-            old_ = c_;                                                                       \
-            __atomic_compare_exchange_n(w_, &old_, v_, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
-            break;                                                                           \
-        }                                                                                    \
-        (uint64_t) old_;                                                                     \
+#define AMO_CPU(TYPE, word, op, value, compare)                                                    \
+    ({                                                                                             \
+        TYPE *w_ = (TYPE *)(word), v_ = (TYPE)(value), c_ = (TYPE)(compare), old_ = 0;             \
+        switch (op) {                                                                              \
+        case TRANSPORT_AMO_ADD:                                                                    \
+            old_ = __atomic_fetch_add(w_, v_, __ATOMIC_SEQ_CST);                                   \
+            break;                                                                                 \
+        case TRANSPORT_AMO_AND:                                                                    \
+            old_ = __atomic_fetch_and(w_, v_, __ATOMIC_SEQ_CST);                                   \
+            break;                                                                                 \
+        case TRANSPORT_AMO_OR:                                                                     \
+            old_ = __atomic_fetch_or(w_, v_, __ATOMIC_SEQ_CST);                                    \
+            break;                                                                                 \
+        case TRANSPORT_AMO_XOR:                                                                    \
+            old_ = __atomic_fetch_xor(w_, v_, __ATOMIC_SEQ_CST);                                   \
+            break;                                                                                 \
+        case TRANSPORT_AMO_SWAP:                                                                   \
+            old_ = __atomic_exchange_n(w_, v_, __ATOMIC_SEQ_CST);                                  \
+            break;                                                                                 \
+        case TRANSPORT_AMO_CSWAP:                                                                  \
+            old_ = c_;                                                                             \
+            __atomic_compare_exchange_n(w_, &old_, v_, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);     \
+            break;                                                                                 \
+        }                                                                                          \
+        (uint64_t) old_;                                                                           \
     })
 
 uint64_t amo_op(shmem_ctx_t ctx, const char *routine, enum transport_amo op, void *addr,
@@ -36,8 +36,7 @@ uint64_t amo_op(shmem_ctx_t ctx, const char *routine, enum transport_amo op, voi
 {
     struct rma_target target = rma_resolve(routine, addr, size, pe);
     if (unlikely(rt.debug && ((uintptr_t)addr & (size - 1))))
-        log_fatal(routine, "address %p (target PE %d) is not aligned to %zu bytes", addr, pe,
-                  size);
+        log_fatal(routine, "address %p (target PE %d) is not aligned to %zu bytes", addr, pe, size);
     if (likely(target.mapped && !target.region->space->transport_atomics))
         return size == 4 ? AMO_CPU(uint32_t, target.mapped, op, value, compare)
                          : AMO_CPU(uint64_t, target.mapped, op, value, compare);

@@ -3,10 +3,10 @@
 #ifndef STRATA_AMO_H
 #define STRATA_AMO_H
 
-#include <stdint.h>
-
 #include "../transports/transport.h"
 #include "runtime.h"
+
+#include <stdint.h>
 
 /* Performs op on the size-byte (4 or 8) word at addr on pe. value is the operand (the new value
  * for SWAP and CSWAP), compare is CSWAP's expected value. Returns the old value when fetch is

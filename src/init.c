@@ -1,11 +1,11 @@
 /* Library setup, exit and query routines (1.6 section 9.1). */
+#include "../transports/transport.h"
+#include "runtime.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "../transports/transport.h"
-#include "runtime.h"
 
 struct runtime rt;
 struct strata_ctx strata_default_ctx;

@@ -85,16 +85,16 @@ static int knob_parse(enum knob_type type, const char *text, void *field)
 int knobs_read(struct knobs *knobs, char *err, size_t errlen)
 {
     const char *source;
-#define KNOB_READ(NAME, TYPE, DEFAULT, HELP)                                                 \
-    {                                                                                        \
-        const char *text = knob_lookup(#NAME, &source);                                      \
-        if (knob_parse(KNOB_TYPE_##TYPE, DEFAULT, &knobs->NAME))                             \
-            abort(); /* a default that does not parse is a bug in this table */             \
-        if (text && knob_parse(KNOB_TYPE_##TYPE, text, &knobs->NAME)) {                      \
-            snprintf(err, errlen, "invalid value '%s' for %s%s: expected %s", text, source,  \
-                     #NAME, knob_forms[KNOB_TYPE_##TYPE]);                                   \
-            return -1;                                                                       \
-        }                                                                                    \
+#define KNOB_READ(NAME, TYPE, DEFAULT, HELP)                                                       \
+    {                                                                                              \
+        const char *text = knob_lookup(#NAME, &source);                                            \
+        if (knob_parse(KNOB_TYPE_##TYPE, DEFAULT, &knobs->NAME))                                   \
+            abort(); /* a default that does not parse is a bug in this table */                    \
+        if (text && knob_parse(KNOB_TYPE_##TYPE, text, &knobs->NAME)) {                            \
+            snprintf(err, errlen, "invalid value '%s' for %s%s: expected %s", text, source, #NAME, \
+                     knob_forms[KNOB_TYPE_##TYPE]);                                                \
+            return -1;                                                                             \
+        }                                                                                          \
     }
     STRATA_KNOBS(KNOB_READ)
 #undef KNOB_READ
@@ -118,9 +118,9 @@ static void knob_print_value(FILE *out, enum knob_type type, const void *field)
 
 void knobs_print(const struct knobs *knobs, FILE *out)
 {
-#define KNOB_PRINT(NAME, TYPE, DEFAULT, HELP)                                                \
-    fprintf(out, "  SHMEM_%-22s = ", #NAME);                                                 \
-    knob_print_value(out, KNOB_TYPE_##TYPE, &knobs->NAME);                                   \
+#define KNOB_PRINT(NAME, TYPE, DEFAULT, HELP)                                                      \
+    fprintf(out, "  SHMEM_%-22s = ", #NAME);                                                       \
+    knob_print_value(out, KNOB_TYPE_##TYPE, &knobs->NAME);                                         \
     fprintf(out, "  (default %s) %s\n", DEFAULT, HELP);
     STRATA_KNOBS(KNOB_PRINT)
 #undef KNOB_PRINT
@@ -129,8 +129,8 @@ void knobs_print(const struct knobs *knobs, FILE *out)
 void knobs_print_markdown(FILE *out)
 {
     fprintf(out, "| Variable | Default | Meaning |\n|---|---|---|\n");
-#define KNOB_MARKDOWN(NAME, TYPE, DEFAULT, HELP)                                             \
-    fprintf(out, "| `SHMEM_%s` | %s%s%s | %s |\n", #NAME, *DEFAULT ? "`" : "",                \
+#define KNOB_MARKDOWN(NAME, TYPE, DEFAULT, HELP)                                                   \
+    fprintf(out, "| `SHMEM_%s` | %s%s%s | %s |\n", #NAME, *DEFAULT ? "`" : "",                     \
             *DEFAULT ? DEFAULT : "(empty)", *DEFAULT ? "`" : "", HELP);
     STRATA_KNOBS(KNOB_MARKDOWN)
 #undef KNOB_MARKDOWN

@@ -7,18 +7,18 @@
 #include <stdio.h>
 
 /* X(NAME, type, default, help). type is one of: size, bool, string. */
-#define STRATA_KNOBS(X)                                                                      \
-    X(SYMMETRIC_SIZE, size, "512M",                                                          \
-      "Size of the default symmetric heap per PE (suffixes k/K, m/M, g/G, t/T)")            \
-    X(DEBUG, bool, "0", "Check what the spec calls undefined and report it")                 \
-    X(VERSION, bool, "0", "Print the library version at start-up")                           \
-    X(INFO, bool, "0", "Print every knob and its value at start-up")                        \
-    X(NODE_DIRECT, bool, "1",                                                                \
-      "Reach PEs on the same node by load/store into their mapped memory (0: through UCX)")  \
-    X(PROGRESS_THREAD, string, "auto",                                                       \
-      "Transport progress thread: 1, 0, or auto (on when UCX carries any traffic)")           \
-    X(PROGRESS_INTERVAL_US, size, "100",                                                     \
-      "How often the progress thread polls the transport when idle, in microseconds")        \
+#define STRATA_KNOBS(X)                                                                            \
+    X(SYMMETRIC_SIZE, size, "512M",                                                                \
+      "Size of the default symmetric heap per PE (suffixes k/K, m/M, g/G, t/T)")                   \
+    X(DEBUG, bool, "0", "Check what the spec calls undefined and report it")                       \
+    X(VERSION, bool, "0", "Print the library version at start-up")                                 \
+    X(INFO, bool, "0", "Print every knob and its value at start-up")                               \
+    X(NODE_DIRECT, bool, "1",                                                                      \
+      "Reach PEs on the same node by load/store into their mapped memory (0: through UCX)")        \
+    X(PROGRESS_THREAD, string, "auto",                                                             \
+      "Transport progress thread: 1, 0, or auto (on when UCX carries any traffic)")                \
+    X(PROGRESS_INTERVAL_US, size, "100",                                                           \
+      "How often the progress thread polls the transport when idle, in microseconds")              \
     X(LOG, string, "", "Comma-separated log categories: init, mem, rma, or all")
 
 enum knob_type { KNOB_SIZE, KNOB_BOOL, KNOB_STRING };

@@ -1,11 +1,11 @@
 /* Error reports carry the PE, the routine, the bad value and a hint. */
+#include "runtime.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include "runtime.h"
 
 unsigned log_mask;
 
@@ -26,8 +26,10 @@ int log_configure(const char *spec, char *err, size_t errlen)
             if (!strcmp(tok, log_categories[i].name))
                 bits = log_categories[i].bits;
         if (!bits) {
-            snprintf(err, errlen, "unknown category '%s' in SHMEM_LOG: expected init, mem, rma "
-                     "or all, separated by commas", tok);
+            snprintf(err, errlen,
+                     "unknown category '%s' in SHMEM_LOG: expected init, mem, rma "
+                     "or all, separated by commas",
+                     tok);
             return -1;
         }
         log_mask |= bits;

@@ -1,10 +1,10 @@
 /* Symmetric memory management on the default space (1.6 section 9.3). Allocation is collective:
  * every PE runs the same deterministic allocator on the same calls, so offsets agree without
  * communication, and an out-of-memory result is the same on every PE. */
+#include "runtime.h"
+
 #include <pthread.h>
 #include <string.h>
-
-#include "runtime.h"
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -1,7 +1,7 @@
-#include <sched.h>
-
 #include "../transports/transport.h"
 #include "runtime.h"
+
+#include <sched.h>
 
 /* Spinning a little catches a peer that answers within a few hundred nanoseconds; after that the
  * CPU is handed over, because with more PEs than cores the peer we wait for may need this core. */

@@ -1,11 +1,12 @@
 /* Remote memory access (1.6 section 9.5): put, get, p, g, strided and blocked-strided forms,
  * non-blocking forms and put-with-signal. One core routine per operation; every typed, sized and
  * context form is generated from the type tables in shmem.h. */
-#include <string.h>
+#include "rma.h"
 
 #include "../transports/transport.h"
 #include "amo.h"
-#include "rma.h"
+
+#include <string.h>
 
 void rma_report_bad_pe(const char *routine, int pe)
 {
@@ -122,94 +123,94 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
 #define TYPED_NAME(CTX, N, OP, SUFFIX) shmem_##CTX##N##_##OP##SUFFIX
 #define SIZED_NAME(CTX, N, OP, SUFFIX) shmem_##CTX##OP##N##SUFFIX
 
-#define GEN_CONTIGUOUS(FN, CTX_FN, T, ELEM, OP, NBI)                                         \
-    void CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe)            \
-    {                                                                                        \
-        rma_##OP(ctx, STRINGIFY(FN), dest, source, nelems * (ELEM), pe, NBI);                          \
-    }                                                                                        \
-    void FN(T *dest, const T *source, size_t nelems, int pe)                                 \
-    {                                                                                        \
-        rma_##OP(SHMEM_CTX_DEFAULT, STRINGIFY(FN), dest, source, nelems * (ELEM), pe, NBI);            \
+#define GEN_CONTIGUOUS(FN, CTX_FN, T, ELEM, OP, NBI)                                               \
+    void CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe)                  \
+    {                                                                                              \
+        rma_##OP(ctx, STRINGIFY(FN), dest, source, nelems *(ELEM), pe, NBI);                       \
+    }                                                                                              \
+    void FN(T *dest, const T *source, size_t nelems, int pe)                                       \
+    {                                                                                              \
+        rma_##OP(SHMEM_CTX_DEFAULT, STRINGIFY(FN), dest, source, nelems *(ELEM), pe, NBI);         \
     }
 
-#define GEN_SIGNAL(FN, CTX_FN, T, ELEM, NBI)                                                 \
-    void CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr, \
-                uint64_t signal, int sig_op, int pe)                                         \
-    {                                                                                        \
-        rma_put_signal(ctx, STRINGIFY(FN), dest, source, nelems * (ELEM), sig_addr, signal, sig_op, pe, \
-                       NBI);                                                                 \
-    }                                                                                        \
-    void FN(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,    \
-            int sig_op, int pe)                                                              \
-    {                                                                                        \
-        CTX_FN(SHMEM_CTX_DEFAULT, dest, source, nelems, sig_addr, signal, sig_op, pe);       \
+#define GEN_SIGNAL(FN, CTX_FN, T, ELEM, NBI)                                                       \
+    void CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, uint64_t *sig_addr,      \
+                uint64_t signal, int sig_op, int pe)                                               \
+    {                                                                                              \
+        rma_put_signal(ctx, STRINGIFY(FN), dest, source, nelems *(ELEM), sig_addr, signal, sig_op, \
+                       pe, NBI);                                                                   \
+    }                                                                                              \
+    void FN(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,          \
+            int sig_op, int pe)                                                                    \
+    {                                                                                              \
+        CTX_FN(SHMEM_CTX_DEFAULT, dest, source, nelems, sig_addr, signal, sig_op, pe);             \
     }
 
 /* ibput/ibget and their bsize == 1 case, iput/iget. */
-#define GEN_BLOCKS(IB_FN, IB_CTX_FN, I_FN, I_CTX_FN, T, ELEM, OP)                            \
-    void IB_CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,  \
-                   size_t bsize, size_t nblocks, int pe)                                     \
-    {                                                                                        \
-        struct rma_blocks b = {ELEM, bsize, nblocks, dst, sst};                              \
-        rma_##OP##_blocks(ctx, STRINGIFY(IB_FN), (char *)dest, (const char *)source, b, pe);           \
-    }                                                                                        \
-    void IB_FN(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,         \
-               size_t nblocks, int pe)                                                       \
-    {                                                                                        \
-        IB_CTX_FN(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, pe);            \
-    }                                                                                        \
-    void I_CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,   \
-                  size_t nelems, int pe)                                                     \
-    {                                                                                        \
-        struct rma_blocks b = {ELEM, 1, nelems, dst, sst};                                   \
-        rma_##OP##_blocks(ctx, STRINGIFY(I_FN), (char *)dest, (const char *)source, b, pe);            \
-    }                                                                                        \
-    void I_FN(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe) \
-    {                                                                                        \
-        I_CTX_FN(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, pe);                     \
+#define GEN_BLOCKS(IB_FN, IB_CTX_FN, I_FN, I_CTX_FN, T, ELEM, OP)                                  \
+    void IB_CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,        \
+                   size_t bsize, size_t nblocks, int pe)                                           \
+    {                                                                                              \
+        struct rma_blocks b = {ELEM, bsize, nblocks, dst, sst};                                    \
+        rma_##OP##_blocks(ctx, STRINGIFY(IB_FN), (char *)dest, (const char *)source, b, pe);       \
+    }                                                                                              \
+    void IB_FN(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,               \
+               size_t nblocks, int pe)                                                             \
+    {                                                                                              \
+        IB_CTX_FN(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, pe);                  \
+    }                                                                                              \
+    void I_CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst,         \
+                  size_t nelems, int pe)                                                           \
+    {                                                                                              \
+        struct rma_blocks b = {ELEM, 1, nelems, dst, sst};                                         \
+        rma_##OP##_blocks(ctx, STRINGIFY(I_FN), (char *)dest, (const char *)source, b, pe);        \
+    }                                                                                              \
+    void I_FN(T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int pe)       \
+    {                                                                                              \
+        I_CTX_FN(SHMEM_CTX_DEFAULT, dest, source, dst, sst, nelems, pe);                           \
     }
 
-#define GEN_CONTIGUOUS_FAMILY(NAMER, N, T, ELEM)                                             \
-    GEN_CONTIGUOUS(NAMER(, N, put, ), NAMER(ctx_, N, put, ), T, ELEM, put, 0)                \
-    GEN_CONTIGUOUS(NAMER(, N, get, ), NAMER(ctx_, N, get, ), T, ELEM, get, 0)                \
-    GEN_CONTIGUOUS(NAMER(, N, put, _nbi), NAMER(ctx_, N, put, _nbi), T, ELEM, put, 1)        \
-    GEN_CONTIGUOUS(NAMER(, N, get, _nbi), NAMER(ctx_, N, get, _nbi), T, ELEM, get, 1)        \
-    GEN_SIGNAL(NAMER(, N, put, _signal), NAMER(ctx_, N, put, _signal), T, ELEM, 0)           \
+#define GEN_CONTIGUOUS_FAMILY(NAMER, N, T, ELEM)                                                   \
+    GEN_CONTIGUOUS(NAMER(, N, put, ), NAMER(ctx_, N, put, ), T, ELEM, put, 0)                      \
+    GEN_CONTIGUOUS(NAMER(, N, get, ), NAMER(ctx_, N, get, ), T, ELEM, get, 0)                      \
+    GEN_CONTIGUOUS(NAMER(, N, put, _nbi), NAMER(ctx_, N, put, _nbi), T, ELEM, put, 1)              \
+    GEN_CONTIGUOUS(NAMER(, N, get, _nbi), NAMER(ctx_, N, get, _nbi), T, ELEM, get, 1)              \
+    GEN_SIGNAL(NAMER(, N, put, _signal), NAMER(ctx_, N, put, _signal), T, ELEM, 0)                 \
     GEN_SIGNAL(NAMER(, N, put, _signal_nbi), NAMER(ctx_, N, put, _signal_nbi), T, ELEM, 1)
 
-#define GEN_STRIDED_FAMILY(NAMER, N, T, ELEM)                                                \
-    GEN_BLOCKS(NAMER(, N, ibput, ), NAMER(ctx_, N, ibput, ), NAMER(, N, iput, ),             \
-               NAMER(ctx_, N, iput, ), T, ELEM, put)                                         \
-    GEN_BLOCKS(NAMER(, N, ibget, ), NAMER(ctx_, N, ibget, ), NAMER(, N, iget, ),             \
+#define GEN_STRIDED_FAMILY(NAMER, N, T, ELEM)                                                      \
+    GEN_BLOCKS(NAMER(, N, ibput, ), NAMER(ctx_, N, ibput, ), NAMER(, N, iput, ),                   \
+               NAMER(ctx_, N, iput, ), T, ELEM, put)                                               \
+    GEN_BLOCKS(NAMER(, N, ibget, ), NAMER(ctx_, N, ibget, ), NAMER(, N, iget, ),                   \
                NAMER(ctx_, N, iget, ), T, ELEM, get)
 
-#define DEFINE_TYPED_RMA(T, N, ...)                                                          \
-    GEN_CONTIGUOUS_FAMILY(TYPED_NAME, N, T, sizeof(T))                                       \
-    GEN_STRIDED_FAMILY(TYPED_NAME, N, T, sizeof(T))                                          \
-    void shmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe)                        \
-    {                                                                                        \
-        rma_put(ctx, "shmem_" #N "_p", dest, &value, sizeof(T), pe, 0);                      \
-    }                                                                                        \
-    void shmem_##N##_p(T *dest, T value, int pe)                                             \
-    {                                                                                        \
-        rma_put(SHMEM_CTX_DEFAULT, "shmem_" #N "_p", dest, &value, sizeof(T), pe, 0);        \
-    }                                                                                        \
-    T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe)                            \
-    {                                                                                        \
-        T value;                                                                             \
-        rma_get(ctx, "shmem_" #N "_g", &value, source, sizeof(T), pe, 0);                    \
-        return value;                                                                        \
-    }                                                                                        \
-    T shmem_##N##_g(const T *source, int pe)                                                 \
-    {                                                                                        \
-        T value;                                                                             \
-        rma_get(SHMEM_CTX_DEFAULT, "shmem_" #N "_g", &value, source, sizeof(T), pe, 0);      \
-        return value;                                                                        \
+#define DEFINE_TYPED_RMA(T, N, ...)                                                                \
+    GEN_CONTIGUOUS_FAMILY(TYPED_NAME, N, T, sizeof(T))                                             \
+    GEN_STRIDED_FAMILY(TYPED_NAME, N, T, sizeof(T))                                                \
+    void shmem_ctx_##N##_p(shmem_ctx_t ctx, T *dest, T value, int pe)                              \
+    {                                                                                              \
+        rma_put(ctx, "shmem_" #N "_p", dest, &value, sizeof(T), pe, 0);                            \
+    }                                                                                              \
+    void shmem_##N##_p(T *dest, T value, int pe)                                                   \
+    {                                                                                              \
+        rma_put(SHMEM_CTX_DEFAULT, "shmem_" #N "_p", dest, &value, sizeof(T), pe, 0);              \
+    }                                                                                              \
+    T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe)                                  \
+    {                                                                                              \
+        T value;                                                                                   \
+        rma_get(ctx, "shmem_" #N "_g", &value, source, sizeof(T), pe, 0);                          \
+        return value;                                                                              \
+    }                                                                                              \
+    T shmem_##N##_g(const T *source, int pe)                                                       \
+    {                                                                                              \
+        T value;                                                                                   \
+        rma_get(SHMEM_CTX_DEFAULT, "shmem_" #N "_g", &value, source, sizeof(T), pe, 0);            \
+        return value;                                                                              \
     }
 STRATA_RMA_TYPES(DEFINE_TYPED_RMA)
 
-#define DEFINE_SIZED_RMA(BITS, BYTES)                                                        \
-    GEN_CONTIGUOUS_FAMILY(SIZED_NAME, BITS, void, BYTES)                                     \
+#define DEFINE_SIZED_RMA(BITS, BYTES)                                                              \
+    GEN_CONTIGUOUS_FAMILY(SIZED_NAME, BITS, void, BYTES)                                           \
     GEN_STRIDED_FAMILY(SIZED_NAME, BITS, void, BYTES)
 STRATA_RMA_SIZES(DEFINE_SIZED_RMA)
 GEN_CONTIGUOUS_FAMILY(SIZED_NAME, mem, void, 1)

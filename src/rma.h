@@ -3,9 +3,9 @@
 #ifndef STRATA_RMA_H
 #define STRATA_RMA_H
 
-#include <stddef.h>
-
 #include "runtime.h"
+
+#include <stddef.h>
 
 struct rma_target {
     struct region *region;

@@ -2,12 +2,12 @@
 #ifndef STRATA_RUNTIME_H
 #define STRATA_RUNTIME_H
 
-#include <shmem.h>
-#include <stdint.h>
-
 #include "../spaces/space.h"
 #include "bootstrap/boot.h"
 #include "knobs.h"
+
+#include <shmem.h>
+#include <stdint.h>
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -42,10 +42,10 @@ extern unsigned log_mask;
 int log_configure(const char *spec, char *err, size_t errlen);
 void log_event(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* One line per event, prefixed with PE, host, pid and time, when the category is enabled. */
-#define LOG(CATEGORY, routine, ...)                                                          \
-    do {                                                                                     \
-        if (unlikely(log_mask & (CATEGORY)))                                                 \
-            log_event(routine, __VA_ARGS__);                                                 \
+#define LOG(CATEGORY, routine, ...)                                                                \
+    do {                                                                                           \
+        if (unlikely(log_mask & (CATEGORY)))                                                       \
+            log_event(routine, __VA_ARGS__);                                                       \
     } while (0)
 
 /* Reports a misuse in routine on this PE. */

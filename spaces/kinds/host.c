@@ -42,13 +42,13 @@ size_t kind_base_alignment(size_t size)
 static void *host_map_aligned(int fd, size_t size)
 {
     size_t align = kind_base_alignment(size), len = size ? size : 1;
-    char *reserved = mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                          -1, 0);
+    char *reserved =
+        mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (reserved == MAP_FAILED)
         return MAP_FAILED;
     char *aligned = (char *)(((uintptr_t)reserved + align - 1) & ~(uintptr_t)(align - 1));
-    void *base = mmap(aligned, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED,
-                      fd, 0);
+    void *base =
+        mmap(aligned, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
     if (aligned > reserved)
         munmap(reserved, (size_t)(aligned - reserved));
     size_t tail = (size_t)(reserved + len + align - (aligned + len));
@@ -78,8 +78,8 @@ static void *host_map_peer(const char *name, size_t size)
     int fd = shm_open(name, O_RDWR, 0);
     if (fd < 0)
         return NULL;
-    void *addr = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
-                      fd, 0);
+    void *addr =
+        mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     close(fd);
     return addr == MAP_FAILED ? NULL : addr;
 }

@@ -10,9 +10,9 @@ struct boot_info {
     int size;
     int local_rank;
     int local_size;
-    int *local_peers;  /* world ranks on this node, ascending, local_size entries */
-    int singleton;     /* no process manager: one PE */
-    char job_id[256];  /* unique per job; names the job's shared-memory files */
+    int *local_peers; /* world ranks on this node, ascending, local_size entries */
+    int singleton;    /* no process manager: one PE */
+    char job_id[256]; /* unique per job; names the job's shared-memory files */
 };
 
 /* Connects to the process manager, or falls back to a singleton. Returns 0 or -1. */

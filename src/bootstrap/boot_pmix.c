@@ -84,7 +84,8 @@ int boot_init(struct boot_info *info)
     boot_connected = 1;
     unsigned long size, local_rank, local_size;
     pmix_rank_t wild = PMIX_RANK_WILDCARD;
-    if (boot_get_uint(PMIX_JOB_SIZE, wild, &size) || boot_get_uint(PMIX_LOCAL_SIZE, wild, &local_size) ||
+    if (boot_get_uint(PMIX_JOB_SIZE, wild, &size) ||
+        boot_get_uint(PMIX_LOCAL_SIZE, wild, &local_size) ||
         boot_get_uint(PMIX_LOCAL_RANK, boot_self.rank, &local_rank)) {
         fprintf(stderr, "Strata: PMIx did not provide job size, local size and local rank\n");
         return -1;

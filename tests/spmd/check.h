@@ -10,21 +10,21 @@
 
 static int check_failures;
 
-#define CHECK(cond, ...)                                                                 \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            if (check_failures++ < 20) {                                                 \
-                fprintf(stderr, "PE %d: %s:%d: check failed: %s: ", shmem_my_pe(),       \
-                        __FILE__, __LINE__, #cond);                                      \
-                fprintf(stderr, __VA_ARGS__);                                            \
-                fputc('\n', stderr);                                                     \
-            }                                                                            \
-        }                                                                                \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            if (check_failures++ < 20) {                                                           \
+                fprintf(stderr, "PE %d: %s:%d: check failed: %s: ", shmem_my_pe(), __FILE__,       \
+                        __LINE__, #cond);                                                          \
+                fprintf(stderr, __VA_ARGS__);                                                      \
+                fputc('\n', stderr);                                                               \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 
 /* Compare two integers and print both on failure. */
-#define CHECK_EQ(seen, expected)                                                         \
-    CHECK((long long)(seen) == (long long)(expected), "expected %lld, saw %lld",         \
+#define CHECK_EQ(seen, expected)                                                                   \
+    CHECK((long long)(seen) == (long long)(expected), "expected %lld, saw %lld",                   \
           (long long)(expected), (long long)(seen))
 
 static inline int check_finish(void)

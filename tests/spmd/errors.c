@@ -1,8 +1,8 @@
 /* Misuse on demand, for tests/spmd/errors.sh: each mode commits one error that the library must
  * report with the routine, the PE and the bad value. */
-#include <string.h>
-
 #include "check.h"
+
+#include <string.h>
 
 int main(int argc, char **argv)
 {

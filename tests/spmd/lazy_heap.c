@@ -1,8 +1,8 @@
 /* The heap is reserved up front and committed as it is touched: with SHMEM_SYMMETRIC_SIZE=4G a
  * PE's resident set stays small, even after a 1 GiB allocation of which one page is used. */
-#include <string.h>
-
 #include "check.h"
+
+#include <string.h>
 
 static long resident_kib(void)
 {
@@ -33,8 +33,7 @@ int main(void)
         shmem_barrier_all();
         CHECK(block[size - 1] == (char)((me + n - 1) % n + 1), "last byte written by a peer");
         long after_use = resident_kib();
-        CHECK(after_use < 64 * 1024, "RSS after touching 1 GiB at two pages: %ld KiB",
-              after_use);
+        CHECK(after_use < 64 * 1024, "RSS after touching 1 GiB at two pages: %ld KiB", after_use);
     }
     shmem_free(block);
     return check_finish();

@@ -1,9 +1,9 @@
 /* 1.6 section 9.3: malloc, calloc, align, realloc, free, malloc_with_hints and the deprecated
  * names. Offsets are symmetric, out-of-memory gives NULL on every PE, and the heap survives
  * fragmentation and exhaustion. */
-#include <string.h>
-
 #include "check.h"
+
+#include <string.h>
 
 static long offsets[64];
 static long votes[64];

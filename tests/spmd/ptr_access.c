@@ -1,9 +1,9 @@
 /* 1.6 sections 9.1.7-9.1.8 and 9.2.1: shmem_ptr gives load/store access to PEs on this node
  * (all of them here, unless SHMEM_NODE_DIRECT=0 makes them go through the transport);
  * addr_accessible and pe_accessible. */
-#include <string.h>
-
 #include "check.h"
+
+#include <string.h>
 
 static int global_array[8];
 

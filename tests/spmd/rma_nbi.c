@@ -1,38 +1,38 @@
 /* 1.6 sections 9.5.9-9.5.10: put_nbi and get_nbi complete by shmem_quiet. Many operations to
  * every PE are outstanding at once before the quiet. */
-#include <string.h>
-
 #include "check.h"
+
+#include <string.h>
 
 #define N 16
 #define VALUE(T, pe, i) ((T)((pe)*10 + (i) % 9 + 1))
 
-#define TEST_TYPE(T, NAME, ...)                                                              \
-    static void test_##NAME(int me, int n)                                                   \
-    {                                                                                        \
-        /* row p of dest receives PE p's data */                                             \
-        T *dest = shmem_calloc((size_t)n * N, sizeof(T)), *src = shmem_malloc(N * sizeof(T)); \
-        T *got = malloc((size_t)n * N * sizeof(T));                                          \
-        for (int i = 0; i < N; i++)                                                          \
-            src[i] = VALUE(T, me, i);                                                        \
-        shmem_barrier_all();                                                                 \
-        for (int pe = 0; pe < n; pe++)                                                       \
-            shmem_##NAME##_put_nbi(dest + me * N, src, N, pe);                               \
-        shmem_quiet();                                                                       \
-        shmem_barrier_all();                                                                 \
-        for (int p = 0; p < n; p++)                                                          \
-            for (int i = 0; i < N; i++)                                                      \
-                CHECK(dest[p * N + i] == VALUE(T, p, i), #NAME "_put_nbi row %d [%d]", p, i); \
-        for (int pe = 0; pe < n; pe++)                                                       \
-            shmem_ctx_##NAME##_get_nbi(SHMEM_CTX_DEFAULT, got + pe * N, src, N, pe);         \
-        shmem_quiet();                                                                       \
-        for (int p = 0; p < n; p++)                                                          \
-            for (int i = 0; i < N; i++)                                                      \
-                CHECK(got[p * N + i] == VALUE(T, p, i), #NAME "_get_nbi row %d [%d]", p, i); \
-        shmem_barrier_all();                                                                 \
-        free(got);                                                                           \
-        shmem_free(src);                                                                     \
-        shmem_free(dest);                                                                    \
+#define TEST_TYPE(T, NAME, ...)                                                                    \
+    static void test_##NAME(int me, int n)                                                         \
+    {                                                                                              \
+        /* row p of dest receives PE p's data */                                                   \
+        T *dest = shmem_calloc((size_t)n * N, sizeof(T)), *src = shmem_malloc(N * sizeof(T));      \
+        T *got = malloc((size_t)n * N * sizeof(T));                                                \
+        for (int i = 0; i < N; i++)                                                                \
+            src[i] = VALUE(T, me, i);                                                              \
+        shmem_barrier_all();                                                                       \
+        for (int pe = 0; pe < n; pe++)                                                             \
+            shmem_##NAME##_put_nbi(dest + me * N, src, N, pe);                                     \
+        shmem_quiet();                                                                             \
+        shmem_barrier_all();                                                                       \
+        for (int p = 0; p < n; p++)                                                                \
+            for (int i = 0; i < N; i++)                                                            \
+                CHECK(dest[p * N + i] == VALUE(T, p, i), #NAME "_put_nbi row %d [%d]", p, i);      \
+        for (int pe = 0; pe < n; pe++)                                                             \
+            shmem_ctx_##NAME##_get_nbi(SHMEM_CTX_DEFAULT, got + pe * N, src, N, pe);               \
+        shmem_quiet();                                                                             \
+        for (int p = 0; p < n; p++)                                                                \
+            for (int i = 0; i < N; i++)                                                            \
+                CHECK(got[p * N + i] == VALUE(T, p, i), #NAME "_get_nbi row %d [%d]", p, i);       \
+        shmem_barrier_all();                                                                       \
+        free(got);                                                                                 \
+        shmem_free(src);                                                                           \
+        shmem_free(dest);                                                                          \
     }
 STRATA_RMA_TYPES(TEST_TYPE)
 

@@ -4,26 +4,26 @@
 
 #define VALUE(T, pe) ((T)(((T)3 / (T)2) + (T)(pe)*7)) /* 1.5 + 7pe, or 1 + 7pe for integers */
 
-#define TEST_TYPE(T, NAME, ...)                                                              \
-    static T NAME##_target[2];                                                               \
-    static void test_##NAME(int me, int n)                                                   \
-    {                                                                                        \
-        int right = (me + 1) % n, left = (me + n - 1) % n;                                   \
-        shmem_##NAME##_p(&NAME##_target[0], VALUE(T, me), right);                            \
-        shmem_ctx_##NAME##_p(SHMEM_CTX_DEFAULT, &NAME##_target[1], VALUE(T, me + 1), left);  \
-        shmem_barrier_all();                                                                 \
-        CHECK(NAME##_target[0] == VALUE(T, left), #NAME "_p from PE %d", left);              \
-        CHECK(NAME##_target[1] == VALUE(T, right + 1), #NAME " ctx_p from PE %d", right);    \
-        T a = shmem_##NAME##_g(&NAME##_target[0], right);                                    \
-        T b = shmem_ctx_##NAME##_g(SHMEM_CTX_DEFAULT, &NAME##_target[1], left);              \
-        CHECK(a == VALUE(T, me), #NAME "_g of PE %d", right);                                \
-        CHECK(b == VALUE(T, me + 1), #NAME " ctx_g of PE %d", left);                         \
-        T *heap = shmem_malloc(sizeof(T));                                                   \
-        *heap = VALUE(T, me + 2);                                                            \
-        shmem_barrier_all();                                                                 \
-        CHECK(shmem_##NAME##_g(heap, right) == VALUE(T, right + 2), #NAME "_g on the heap"); \
-        shmem_barrier_all();                                                                 \
-        shmem_free(heap);                                                                    \
+#define TEST_TYPE(T, NAME, ...)                                                                    \
+    static T NAME##_target[2];                                                                     \
+    static void test_##NAME(int me, int n)                                                         \
+    {                                                                                              \
+        int right = (me + 1) % n, left = (me + n - 1) % n;                                         \
+        shmem_##NAME##_p(&NAME##_target[0], VALUE(T, me), right);                                  \
+        shmem_ctx_##NAME##_p(SHMEM_CTX_DEFAULT, &NAME##_target[1], VALUE(T, me + 1), left);        \
+        shmem_barrier_all();                                                                       \
+        CHECK(NAME##_target[0] == VALUE(T, left), #NAME "_p from PE %d", left);                    \
+        CHECK(NAME##_target[1] == VALUE(T, right + 1), #NAME " ctx_p from PE %d", right);          \
+        T a = shmem_##NAME##_g(&NAME##_target[0], right);                                          \
+        T b = shmem_ctx_##NAME##_g(SHMEM_CTX_DEFAULT, &NAME##_target[1], left);                    \
+        CHECK(a == VALUE(T, me), #NAME "_g of PE %d", right);                                      \
+        CHECK(b == VALUE(T, me + 1), #NAME " ctx_g of PE %d", left);                               \
+        T *heap = shmem_malloc(sizeof(T));                                                         \
+        *heap = VALUE(T, me + 2);                                                                  \
+        shmem_barrier_all();                                                                       \
+        CHECK(shmem_##NAME##_g(heap, right) == VALUE(T, right + 2), #NAME "_g on the heap");       \
+        shmem_barrier_all();                                                                       \
+        shmem_free(heap);                                                                          \
     }
 STRATA_RMA_TYPES(TEST_TYPE)
 

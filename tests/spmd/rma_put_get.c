@@ -1,51 +1,51 @@
 /* 1.6 section 9.5.1-9.5.2: shmem_put and shmem_get for every standard RMA type, their context
  * forms, and putmem/getmem at odd sizes and offsets. Each PE writes to its right neighbour and
  * reads from it, then checks the values carry the right PE's signature. */
-#include <string.h>
-
 #include "check.h"
+
+#include <string.h>
 
 #define N 10
 #define VALUE(T, pe, i) ((T)((pe)*10 + (i) + 1))
 
-#define TEST_TYPE(T, NAME, ...)                                                              \
-    static void test_##NAME(int me, int n)                                                   \
-    {                                                                                        \
-        T *dest = shmem_calloc(N + 1, sizeof(T)), *src = shmem_malloc(N * sizeof(T));        \
-        T got[N];                                                                            \
-        int right = (me + 1) % n, left = (me + n - 1) % n;                                   \
-        for (int i = 0; i < N; i++)                                                          \
-            src[i] = VALUE(T, me, i);                                                        \
-        shmem_barrier_all();                                                                 \
-        shmem_##NAME##_put(dest, src, N, right);                                             \
-        shmem_barrier_all();                                                                 \
-        for (int i = 0; i < N; i++)                                                          \
-            CHECK(dest[i] == VALUE(T, left, i), #NAME "_put: dest[%d] from PE %d", i, left); \
-        CHECK(dest[N] == 0, #NAME "_put wrote past nelems");                                 \
-        shmem_##NAME##_get(got, src, N, right);                                              \
-        for (int i = 0; i < N; i++)                                                          \
-            CHECK(got[i] == VALUE(T, right, i), #NAME "_get: got[%d] from PE %d", i, right); \
-        shmem_barrier_all();                                                                 \
-        memset(dest, 0, (N + 1) * sizeof(T));                                                \
-        shmem_barrier_all();                                                                 \
-        shmem_ctx_##NAME##_put(SHMEM_CTX_DEFAULT, dest, src, N, left);                       \
-        shmem_barrier_all();                                                                 \
-        for (int i = 0; i < N; i++)                                                          \
-            CHECK(dest[i] == VALUE(T, right, i), #NAME " ctx_put: dest[%d]", i);             \
-        memset(got, 0, sizeof(got));                                                         \
-        shmem_ctx_##NAME##_get(SHMEM_CTX_DEFAULT, got, src, N, left);                        \
-        for (int i = 0; i < N; i++)                                                          \
-            CHECK(got[i] == VALUE(T, left, i), #NAME " ctx_get: got[%d]", i);                \
-        shmem_barrier_all();                                                                 \
-        /* nelems == 0 moves nothing */                                                      \
-        dest[0] = VALUE(T, 9, 0);                                                            \
-        shmem_barrier_all();                                                                 \
-        shmem_##NAME##_put(dest, src, 0, right);                                             \
-        shmem_##NAME##_get(got, src, 0, right);                                              \
-        shmem_barrier_all();                                                                 \
-        CHECK(dest[0] == VALUE(T, 9, 0), #NAME "_put of 0 elements changed dest");           \
-        shmem_free(src);                                                                     \
-        shmem_free(dest);                                                                    \
+#define TEST_TYPE(T, NAME, ...)                                                                    \
+    static void test_##NAME(int me, int n)                                                         \
+    {                                                                                              \
+        T *dest = shmem_calloc(N + 1, sizeof(T)), *src = shmem_malloc(N * sizeof(T));              \
+        T got[N];                                                                                  \
+        int right = (me + 1) % n, left = (me + n - 1) % n;                                         \
+        for (int i = 0; i < N; i++)                                                                \
+            src[i] = VALUE(T, me, i);                                                              \
+        shmem_barrier_all();                                                                       \
+        shmem_##NAME##_put(dest, src, N, right);                                                   \
+        shmem_barrier_all();                                                                       \
+        for (int i = 0; i < N; i++)                                                                \
+            CHECK(dest[i] == VALUE(T, left, i), #NAME "_put: dest[%d] from PE %d", i, left);       \
+        CHECK(dest[N] == 0, #NAME "_put wrote past nelems");                                       \
+        shmem_##NAME##_get(got, src, N, right);                                                    \
+        for (int i = 0; i < N; i++)                                                                \
+            CHECK(got[i] == VALUE(T, right, i), #NAME "_get: got[%d] from PE %d", i, right);       \
+        shmem_barrier_all();                                                                       \
+        memset(dest, 0, (N + 1) * sizeof(T));                                                      \
+        shmem_barrier_all();                                                                       \
+        shmem_ctx_##NAME##_put(SHMEM_CTX_DEFAULT, dest, src, N, left);                             \
+        shmem_barrier_all();                                                                       \
+        for (int i = 0; i < N; i++)                                                                \
+            CHECK(dest[i] == VALUE(T, right, i), #NAME " ctx_put: dest[%d]", i);                   \
+        memset(got, 0, sizeof(got));                                                               \
+        shmem_ctx_##NAME##_get(SHMEM_CTX_DEFAULT, got, src, N, left);                              \
+        for (int i = 0; i < N; i++)                                                                \
+            CHECK(got[i] == VALUE(T, left, i), #NAME " ctx_get: got[%d]", i);                      \
+        shmem_barrier_all();                                                                       \
+        /* nelems == 0 moves nothing */                                                            \
+        dest[0] = VALUE(T, 9, 0);                                                                  \
+        shmem_barrier_all();                                                                       \
+        shmem_##NAME##_put(dest, src, 0, right);                                                   \
+        shmem_##NAME##_get(got, src, 0, right);                                                    \
+        shmem_barrier_all();                                                                       \
+        CHECK(dest[0] == VALUE(T, 9, 0), #NAME "_put of 0 elements changed dest");                 \
+        shmem_free(src);                                                                           \
+        shmem_free(dest);                                                                          \
     }
 STRATA_RMA_TYPES(TEST_TYPE)
 
@@ -67,9 +67,8 @@ static void test_mem(int me, int n)
         shmem_barrier_all();
         size_t bad = 0;
         for (size_t i = 0; i < max; i++) {
-            unsigned char expect = i >= off && i < off + len
-                                       ? (unsigned char)(i * 7 + (size_t)left * 31)
-                                       : 0xEE;
+            unsigned char expect =
+                i >= off && i < off + len ? (unsigned char)(i * 7 + (size_t)left * 31) : 0xEE;
             bad += dest[i] != expect;
         }
         CHECK(bad == 0, "putmem of %zu bytes at offset %zu: %zu wrong bytes", len, off, bad);

@@ -1,8 +1,8 @@
 /* 1.6 section 9.8: put-with-signal delivers the data before the signal; signal_add accumulates
  * exactly; signal_set replaces; signal_fetch reads. Sized, mem, context and nbi forms. */
-#include <string.h>
-
 #include "check.h"
+
+#include <string.h>
 
 #define N 100
 
@@ -16,30 +16,30 @@ static void wait_signal_at_least(uint64_t value)
         ;
 }
 
-#define TEST_TYPE(T, NAME, ...)                                                              \
-    static void test_##NAME(int me, int n)                                                   \
-    {                                                                                        \
-        T *dest = shmem_calloc(N, sizeof(T)), *src = malloc(N * sizeof(T));                  \
-        int right = (me + 1) % n, left = (me + n - 1) % n;                                   \
-        for (int i = 0; i < N; i++)                                                          \
-            src[i] = (T)(me + i % 50 + 1);                                                   \
-        sig = 0;                                                                             \
-        shmem_barrier_all();                                                                 \
-        shmem_##NAME##_put_signal(dest, src, N, &sig, 1, SHMEM_SIGNAL_SET, right);           \
-        wait_signal_at_least(1);                                                             \
-        for (int i = 0; i < N; i++)                                                          \
-            CHECK(dest[i] == (T)(left + i % 50 + 1), #NAME "_put_signal data [%d]", i);      \
-        shmem_barrier_all();                                                                 \
-        shmem_ctx_##NAME##_put_signal_nbi(SHMEM_CTX_DEFAULT, dest, src, N / 2, &sig, 2,      \
-                                          SHMEM_SIGNAL_ADD, left);                           \
-        shmem_quiet();                                                                       \
-        wait_signal_at_least(3);                                                             \
-        CHECK(shmem_signal_fetch(&sig) == 3, #NAME ": set 1 then add 2 gives 3");            \
-        for (int i = 0; i < N / 2; i++)                                                      \
-            CHECK(dest[i] == (T)(right + i % 50 + 1), #NAME "_put_signal_nbi data [%d]", i); \
-        shmem_barrier_all();                                                                 \
-        free(src);                                                                           \
-        shmem_free(dest);                                                                    \
+#define TEST_TYPE(T, NAME, ...)                                                                    \
+    static void test_##NAME(int me, int n)                                                         \
+    {                                                                                              \
+        T *dest = shmem_calloc(N, sizeof(T)), *src = malloc(N * sizeof(T));                        \
+        int right = (me + 1) % n, left = (me + n - 1) % n;                                         \
+        for (int i = 0; i < N; i++)                                                                \
+            src[i] = (T)(me + i % 50 + 1);                                                         \
+        sig = 0;                                                                                   \
+        shmem_barrier_all();                                                                       \
+        shmem_##NAME##_put_signal(dest, src, N, &sig, 1, SHMEM_SIGNAL_SET, right);                 \
+        wait_signal_at_least(1);                                                                   \
+        for (int i = 0; i < N; i++)                                                                \
+            CHECK(dest[i] == (T)(left + i % 50 + 1), #NAME "_put_signal data [%d]", i);            \
+        shmem_barrier_all();                                                                       \
+        shmem_ctx_##NAME##_put_signal_nbi(SHMEM_CTX_DEFAULT, dest, src, N / 2, &sig, 2,            \
+                                          SHMEM_SIGNAL_ADD, left);                                 \
+        shmem_quiet();                                                                             \
+        wait_signal_at_least(3);                                                                   \
+        CHECK(shmem_signal_fetch(&sig) == 3, #NAME ": set 1 then add 2 gives 3");                  \
+        for (int i = 0; i < N / 2; i++)                                                            \
+            CHECK(dest[i] == (T)(right + i % 50 + 1), #NAME "_put_signal_nbi data [%d]", i);       \
+        shmem_barrier_all();                                                                       \
+        free(src);                                                                                 \
+        shmem_free(dest);                                                                          \
     }
 STRATA_RMA_TYPES(TEST_TYPE)
 

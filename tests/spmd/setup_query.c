@@ -1,8 +1,8 @@
 /* 1.6 section 9.1: init_thread, query_thread, query_initialized, repeated init/finalize
  * (the last finalize releases), version and name, pcontrol, pe_accessible. */
-#include <string.h>
-
 #include "check.h"
+
+#include <string.h>
 
 int main(void)
 {

@@ -1,11 +1,11 @@
 /* The symmetric allocator: alignment, exhaustion, coalescing, resize, determinism, and a random
  * sequence checked against a simple model (no overlap, inside the heap, used bytes add up). */
+#include "heap.h"
+#include "unit.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "heap.h"
-#include "unit.h"
 
 #define HEAP_SIZE (1u << 24)
 

@@ -1,10 +1,10 @@
 /* Size parsing and knob reading (1.6 section 8: SHMEM_SYMMETRIC_SIZE accepts k/K/m/M/g/G/t/T). */
+#include "../../src/knobs.h"
+#include "unit.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "../../src/knobs.h"
-#include "unit.h"
 
 static void check_size(const char *text, int ok, size_t expected)
 {

@@ -1,9 +1,9 @@
 /* Pointer-to-region lookup: every address inside a region maps to it, every address outside
  * none, whatever the insertion order and after removals. */
-#include <stdlib.h>
-
 #include "space.h"
 #include "unit.h"
+
+#include <stdlib.h>
 
 #define N_REGIONS 9
 

@@ -6,16 +6,16 @@
 
 static int unit_passed, unit_failed;
 
-#define UNIT_CHECK(cond, ...)                                                                \
-    do {                                                                                     \
-        if (cond) {                                                                          \
-            unit_passed++;                                                                   \
-        } else {                                                                             \
-            unit_failed++;                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);         \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-        }                                                                                    \
+#define UNIT_CHECK(cond, ...)                                                                      \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            unit_passed++;                                                                         \
+        } else {                                                                                   \
+            unit_failed++;                                                                         \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
     } while (0)
 
 static inline int unit_finish(const char *name)

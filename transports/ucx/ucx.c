@@ -13,7 +13,7 @@
 #define UCX_BLOB_MAX 4096
 
 struct ucx_remote_region {
-    uint64_t base;  /* the region's address in the peer's process */
+    uint64_t base;   /* the region's address in the peer's process */
     ucp_rkey_h rkey; /* NULL until first use */
 };
 
@@ -302,9 +302,9 @@ int transport_atomic(struct transport *t, enum transport_amo op, int pe, int id,
     if (size == 4) {
         uint32_t operand32 = (uint32_t)operand, reply32 = (uint32_t)reply;
         param.reply_buffer = fetching ? (void *)&reply32 : NULL;
-        int rc = ucx_wait(t, ucp_atomic_op_nbx(ep, ucx_amo_opcode[op], &operand32, 1, addr, rkey,
-                                                &param),
-                          "ucp_atomic_op_nbx");
+        int rc = ucx_wait(
+            t, ucp_atomic_op_nbx(ep, ucx_amo_opcode[op], &operand32, 1, addr, rkey, &param),
+            "ucp_atomic_op_nbx");
         if (fetch)
             memcpy(fetch, &reply32, 4);
         return rc;
