@@ -600,7 +600,10 @@ int main(int argc, char **argv)
         if (start_pe(r, &original))
             fail(1, "cannot start PE %d", r);
     supervise(&waited);
-    /* From here a SIGTERM must end oshrun even if cleanup blocks. */
+    /* From here a SIGTERM must end oshrun even if cleanup blocks; a late abort notice or alarm
+     * must not. */
+    signal(SIGUSR1, SIG_IGN);
+    signal(SIGALRM, SIG_IGN);
     sigprocmask(SIG_SETMASK, &original, NULL);
     cleanup(1);
     return job.status;
