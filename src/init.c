@@ -44,9 +44,7 @@ static void init_fail(const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    fprintf(stderr, "Strata: PE %d: shmem_init: ", rt.boot.rank);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
+    log_verror("shmem_init", fmt, args);
     va_end(args);
     boot_fence();
     boot_abort(1, "Strata: shmem_init failed");

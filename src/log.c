@@ -37,39 +37,45 @@ int log_configure(const char *spec, char *err, size_t errlen)
     return 0;
 }
 
-/* Every line carries the PE, host and pid, so lines from all PEs of a job can be told apart. */
-static void log_prefix(const char *tag, const char *routine)
+/* Every line carries the PE, host, pid and time, so lines from all PEs of a job can be told
+ * apart; it is written with one write(2), so lines of several PEs never interleave. */
+static void log_line(const char *tag, const char *routine, const char *fmt, va_list args)
 {
-    char host[64] = "";
+    char host[64] = "", line[2048];
     gethostname(host, sizeof(host) - 1);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    fprintf(stderr, "Strata%s: PE %d (%s, pid %d, %ld.%06ld): %s: ", tag, rt.my_pe, host,
-            (int)getpid(), (long)now.tv_sec, now.tv_nsec / 1000, routine);
-}
-
-static void log_vprint(const char *routine, const char *fmt, va_list args)
-{
-    log_prefix("", routine);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
+    int len =
+        snprintf(line, sizeof(line), "Strata%s: PE %d (%s, pid %d, %ld.%06ld): %s: ", tag, rt.my_pe,
+                 host, (int)getpid(), (long)now.tv_sec, now.tv_nsec / 1000, routine);
+    if (len < (int)sizeof(line) - 1)
+        len += vsnprintf(line + len, sizeof(line) - (size_t)len - 1, fmt, args);
+    if (len > (int)sizeof(line) - 2)
+        len = (int)sizeof(line) - 2;
+    line[len++] = '\n';
+    fflush(stdout);
+    if (write(STDERR_FILENO, line, (size_t)len) < 0)
+        return; /* nowhere left to report to */
 }
 
 void log_event(const char *routine, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    log_prefix(" log", routine);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
+    log_line(" log", routine, fmt, args);
     va_end(args);
+}
+
+void log_verror(const char *routine, const char *fmt, va_list args)
+{
+    log_line("", routine, fmt, args);
 }
 
 void log_error(const char *routine, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    log_vprint(routine, fmt, args);
+    log_verror(routine, fmt, args);
     va_end(args);
 }
 
@@ -77,7 +83,7 @@ void log_fatal(const char *routine, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    log_vprint(routine, fmt, args);
+    log_verror(routine, fmt, args);
     va_end(args);
     boot_abort(1, "Strata: fatal error");
 }

@@ -7,6 +7,7 @@
 #include "knobs.h"
 
 #include <shmem.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -49,6 +50,7 @@ void log_event(const char *routine, const char *fmt, ...) __attribute__((format(
     } while (0)
 
 /* Reports a misuse in routine on this PE. */
+void log_verror(const char *routine, const char *fmt, va_list args);
 void log_error(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reports, then ends the whole job (a state the program cannot continue from). */
 void log_fatal(const char *routine, const char *fmt, ...)

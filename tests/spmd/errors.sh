@@ -56,8 +56,8 @@ PE 1
 not returned by shmem_malloc
 P
 expect "malformed SHMEM_SYMMETRIC_SIZE" nonzero ok SHMEM_SYMMETRIC_SIZE=12Q <<'P'
-PE 0: shmem_init: invalid value '12Q' for SHMEM_SYMMETRIC_SIZE
-PE 1: shmem_init: invalid value '12Q' for SHMEM_SYMMETRIC_SIZE
+PE 0 .*shmem_init: invalid value '12Q' for SHMEM_SYMMETRIC_SIZE
+PE 1 .*shmem_init: invalid value '12Q' for SHMEM_SYMMETRIC_SIZE
 k/K, m/M, g/G or t/T
 P
 expect "unknown SHMEM_LOG category" nonzero ok SHMEM_LOG=rma,bogus <<'P'
