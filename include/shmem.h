@@ -104,7 +104,70 @@ extern shmem_ctx_t SHMEM_CTX_DEFAULT;
     X(size_t, size, __VA_ARGS__)                                                                   \
     X(ptrdiff_t, ptrdiff, __VA_ARGS__)
 
-/* X(BITS, BYTES, __VA_ARGS__): the sized RMA variants shmem_put8 ... shmem_put128. */
+/* X(TYPE, TYPENAME, ...) for the AMO tables (1.6 section 9.7) and the point-to-point table
+ * (section 9.10). The *_GENERIC_* lists hold the rows whose TYPE is distinct in C. */
+#define STRATA_AMO_STD_GENERIC_TYPES(X, ...)                                                       \
+    X(int, int, __VA_ARGS__)                                                                       \
+    X(long, long, __VA_ARGS__)                                                                     \
+    X(long long, longlong, __VA_ARGS__)                                                            \
+    X(unsigned int, uint, __VA_ARGS__)                                                             \
+    X(unsigned long, ulong, __VA_ARGS__)                                                           \
+    X(unsigned long long, ulonglong, __VA_ARGS__)
+#define STRATA_AMO_STD_TYPES(X, ...)                                                               \
+    STRATA_AMO_STD_GENERIC_TYPES(X, __VA_ARGS__)                                                   \
+    X(int32_t, int32, __VA_ARGS__)                                                                 \
+    X(int64_t, int64, __VA_ARGS__)                                                                 \
+    X(uint32_t, uint32, __VA_ARGS__)                                                               \
+    X(uint64_t, uint64, __VA_ARGS__)                                                               \
+    X(size_t, size, __VA_ARGS__)                                                                   \
+    X(ptrdiff_t, ptrdiff, __VA_ARGS__)
+#define STRATA_AMO_EXT_GENERIC_TYPES(X, ...)                                                       \
+    X(float, float, __VA_ARGS__)                                                                   \
+    X(double, double, __VA_ARGS__)                                                                 \
+    STRATA_AMO_STD_GENERIC_TYPES(X, __VA_ARGS__)
+#define STRATA_AMO_EXT_TYPES(X, ...)                                                               \
+    X(float, float, __VA_ARGS__)                                                                   \
+    X(double, double, __VA_ARGS__)                                                                 \
+    STRATA_AMO_STD_TYPES(X, __VA_ARGS__)
+#define STRATA_AMO_BIT_GENERIC_TYPES(X, ...)                                                       \
+    X(unsigned int, uint, __VA_ARGS__)                                                             \
+    X(unsigned long, ulong, __VA_ARGS__)                                                           \
+    X(unsigned long long, ulonglong, __VA_ARGS__)                                                  \
+    X(int32_t, int32, __VA_ARGS__)                                                                 \
+    X(int64_t, int64, __VA_ARGS__)
+#define STRATA_AMO_BIT_TYPES(X, ...)                                                               \
+    STRATA_AMO_BIT_GENERIC_TYPES(X, __VA_ARGS__)                                                   \
+    X(uint32_t, uint32, __VA_ARGS__)                                                               \
+    X(uint64_t, uint64, __VA_ARGS__)
+/* The deprecated AMO names exist for int, long and long long (and float, double for fetch, set
+ * and swap). */
+#define STRATA_AMO_DEPRECATED_TYPES(X, ...)                                                        \
+    X(int, int, __VA_ARGS__)                                                                       \
+    X(long, long, __VA_ARGS__)                                                                     \
+    X(long long, longlong, __VA_ARGS__)
+#define STRATA_AMO_DEPRECATED_EXT_TYPES(X, ...)                                                    \
+    X(float, float, __VA_ARGS__)                                                                   \
+    X(double, double, __VA_ARGS__)                                                                 \
+    STRATA_AMO_DEPRECATED_TYPES(X, __VA_ARGS__)
+#define STRATA_P2P_GENERIC_TYPES(X, ...)                                                           \
+    X(short, short, __VA_ARGS__)                                                                   \
+    X(int, int, __VA_ARGS__)                                                                       \
+    X(long, long, __VA_ARGS__)                                                                     \
+    X(long long, longlong, __VA_ARGS__)                                                            \
+    X(unsigned short, ushort, __VA_ARGS__)                                                         \
+    X(unsigned int, uint, __VA_ARGS__)                                                             \
+    X(unsigned long, ulong, __VA_ARGS__)                                                           \
+    X(unsigned long long, ulonglong, __VA_ARGS__)
+#define STRATA_P2P_TYPES(X, ...)                                                                   \
+    STRATA_P2P_GENERIC_TYPES(X, __VA_ARGS__)                                                       \
+    X(int32_t, int32, __VA_ARGS__)                                                                 \
+    X(int64_t, int64, __VA_ARGS__)                                                                 \
+    X(uint32_t, uint32, __VA_ARGS__)                                                               \
+    X(uint64_t, uint64, __VA_ARGS__)                                                               \
+    X(size_t, size, __VA_ARGS__)                                                                   \
+    X(ptrdiff_t, ptrdiff, __VA_ARGS__)
+
+/* X(BITS, BYTES): the sized RMA variants shmem_put8 ... shmem_put128. */
 #define STRATA_RMA_SIZES(X) X(8, 1) X(16, 2) X(32, 4) X(64, 8) X(128, 16)
 
 /* ---- Setup, exit and query (1.6 section 9.1) ---- */
@@ -236,6 +299,111 @@ void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, 
 void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe);
 void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe);
 
+/* ---- Atomic memory operations (1.6 section 9.7) ----
+ * Each routine shape is declared once; the tables say which types have which operation. */
+#define STRATA_AMO_SHAPES(T, FN, CTX_FN, SHAPE) STRATA_AMO_SHAPE_##SHAPE(T, FN) STRATA_AMO_SHAPE_CTX_##SHAPE(T, CTX_FN)
+#define STRATA_AMO_SHAPE_fetch(T, FN) T FN(const T *source, int pe);
+#define STRATA_AMO_SHAPE_CTX_fetch(T, FN) T FN(shmem_ctx_t ctx, const T *source, int pe);
+#define STRATA_AMO_SHAPE_set(T, FN) void FN(T *dest, T value, int pe);
+#define STRATA_AMO_SHAPE_CTX_set(T, FN) void FN(shmem_ctx_t ctx, T *dest, T value, int pe);
+#define STRATA_AMO_SHAPE_cswap(T, FN) T FN(T *dest, T cond, T value, int pe);
+#define STRATA_AMO_SHAPE_CTX_cswap(T, FN) T FN(shmem_ctx_t ctx, T *dest, T cond, T value, int pe);
+#define STRATA_AMO_SHAPE_fop(T, FN) T FN(T *dest, T value, int pe);
+#define STRATA_AMO_SHAPE_CTX_fop(T, FN) T FN(shmem_ctx_t ctx, T *dest, T value, int pe);
+#define STRATA_AMO_SHAPE_finc(T, FN) T FN(T *dest, int pe);
+#define STRATA_AMO_SHAPE_CTX_finc(T, FN) T FN(shmem_ctx_t ctx, T *dest, int pe);
+#define STRATA_AMO_SHAPE_inc(T, FN) void FN(T *dest, int pe);
+#define STRATA_AMO_SHAPE_CTX_inc(T, FN) void FN(shmem_ctx_t ctx, T *dest, int pe);
+#define STRATA_AMO_SHAPE_fetch_nbi(T, FN) void FN(T *fetch, const T *source, int pe);
+#define STRATA_AMO_SHAPE_CTX_fetch_nbi(T, FN)                                                      \
+    void FN(shmem_ctx_t ctx, T *fetch, const T *source, int pe);
+#define STRATA_AMO_SHAPE_cswap_nbi(T, FN) void FN(T *fetch, T *dest, T cond, T value, int pe);
+#define STRATA_AMO_SHAPE_CTX_cswap_nbi(T, FN)                                                      \
+    void FN(shmem_ctx_t ctx, T *fetch, T *dest, T cond, T value, int pe);
+#define STRATA_AMO_SHAPE_fop_nbi(T, FN) void FN(T *fetch, T *dest, T value, int pe);
+#define STRATA_AMO_SHAPE_CTX_fop_nbi(T, FN)                                                        \
+    void FN(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe);
+#define STRATA_AMO_SHAPE_finc_nbi(T, FN) void FN(T *fetch, T *dest, int pe);
+#define STRATA_AMO_SHAPE_CTX_finc_nbi(T, FN) void FN(shmem_ctx_t ctx, T *fetch, T *dest, int pe);
+
+/* X(OP, SHAPE) lists per table: the operation's name and its shape. */
+#define STRATA_AMO_EXT_OPS(X, T, N)                                                                \
+    X(T, N, fetch, fetch) X(T, N, set, set) X(T, N, swap, fop) X(T, N, fetch_nbi, fetch_nbi)     \
+        X(T, N, swap_nbi, fop_nbi)
+#define STRATA_AMO_STD_OPS(X, T, N)                                                                \
+    X(T, N, compare_swap, cswap) X(T, N, fetch_inc, finc) X(T, N, inc, inc)                      \
+        X(T, N, fetch_add, fop) X(T, N, add, set) X(T, N, compare_swap_nbi, cswap_nbi)           \
+            X(T, N, fetch_inc_nbi, finc_nbi) X(T, N, fetch_add_nbi, fop_nbi)
+#define STRATA_AMO_BIT_OPS(X, T, N)                                                                \
+    X(T, N, fetch_and, fop) X(T, N, and, set) X(T, N, fetch_or, fop) X(T, N, or, set)            \
+        X(T, N, fetch_xor, fop) X(T, N, xor, set) X(T, N, fetch_and_nbi, fop_nbi)                \
+            X(T, N, fetch_or_nbi, fop_nbi) X(T, N, fetch_xor_nbi, fop_nbi)
+
+#define STRATA_DECL_AMO(T, N, OP, SHAPE)                                                           \
+    STRATA_AMO_SHAPES(T, shmem_##N##_atomic_##OP, shmem_ctx_##N##_atomic_##OP, SHAPE)
+#define STRATA_DECL_AMO_EXT(T, N, ...) STRATA_AMO_EXT_OPS(STRATA_DECL_AMO, T, N)
+#define STRATA_DECL_AMO_STD(T, N, ...) STRATA_AMO_STD_OPS(STRATA_DECL_AMO, T, N)
+#define STRATA_DECL_AMO_BIT(T, N, ...) STRATA_AMO_BIT_OPS(STRATA_DECL_AMO, T, N)
+STRATA_AMO_EXT_TYPES(STRATA_DECL_AMO_EXT)
+STRATA_AMO_STD_TYPES(STRATA_DECL_AMO_STD)
+STRATA_AMO_BIT_TYPES(STRATA_DECL_AMO_BIT)
+
+/* Deprecated names (1.6 "Deprecated" blocks): shmem_int_fadd and friends. */
+#define STRATA_DECL_AMO_DEPRECATED(T, N, ...)                                                      \
+    T shmem_##N##_cswap(T *dest, T cond, T value, int pe);                                         \
+    T shmem_##N##_finc(T *dest, int pe);                                                           \
+    void shmem_##N##_inc(T *dest, int pe);                                                         \
+    T shmem_##N##_fadd(T *dest, T value, int pe);                                                  \
+    void shmem_##N##_add(T *dest, T value, int pe);
+#define STRATA_DECL_AMO_DEPRECATED_EXT(T, N, ...)                                                  \
+    T shmem_##N##_swap(T *dest, T value, int pe);                                                  \
+    T shmem_##N##_fetch(const T *source, int pe);                                                  \
+    void shmem_##N##_set(T *dest, T value, int pe);
+STRATA_AMO_DEPRECATED_TYPES(STRATA_DECL_AMO_DEPRECATED)
+STRATA_AMO_DEPRECATED_EXT_TYPES(STRATA_DECL_AMO_DEPRECATED_EXT)
+
+/* ---- Point-to-point synchronization (1.6 section 9.10) ---- */
+#define STRATA_DECL_P2P(T, N, ...)                                                                 \
+    void shmem_##N##_wait_until(T *ivar, int cmp, T cmp_value);                                    \
+    void shmem_##N##_wait_until_all(T *ivars, size_t nelems, const int *status, int cmp,           \
+                                    T cmp_value);                                                  \
+    size_t shmem_##N##_wait_until_any(T *ivars, size_t nelems, const int *status, int cmp,         \
+                                      T cmp_value);                                                \
+    size_t shmem_##N##_wait_until_some(T *ivars, size_t nelems, size_t *indices,                   \
+                                       const int *status, int cmp, T cmp_value);                   \
+    void shmem_##N##_wait_until_all_vector(T *ivars, size_t nelems, const int *status, int cmp,    \
+                                           const T *cmp_values);                                   \
+    size_t shmem_##N##_wait_until_any_vector(T *ivars, size_t nelems, const int *status, int cmp,  \
+                                             const T *cmp_values);                                 \
+    size_t shmem_##N##_wait_until_some_vector(T *ivars, size_t nelems, size_t *indices,            \
+                                              const int *status, int cmp, const T *cmp_values);    \
+    int shmem_##N##_test(T *ivar, int cmp, T cmp_value);                                           \
+    int shmem_##N##_test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);    \
+    size_t shmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp,               \
+                                T cmp_value);                                                      \
+    size_t shmem_##N##_test_some(T *ivars, size_t nelems, size_t *indices, const int *status,      \
+                                 int cmp, T cmp_value);                                            \
+    int shmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp,           \
+                                    const T *cmp_values);                                          \
+    size_t shmem_##N##_test_any_vector(T *ivars, size_t nelems, const int *status, int cmp,        \
+                                       const T *cmp_values);                                       \
+    size_t shmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices,                  \
+                                        const int *status, int cmp, const T *cmp_values);
+STRATA_P2P_TYPES(STRATA_DECL_P2P)
+uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
+/* Deprecated: wait while *ivar == cmp_value, and the long-typed untyped wait_until. */
+void shmem_wait(long *ivar, long cmp_value);
+void shmem_short_wait(short *ivar, short cmp_value);
+void shmem_int_wait(int *ivar, int cmp_value);
+void shmem_long_wait(long *ivar, long cmp_value);
+void shmem_longlong_wait(long long *ivar, long long cmp_value);
+void shmem_wait_until(long *ivar, int cmp, long cmp_value);
+
+/* ---- Distributed locking (1.6 section 9.12) ---- */
+void shmem_set_lock(long *lock);
+void shmem_clear_lock(long *lock);
+int shmem_test_lock(long *lock);
+
 /* ---- Memory ordering and synchronization (1.6 sections 9.9, 9.11) ---- */
 void shmem_fence(void);
 void shmem_ctx_fence(shmem_ctx_t ctx);
@@ -286,6 +454,86 @@ void strata_generic_type_error(void)
 #define shmem_ibget(...) STRATA_GENERIC(ibget, __VA_ARGS__)
 #define shmem_put_signal(...) STRATA_GENERIC(put_signal, __VA_ARGS__)
 #define shmem_put_signal_nbi(...) STRATA_GENERIC(put_signal_nbi, __VA_ARGS__)
+
+/* Atomics and waits select from their own tables. */
+#define STRATA_SELECT_IN(LIST, ptr, CTX, OP)                                                       \
+    _Generic((ptr), LIST(STRATA_ASSOC, CTX, OP) default: strata_generic_type_error)
+#define STRATA_GENERIC_IN(LIST, OP, ...)                                                           \
+    _Generic((STRATA_ARG1(__VA_ARGS__, 0)),                                                        \
+        shmem_ctx_t: STRATA_SELECT_IN(LIST, STRATA_ARG2(__VA_ARGS__, 0, 0), ctx_, OP),             \
+        default: STRATA_SELECT_IN(LIST, STRATA_ARG1(__VA_ARGS__, 0), , OP))(__VA_ARGS__)
+#define STRATA_GENERIC_NOCTX(LIST, OP, ...)                                                        \
+    STRATA_SELECT_IN(LIST, STRATA_ARG1(__VA_ARGS__, 0), , OP)(__VA_ARGS__)
+
+#define shmem_atomic_fetch(...) STRATA_GENERIC_IN(STRATA_AMO_EXT_GENERIC_TYPES, atomic_fetch, __VA_ARGS__)
+#define shmem_atomic_set(...) STRATA_GENERIC_IN(STRATA_AMO_EXT_GENERIC_TYPES, atomic_set, __VA_ARGS__)
+#define shmem_atomic_swap(...) STRATA_GENERIC_IN(STRATA_AMO_EXT_GENERIC_TYPES, atomic_swap, __VA_ARGS__)
+#define shmem_atomic_fetch_nbi(...)                                                                \
+    STRATA_GENERIC_IN(STRATA_AMO_EXT_GENERIC_TYPES, atomic_fetch_nbi, __VA_ARGS__)
+#define shmem_atomic_swap_nbi(...)                                                                 \
+    STRATA_GENERIC_IN(STRATA_AMO_EXT_GENERIC_TYPES, atomic_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_compare_swap(...)                                                             \
+    STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_compare_swap, __VA_ARGS__)
+#define shmem_atomic_fetch_inc(...)                                                                \
+    STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_fetch_inc, __VA_ARGS__)
+#define shmem_atomic_inc(...) STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_inc, __VA_ARGS__)
+#define shmem_atomic_fetch_add(...)                                                                \
+    STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_fetch_add, __VA_ARGS__)
+#define shmem_atomic_add(...) STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_add, __VA_ARGS__)
+#define shmem_atomic_compare_swap_nbi(...)                                                         \
+    STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_compare_swap_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_inc_nbi(...)                                                            \
+    STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_fetch_inc_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_add_nbi(...)                                                            \
+    STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_fetch_add_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_and(...)                                                                \
+    STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_fetch_and, __VA_ARGS__)
+#define shmem_atomic_and(...) STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_and, __VA_ARGS__)
+#define shmem_atomic_fetch_or(...)                                                                 \
+    STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_fetch_or, __VA_ARGS__)
+#define shmem_atomic_or(...) STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_or, __VA_ARGS__)
+#define shmem_atomic_fetch_xor(...)                                                                \
+    STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_fetch_xor, __VA_ARGS__)
+#define shmem_atomic_xor(...) STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_xor, __VA_ARGS__)
+#define shmem_atomic_fetch_and_nbi(...)                                                            \
+    STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_fetch_and_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_or_nbi(...)                                                             \
+    STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_fetch_or_nbi, __VA_ARGS__)
+#define shmem_atomic_fetch_xor_nbi(...)                                                            \
+    STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_fetch_xor_nbi, __VA_ARGS__)
+/* Deprecated generic names. */
+#define shmem_cswap(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_TYPES, cswap, __VA_ARGS__)
+#define shmem_finc(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_TYPES, finc, __VA_ARGS__)
+#define shmem_inc(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_TYPES, inc, __VA_ARGS__)
+#define shmem_fadd(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_TYPES, fadd, __VA_ARGS__)
+#define shmem_add(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_TYPES, add, __VA_ARGS__)
+#define shmem_swap(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_EXT_TYPES, swap, __VA_ARGS__)
+#define shmem_fetch(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_EXT_TYPES, fetch, __VA_ARGS__)
+#define shmem_set(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_EXT_TYPES, set, __VA_ARGS__)
+
+#define shmem_wait_until(...) STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, wait_until, __VA_ARGS__)
+#define shmem_wait_until_all(...)                                                                  \
+    STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, wait_until_all, __VA_ARGS__)
+#define shmem_wait_until_any(...)                                                                  \
+    STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, wait_until_any, __VA_ARGS__)
+#define shmem_wait_until_some(...)                                                                 \
+    STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, wait_until_some, __VA_ARGS__)
+#define shmem_wait_until_all_vector(...)                                                           \
+    STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, wait_until_all_vector, __VA_ARGS__)
+#define shmem_wait_until_any_vector(...)                                                           \
+    STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, wait_until_any_vector, __VA_ARGS__)
+#define shmem_wait_until_some_vector(...)                                                          \
+    STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, wait_until_some_vector, __VA_ARGS__)
+#define shmem_test(...) STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, test, __VA_ARGS__)
+#define shmem_test_all(...) STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, test_all, __VA_ARGS__)
+#define shmem_test_any(...) STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, test_any, __VA_ARGS__)
+#define shmem_test_some(...) STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, test_some, __VA_ARGS__)
+#define shmem_test_all_vector(...)                                                                 \
+    STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, test_all_vector, __VA_ARGS__)
+#define shmem_test_any_vector(...)                                                                 \
+    STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, test_any_vector, __VA_ARGS__)
+#define shmem_test_some_vector(...)                                                                \
+    STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, test_some_vector, __VA_ARGS__)
 
 #endif /* C11 */
 

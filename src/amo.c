@@ -31,6 +31,37 @@
         (uint64_t) old_;                                                                           \
     })
 
+static uint64_t amo_transport(struct transport *t, const char *routine, enum transport_amo op,
+                              const struct rma_target *target, size_t size, uint64_t value,
+                              uint64_t compare, int pe)
+{
+    uint64_t old = 0;
+    if (transport_atomic(t, op, pe, target->region->id, target->offset, value, compare, &old,
+                         size))
+        rma_report_transport(routine, pe);
+    return old;
+}
+
+/* UCX 1.13 stores op(old, old) for fetching AND/OR/XOR over shared memory, so the fetching forms
+ * are built from a fetch and a compare-and-swap loop, which every transport does right. */
+static uint64_t amo_fetch_bitwise_by_cswap(struct transport *t, const char *routine,
+                                           enum transport_amo op, const struct rma_target *target,
+                                           size_t size, uint64_t value, int pe)
+{
+    uint64_t mask = size == 4 ? UINT32_MAX : UINT64_MAX;
+    uint64_t old = amo_transport(t, routine, TRANSPORT_AMO_ADD, target, size, 0, 0, pe);
+    for (;;) {
+        uint64_t next = op == TRANSPORT_AMO_AND ? old & value
+                        : op == TRANSPORT_AMO_OR ? old | value
+                                                 : old ^ value;
+        uint64_t seen =
+            amo_transport(t, routine, TRANSPORT_AMO_CSWAP, target, size, next & mask, old, pe);
+        if (seen == old)
+            return old;
+        old = seen;
+    }
+}
+
 uint64_t amo_op(shmem_ctx_t ctx, const char *routine, enum transport_amo op, void *addr,
                 size_t size, uint64_t value, uint64_t compare, int fetch, int pe)
 {
@@ -42,6 +73,9 @@ uint64_t amo_op(shmem_ctx_t ctx, const char *routine, enum transport_amo op, voi
                          : AMO_CPU(uint64_t, target.mapped, op, value, compare);
     if (unlikely(ctx == SHMEM_CTX_INVALID || !ctx->transport))
         log_fatal(routine, "no transport reaches PE %d from this context", pe);
+    int bitwise = op == TRANSPORT_AMO_AND || op == TRANSPORT_AMO_OR || op == TRANSPORT_AMO_XOR;
+    if (fetch && bitwise)
+        return amo_fetch_bitwise_by_cswap(ctx->transport, routine, op, &target, size, value, pe);
     uint64_t old = 0;
     if (transport_atomic(ctx->transport, op, pe, target.region->id, target.offset, value, compare,
                          fetch ? &old : NULL, size))

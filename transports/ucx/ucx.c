@@ -28,6 +28,7 @@ struct transport {
     ucp_worker_h worker;
     struct ucx_peer *peers;
     ucp_mem_h regions[UCX_MAX_REGIONS];
+    pthread_mutex_t connect_lock; /* endpoints and keys are made once, by one thread */
     pthread_t progress_thread;
     int progress_running;
     volatile int progress_stop;
@@ -72,6 +73,7 @@ int transport_init(const struct transport_config *config, struct transport **out
     if (!t)
         return -1;
     t->config = *config;
+    pthread_mutex_init(&t->connect_lock, NULL);
     t->peers = calloc((size_t)config->n_pes, sizeof(*t->peers));
     ucp_config_t *ucp_config;
     ucs_status_t status = ucp_config_read(NULL, NULL, &ucp_config);
@@ -136,6 +138,7 @@ void transport_fini(struct transport *t)
     }
     if (t->context)
         ucp_cleanup(t->context);
+    pthread_mutex_destroy(&t->connect_lock);
     free(t->peers);
     free(t);
 }
@@ -209,29 +212,51 @@ static ucp_ep_h ucx_endpoint(struct transport *t, int pe)
     return peer->ep;
 }
 
-/* Resolves (pe, id, offset) to an endpoint, remote address and key, unpacking the key on first
- * use. Returns 0 or -1. */
+/* Makes the endpoint to pe and unpacks the key of region id there, once. Returns 0 or -1. */
+static int ucx_connect(struct transport *t, int pe, int id)
+{
+    ucp_ep_h ep = ucx_endpoint(t, pe);
+    if (!ep)
+        return -1;
+    struct ucx_remote_region *remote = &t->peers[pe].regions[id];
+    if (remote->rkey)
+        return 0;
+    char blob[UCX_BLOB_MAX], key[32];
+    size_t len = sizeof(blob);
+    snprintf(key, sizeof(key), "ucx.rkey.%d", id);
+    if (t->config.exchange.fetch(pe, key, blob, &len) || len <= sizeof(uint64_t)) {
+        fprintf(stderr, "Strata: no key for region %d published by PE %d\n", id, pe);
+        return -1;
+    }
+    memcpy(&remote->base, blob, sizeof(uint64_t));
+    ucp_rkey_h rkey;
+    ucs_status_t status = ucp_ep_rkey_unpack(ep, blob + sizeof(uint64_t), &rkey);
+    if (status != UCS_OK)
+        return ucx_fail("ucp_ep_rkey_unpack", status);
+    __atomic_store_n(&remote->rkey, rkey, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* Resolves (pe, id, offset) to an endpoint, remote address and key. The first use connects under
+ * a lock, since several threads may reach a new peer at once; later uses read what was
+ * published. */
 static int ucx_target(struct transport *t, int pe, int id, size_t offset, ucp_ep_h *ep,
                       uint64_t *addr, ucp_rkey_h *rkey)
 {
-    if (id < 0 || id >= UCX_MAX_REGIONS || !(*ep = ucx_endpoint(t, pe)))
+    if (id < 0 || id >= UCX_MAX_REGIONS)
         return -1;
     struct ucx_remote_region *remote = &t->peers[pe].regions[id];
-    if (!remote->rkey) {
-        char blob[UCX_BLOB_MAX], key[32];
-        size_t len = sizeof(blob);
-        snprintf(key, sizeof(key), "ucx.rkey.%d", id);
-        if (t->config.exchange.fetch(pe, key, blob, &len) || len <= sizeof(uint64_t)) {
-            fprintf(stderr, "Strata: no key for region %d published by PE %d\n", id, pe);
+    *rkey = __atomic_load_n(&remote->rkey, __ATOMIC_ACQUIRE);
+    if (!*rkey) {
+        pthread_mutex_lock(&t->connect_lock);
+        int rc = ucx_connect(t, pe, id);
+        pthread_mutex_unlock(&t->connect_lock);
+        if (rc)
             return -1;
-        }
-        memcpy(&remote->base, blob, sizeof(uint64_t));
-        ucs_status_t status = ucp_ep_rkey_unpack(*ep, blob + sizeof(uint64_t), &remote->rkey);
-        if (status != UCS_OK)
-            return ucx_fail("ucp_ep_rkey_unpack", status);
+        *rkey = remote->rkey;
     }
+    *ep = t->peers[pe].ep;
     *addr = remote->base + offset;
-    *rkey = remote->rkey;
     return 0;
 }
 
