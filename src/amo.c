@@ -36,8 +36,7 @@ static uint64_t amo_transport(struct transport *t, const char *routine, enum tra
                               uint64_t compare, int pe)
 {
     uint64_t old = 0;
-    if (transport_atomic(t, op, pe, target->region->id, target->offset, value, compare, &old,
-                         size))
+    if (transport_atomic(t, op, pe, target->region->id, target->offset, value, compare, &old, size))
         rma_report_transport(routine, pe);
     return old;
 }
@@ -51,7 +50,7 @@ static uint64_t amo_fetch_bitwise_by_cswap(struct transport *t, const char *rout
     uint64_t mask = size == 4 ? UINT32_MAX : UINT64_MAX;
     uint64_t old = amo_transport(t, routine, TRANSPORT_AMO_ADD, target, size, 0, 0, pe);
     for (;;) {
-        uint64_t next = op == TRANSPORT_AMO_AND ? old & value
+        uint64_t next = op == TRANSPORT_AMO_AND  ? old & value
                         : op == TRANSPORT_AMO_OR ? old | value
                                                  : old ^ value;
         uint64_t seen =

@@ -2,9 +2,9 @@
  * bitwise AMO tables, their context, non-blocking and deprecated forms, generated from the tables
  * in shmem.h. Values travel as raw bits of the type's width, so float and double share the integer
  * paths for fetch, set and swap. */
-#include <string.h>
-
 #include "amo.h"
+
+#include <string.h>
 
 #define STRINGIFY(x) STRINGIFY_(x)
 #define STRINGIFY_(x) #x

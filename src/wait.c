@@ -5,10 +5,10 @@
  * wait loop progresses the transport and yields the CPU after a short spin (progress.c). One core
  * per form: the scalar form passes its comparison value with a stride of 0, the vector form with
  * a stride of 1. */
-#include <stdint.h>
-
 #include "../transports/transport.h"
 #include "runtime.h"
+
+#include <stdint.h>
 
 static void p2p_check_cmp(const char *routine, int cmp)
 {
@@ -37,8 +37,8 @@ static inline void p2p_poll(void)
         T seen = __atomic_load_n(ivar, __ATOMIC_ACQUIRE);                                          \
         return P2P_HOLDS(cmp, seen, value);                                                        \
     }                                                                                              \
-    /* Returns how many included elements hold; stores the indices when asked; stops at the    \
-     * first that holds when first_only. *included counts the elements not excluded by status. */ \
+    /* Returns how many included elements hold; stores the indices when asked; stops at the        \
+     * first that holds when first_only. *included counts the elements not excluded by status. */  \
     static size_t N##_scan(T *ivars, size_t nelems, const int *status, int cmp, const T *values,   \
                            size_t stride, size_t *indices, int first_only, size_t *included)       \
     {                                                                                              \
@@ -58,19 +58,18 @@ static inline void p2p_poll(void)
         }                                                                                          \
         return hits;                                                                               \
     }                                                                                              \
-    static int N##_all(T *ivars, size_t nelems, const int *status, int cmp, const T *values,      \
+    static int N##_all(T *ivars, size_t nelems, const int *status, int cmp, const T *values,       \
                        size_t stride)                                                              \
     {                                                                                              \
-        size_t included, hits = N##_scan(ivars, nelems, status, cmp, values, stride, NULL, 0,      \
-                                         &included);                                               \
+        size_t included,                                                                           \
+            hits = N##_scan(ivars, nelems, status, cmp, values, stride, NULL, 0, &included);       \
         return hits == included; /* 1.6: an empty set holds */                                     \
     }                                                                                              \
     static size_t N##_any(T *ivars, size_t nelems, const int *status, int cmp, const T *values,    \
                           size_t stride, size_t *empty)                                            \
     {                                                                                              \
         size_t index, included;                                                                    \
-        size_t hits =                                                                              \
-            N##_scan(ivars, nelems, status, cmp, values, stride, &index, 1, &included);            \
+        size_t hits = N##_scan(ivars, nelems, status, cmp, values, stride, &index, 1, &included);  \
         *empty = !included;                                                                        \
         return hits ? index : SIZE_MAX;                                                            \
     }                                                                                              \
@@ -118,14 +117,14 @@ static inline void p2p_poll(void)
     void shmem_##N##_wait_until_all_vector(T *ivars, size_t nelems, const int *status, int cmp,    \
                                            const T *cmp_values)                                    \
     {                                                                                              \
-        N##_wait_all("shmem_" #N "_wait_until_all_vector", ivars, nelems, status, cmp,             \
-                     cmp_values, 1);                                                               \
+        N##_wait_all("shmem_" #N "_wait_until_all_vector", ivars, nelems, status, cmp, cmp_values, \
+                     1);                                                                           \
     }                                                                                              \
     size_t shmem_##N##_wait_until_any(T *ivars, size_t nelems, const int *status, int cmp,         \
                                       T cmp_value)                                                 \
     {                                                                                              \
-        return N##_wait_any("shmem_" #N "_wait_until_any", ivars, nelems, status, cmp,             \
-                            &cmp_value, 0);                                                        \
+        return N##_wait_any("shmem_" #N "_wait_until_any", ivars, nelems, status, cmp, &cmp_value, \
+                            0);                                                                    \
     }                                                                                              \
     size_t shmem_##N##_wait_until_any_vector(T *ivars, size_t nelems, const int *status, int cmp,  \
                                              const T *cmp_values)                                  \
@@ -164,8 +163,7 @@ static inline void p2p_poll(void)
         p2p_poll();                                                                                \
         return N##_all(ivars, nelems, status, cmp, cmp_values, 1);                                 \
     }                                                                                              \
-    size_t shmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp,               \
-                                T cmp_value)                                                       \
+    size_t shmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value)  \
     {                                                                                              \
         size_t empty;                                                                              \
         p2p_check_cmp("shmem_" #N "_test_any", cmp);                                               \

@@ -39,15 +39,20 @@ for t in test_heap test_knobs test_registry; do
 done
 
 spmd_tests="hello setup_query mem_alloc rma_put_get rma_p_g rma_strided rma_nbi rma_sized
-            rma_signal rma_static order_barrier ptr_access rma_generic"
+            rma_signal rma_static order_barrier ptr_access rma_generic amo_types amo_contention
+            p2p_wait lock"
 for t in $spmd_tests; do
     for np in 1 2 4; do
         run "spmd/$t -np $np" "$oshrun" -np "$np" "$build/tests/spmd/$t"
     done
 done
 # The same routines through UCX instead of direct load/store, as between nodes.
-for t in rma_put_get rma_p_g rma_strided rma_nbi rma_signal rma_static order_barrier ptr_access; do
+for t in rma_put_get rma_p_g rma_strided rma_nbi rma_signal rma_static order_barrier ptr_access \
+         amo_types amo_contention p2p_wait lock; do
     run "spmd/$t -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "$oshrun" -np 2 "$build/tests/spmd/$t"
+done
+for t in amo_contention lock; do
+    run "spmd/$t -np 4 via UCX" env SHMEM_NODE_DIRECT=0 "$oshrun" -np 4 "$build/tests/spmd/$t"
 done
 run "spmd/lazy_heap -np 2 (4 GiB heap)" env SHMEM_SYMMETRIC_SIZE=4G "$oshrun" -np 2 \
     "$build/tests/spmd/lazy_heap"

@@ -23,6 +23,16 @@ int main(int argc, char **argv)
         static long big[1 << 20];
         shmem_long_put(block, big, 1 << 20, 0);
     }
+    if (!strcmp(mode, "amo_misaligned") && me == 0) {
+        static long words[2];
+        shmem_int_atomic_add((int *)((char *)words + 2), 1, n - 1);
+    }
+    if (!strcmp(mode, "amo_bad_pe") && me == 1)
+        shmem_long_atomic_fetch_add(&target, 1, -1);
+    if (!strcmp(mode, "bad_cmp") && me == 0) {
+        static int flag;
+        shmem_int_wait_until(&flag, 42, 0);
+    }
     if (!strcmp(mode, "free_nonheap")) {
         long *private_mem = malloc(sizeof(long));
         shmem_free(private_mem); /* reported, and nothing else happens */

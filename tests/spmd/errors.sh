@@ -50,6 +50,20 @@ PE 0
 8388608 bytes
 run past the end
 P
+expect "misaligned atomic under SHMEM_DEBUG" nonzero amo_misaligned SHMEM_DEBUG=1 <<'P'
+shmem_int_atomic_add
+PE 0
+not aligned to 4 bytes
+P
+expect "atomic to a PE out of range" nonzero amo_bad_pe <<'P'
+shmem_long_atomic_fetch_add
+PE 1
+target PE -1 is out of range
+P
+expect "wait with an unknown comparison" nonzero bad_cmp <<'P'
+shmem_int_wait_until
+comparison 42
+P
 expect "free of a non-heap pointer is reported, heap intact" 0 free_nonheap SHMEM_DEBUG=1 <<'P'
 shmem_free
 PE 1
