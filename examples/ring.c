@@ -16,9 +16,7 @@ int main(void)
         long start = 0;
         shmem_long_put_signal(&token, &start, 1, &arrived, 1, SHMEM_SIGNAL_SET, 1 % n);
     }
-    /* Wait for the token (point-to-point waits arrive in a later release: poll the signal). */
-    while (shmem_signal_fetch(&arrived) == 0)
-        ;
+    shmem_signal_wait_until(&arrived, SHMEM_CMP_NE, 0); /* wait for the token */
     long value = token + me;
     shmem_long_p(&history[me], value, 0); /* record the running sum on PE 0 */
     if (me != 0)
