@@ -301,7 +301,8 @@ void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, 
 
 /* ---- Atomic memory operations (1.6 section 9.7) ----
  * Each routine shape is declared once; the tables say which types have which operation. */
-#define STRATA_AMO_SHAPES(T, FN, CTX_FN, SHAPE) STRATA_AMO_SHAPE_##SHAPE(T, FN) STRATA_AMO_SHAPE_CTX_##SHAPE(T, CTX_FN)
+#define STRATA_AMO_SHAPES(T, FN, CTX_FN, SHAPE)                                                    \
+    STRATA_AMO_SHAPE_##SHAPE(T, FN) STRATA_AMO_SHAPE_CTX_##SHAPE(T, CTX_FN)
 #define STRATA_AMO_SHAPE_fetch(T, FN) T FN(const T *source, int pe);
 #define STRATA_AMO_SHAPE_CTX_fetch(T, FN) T FN(shmem_ctx_t ctx, const T *source, int pe);
 #define STRATA_AMO_SHAPE_set(T, FN) void FN(T *dest, T value, int pe);
@@ -328,16 +329,18 @@ void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, 
 
 /* X(OP, SHAPE) lists per table: the operation's name and its shape. */
 #define STRATA_AMO_EXT_OPS(X, T, N)                                                                \
-    X(T, N, fetch, fetch) X(T, N, set, set) X(T, N, swap, fop) X(T, N, fetch_nbi, fetch_nbi)     \
-        X(T, N, swap_nbi, fop_nbi)
+    X(T, N, fetch, fetch)                                                                          \
+    X(T, N, set, set) X(T, N, swap, fop) X(T, N, fetch_nbi, fetch_nbi) X(T, N, swap_nbi, fop_nbi)
 #define STRATA_AMO_STD_OPS(X, T, N)                                                                \
-    X(T, N, compare_swap, cswap) X(T, N, fetch_inc, finc) X(T, N, inc, inc)                      \
-        X(T, N, fetch_add, fop) X(T, N, add, set) X(T, N, compare_swap_nbi, cswap_nbi)           \
-            X(T, N, fetch_inc_nbi, finc_nbi) X(T, N, fetch_add_nbi, fop_nbi)
+    X(T, N, compare_swap, cswap)                                                                   \
+    X(T, N, fetch_inc, finc) X(T, N, inc, inc) X(T, N, fetch_add, fop) X(T, N, add, set)           \
+        X(T, N, compare_swap_nbi, cswap_nbi) X(T, N, fetch_inc_nbi, finc_nbi)                      \
+            X(T, N, fetch_add_nbi, fop_nbi)
 #define STRATA_AMO_BIT_OPS(X, T, N)                                                                \
-    X(T, N, fetch_and, fop) X(T, N, and, set) X(T, N, fetch_or, fop) X(T, N, or, set)            \
-        X(T, N, fetch_xor, fop) X(T, N, xor, set) X(T, N, fetch_and_nbi, fop_nbi)                \
-            X(T, N, fetch_or_nbi, fop_nbi) X(T, N, fetch_xor_nbi, fop_nbi)
+    X(T, N, fetch_and, fop)                                                                        \
+    X(T, N, and, set) X(T, N, fetch_or, fop) X(T, N, or, set) X(T, N, fetch_xor, fop)              \
+        X(T, N, xor, set) X(T, N, fetch_and_nbi, fop_nbi) X(T, N, fetch_or_nbi, fop_nbi)           \
+            X(T, N, fetch_xor_nbi, fop_nbi)
 
 #define STRATA_DECL_AMO(T, N, OP, SHAPE)                                                           \
     STRATA_AMO_SHAPES(T, shmem_##N##_atomic_##OP, shmem_ctx_##N##_atomic_##OP, SHAPE)
@@ -379,8 +382,7 @@ STRATA_AMO_DEPRECATED_EXT_TYPES(STRATA_DECL_AMO_DEPRECATED_EXT)
                                               const int *status, int cmp, const T *cmp_values);    \
     int shmem_##N##_test(T *ivar, int cmp, T cmp_value);                                           \
     int shmem_##N##_test_all(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value);    \
-    size_t shmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp,               \
-                                T cmp_value);                                                      \
+    size_t shmem_##N##_test_any(T *ivars, size_t nelems, const int *status, int cmp, T cmp_value); \
     size_t shmem_##N##_test_some(T *ivars, size_t nelems, size_t *indices, const int *status,      \
                                  int cmp, T cmp_value);                                            \
     int shmem_##N##_test_all_vector(T *ivars, size_t nelems, const int *status, int cmp,           \
@@ -457,17 +459,20 @@ void strata_generic_type_error(void)
 
 /* Atomics and waits select from their own tables. */
 #define STRATA_SELECT_IN(LIST, ptr, CTX, OP)                                                       \
-    _Generic((ptr), LIST(STRATA_ASSOC, CTX, OP) default: strata_generic_type_error)
+    _Generic((ptr), LIST(STRATA_ASSOC, CTX, OP) default : strata_generic_type_error)
 #define STRATA_GENERIC_IN(LIST, OP, ...)                                                           \
-    _Generic((STRATA_ARG1(__VA_ARGS__, 0)),                                                        \
-        shmem_ctx_t: STRATA_SELECT_IN(LIST, STRATA_ARG2(__VA_ARGS__, 0, 0), ctx_, OP),             \
-        default: STRATA_SELECT_IN(LIST, STRATA_ARG1(__VA_ARGS__, 0), , OP))(__VA_ARGS__)
+    _Generic((STRATA_ARG1(__VA_ARGS__, 0)), shmem_ctx_t                                            \
+             : STRATA_SELECT_IN(LIST, STRATA_ARG2(__VA_ARGS__, 0, 0), ctx_, OP), default           \
+             : STRATA_SELECT_IN(LIST, STRATA_ARG1(__VA_ARGS__, 0), , OP))(__VA_ARGS__)
 #define STRATA_GENERIC_NOCTX(LIST, OP, ...)                                                        \
     STRATA_SELECT_IN(LIST, STRATA_ARG1(__VA_ARGS__, 0), , OP)(__VA_ARGS__)
 
-#define shmem_atomic_fetch(...) STRATA_GENERIC_IN(STRATA_AMO_EXT_GENERIC_TYPES, atomic_fetch, __VA_ARGS__)
-#define shmem_atomic_set(...) STRATA_GENERIC_IN(STRATA_AMO_EXT_GENERIC_TYPES, atomic_set, __VA_ARGS__)
-#define shmem_atomic_swap(...) STRATA_GENERIC_IN(STRATA_AMO_EXT_GENERIC_TYPES, atomic_swap, __VA_ARGS__)
+#define shmem_atomic_fetch(...)                                                                    \
+    STRATA_GENERIC_IN(STRATA_AMO_EXT_GENERIC_TYPES, atomic_fetch, __VA_ARGS__)
+#define shmem_atomic_set(...)                                                                      \
+    STRATA_GENERIC_IN(STRATA_AMO_EXT_GENERIC_TYPES, atomic_set, __VA_ARGS__)
+#define shmem_atomic_swap(...)                                                                     \
+    STRATA_GENERIC_IN(STRATA_AMO_EXT_GENERIC_TYPES, atomic_swap, __VA_ARGS__)
 #define shmem_atomic_fetch_nbi(...)                                                                \
     STRATA_GENERIC_IN(STRATA_AMO_EXT_GENERIC_TYPES, atomic_fetch_nbi, __VA_ARGS__)
 #define shmem_atomic_swap_nbi(...)                                                                 \
@@ -476,10 +481,12 @@ void strata_generic_type_error(void)
     STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_compare_swap, __VA_ARGS__)
 #define shmem_atomic_fetch_inc(...)                                                                \
     STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_fetch_inc, __VA_ARGS__)
-#define shmem_atomic_inc(...) STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_inc, __VA_ARGS__)
+#define shmem_atomic_inc(...)                                                                      \
+    STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_inc, __VA_ARGS__)
 #define shmem_atomic_fetch_add(...)                                                                \
     STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_fetch_add, __VA_ARGS__)
-#define shmem_atomic_add(...) STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_add, __VA_ARGS__)
+#define shmem_atomic_add(...)                                                                      \
+    STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_add, __VA_ARGS__)
 #define shmem_atomic_compare_swap_nbi(...)                                                         \
     STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_compare_swap_nbi, __VA_ARGS__)
 #define shmem_atomic_fetch_inc_nbi(...)                                                            \
@@ -488,13 +495,15 @@ void strata_generic_type_error(void)
     STRATA_GENERIC_IN(STRATA_AMO_STD_GENERIC_TYPES, atomic_fetch_add_nbi, __VA_ARGS__)
 #define shmem_atomic_fetch_and(...)                                                                \
     STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_fetch_and, __VA_ARGS__)
-#define shmem_atomic_and(...) STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_and, __VA_ARGS__)
+#define shmem_atomic_and(...)                                                                      \
+    STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_and, __VA_ARGS__)
 #define shmem_atomic_fetch_or(...)                                                                 \
     STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_fetch_or, __VA_ARGS__)
 #define shmem_atomic_or(...) STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_or, __VA_ARGS__)
 #define shmem_atomic_fetch_xor(...)                                                                \
     STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_fetch_xor, __VA_ARGS__)
-#define shmem_atomic_xor(...) STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_xor, __VA_ARGS__)
+#define shmem_atomic_xor(...)                                                                      \
+    STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_xor, __VA_ARGS__)
 #define shmem_atomic_fetch_and_nbi(...)                                                            \
     STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_fetch_and_nbi, __VA_ARGS__)
 #define shmem_atomic_fetch_or_nbi(...)                                                             \
@@ -511,7 +520,8 @@ void strata_generic_type_error(void)
 #define shmem_fetch(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_EXT_TYPES, fetch, __VA_ARGS__)
 #define shmem_set(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_EXT_TYPES, set, __VA_ARGS__)
 
-#define shmem_wait_until(...) STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, wait_until, __VA_ARGS__)
+#define shmem_wait_until(...)                                                                      \
+    STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, wait_until, __VA_ARGS__)
 #define shmem_wait_until_all(...)                                                                  \
     STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, wait_until_all, __VA_ARGS__)
 #define shmem_wait_until_any(...)                                                                  \
