@@ -578,7 +578,11 @@ int main(int argc, char **argv)
     parse_args(argc, argv, &opts);
     if (needs_other_nodes(&opts))
         hand_off(&opts);
-    snprintf(job.nspace, sizeof(job.nspace), "strata-%d", (int)getpid());
+    /* pid and start time: a stale file of an earlier job with a reused pid never matches. */
+    struct timespec started;
+    clock_gettime(CLOCK_REALTIME, &started);
+    snprintf(job.nspace, sizeof(job.nspace), "strata-%d-%lx", (int)getpid(),
+             (unsigned long)(started.tv_sec * 1000000 + started.tv_nsec / 1000) & 0xffffffffUL);
     job.pes = calloc((size_t)job.np, sizeof(*job.pes));
 
     /* Signals are taken synchronously by the main thread; blocking them before the PMIx server

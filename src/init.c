@@ -117,6 +117,9 @@ static void runtime_start(int requested)
     init_transport(rt.thread_level == SHMEM_THREAD_MULTIPLE);
     strata_default_ctx.transport = rt.transport;
     init_default_space();
+    /* With no peer on this node nobody needs the names: drop them before anything can fail. */
+    if (rt.job.local_size == 1)
+        space_unlink(rt.default_space);
     /* The one exchange of start-up: transport addresses and keys. */
     if (boot_fence())
         init_fail("the process manager's fence failed");

@@ -39,7 +39,7 @@ expect() {
     check "$name" "$ok" "$why"
 }
 
-leftovers() { ls /dev/shm | grep -c '^strata-[0-9]*\.' ; }
+leftovers() { ls /dev/shm | grep -c '^strata-[0-9a-f-]*\.' ; }
 before=$(leftovers)
 
 expect "ok on 1 PE" 0 "PE 0 of 1 ok" 1 ok
