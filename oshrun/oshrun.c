@@ -579,10 +579,11 @@ int main(int argc, char **argv)
     if (needs_other_nodes(&opts))
         hand_off(&opts);
     /* pid and start time: a stale file of an earlier job with a reused pid never matches. */
-    struct timespec started;
-    clock_gettime(CLOCK_REALTIME, &started);
+    struct timespec start_time;
+    clock_gettime(CLOCK_REALTIME, &start_time);
     snprintf(job.nspace, sizeof(job.nspace), "strata-%d-%lx", (int)getpid(),
-             (unsigned long)(started.tv_sec * 1000000 + started.tv_nsec / 1000) & 0xffffffffUL);
+             (unsigned long)(start_time.tv_sec * 1000000 + start_time.tv_nsec / 1000) &
+                 0xffffffffUL);
     job.pes = calloc((size_t)job.np, sizeof(*job.pes));
 
     /* Signals are taken synchronously by the main thread; blocking them before the PMIx server
