@@ -94,5 +94,20 @@ bad "non-executable file" -np 2 "$plain"
 rm -f "$plain"
 bad "unknown option" --frobnicate -np 2 "$behave" ok
 
+# Multi-node hand-off: oshrun execs the engine found in PATH with the job's size and program.
+fake=$(mktemp -d)
+for engine in srun prterun mpirun; do
+    printf '#!/bin/sh\necho "%s $*" >"%s/called"\n' "$engine" "$fake" >"$fake/$engine"
+    chmod +x "$fake/$engine"
+done
+PATH="$fake:$PATH" SLURM_JOB_ID=1 SLURM_NNODES=2 "$oshrun" -np 4 "$behave" ok >"$out" 2>&1
+grep -q "^srun --mpi=pmix -n 4 $behave ok\$" "$fake/called" 2>/dev/null
+check "hand-off to srun inside a 2-node Slurm allocation" $? "$(cat "$fake/called" 2>/dev/null)"
+rm -f "$fake/called" "$fake/srun"
+PATH="$fake:$PATH" "$oshrun" --host nodeA,nodeB -np 2 "$behave" ok >"$out" 2>&1
+grep -q "^prterun -n 2 --host nodeA,nodeB $behave ok\$" "$fake/called" 2>/dev/null
+check "hand-off to prterun for other hosts" $? "$(cat "$fake/called" 2>/dev/null)"
+rm -rf "$fake"
+
 echo "launcher: $passed passed, $failed failed"
 [ "$failed" = 0 ]
