@@ -34,7 +34,7 @@ run() {
 shm_before=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
 tmp_before=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
 
-for t in test_heap test_knobs test_registry; do
+for t in test_heap test_knobs test_registry test_amo_routing; do
     run "unit/$t" "$build/tests/unit/$t"
 done
 
