@@ -67,6 +67,15 @@ extern "C" {
 #define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
 
 /* ---- Handles ---- */
+typedef struct strata_team *shmem_team_t;
+extern shmem_team_t SHMEM_TEAM_WORLD;
+extern shmem_team_t SHMEM_TEAM_SHARED;
+#define SHMEM_TEAM_INVALID ((shmem_team_t)0)
+typedef struct {
+    int num_contexts;
+} shmem_team_config_t;
+#define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
+
 typedef struct strata_ctx *shmem_ctx_t;
 extern shmem_ctx_t SHMEM_CTX_DEFAULT;
 #define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
@@ -189,6 +198,22 @@ void shmem_pcontrol(int level, ...);
 void start_pes(int npes);
 int _my_pe(void);
 int _num_pes(void);
+
+/* ---- Teams (1.6 section 9.4) ---- */
+int shmem_team_my_pe(shmem_team_t team);
+int shmem_team_n_pes(shmem_team_t team);
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config);
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team);
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t *config, long config_mask,
+                             shmem_team_t *new_team);
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
+                        const shmem_team_config_t *xaxis_config, long xaxis_mask,
+                        shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                        long yaxis_mask, shmem_team_t *yaxis_team);
+void shmem_team_destroy(shmem_team_t team);
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
+int shmem_team_sync(shmem_team_t team);
 
 /* ---- Memory management (1.6 section 9.3) ---- */
 void *shmem_malloc(size_t size);
@@ -333,13 +358,15 @@ void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, 
     X(T, N, set, set) X(T, N, swap, fop) X(T, N, fetch_nbi, fetch_nbi) X(T, N, swap_nbi, fop_nbi)
 #define STRATA_AMO_STD_OPS(X, T, N)                                                                \
     X(T, N, compare_swap, cswap)                                                                   \
-    X(T, N, fetch_inc, finc) X(T, N, inc, inc) X(T, N, fetch_add, fop) X(T, N, add, set)           \
+    X(T, N, fetch_inc, finc)                                                                       \
+    X(T, N, inc, inc) X(T, N, fetch_add, fop) X(T, N, add, set)                                    \
         X(T, N, compare_swap_nbi, cswap_nbi) X(T, N, fetch_inc_nbi, finc_nbi)                      \
             X(T, N, fetch_add_nbi, fop_nbi)
 #define STRATA_AMO_BIT_OPS(X, T, N)                                                                \
     X(T, N, fetch_and, fop)                                                                        \
-    X(T, N, and, set) X(T, N, fetch_or, fop) X(T, N, or, set) X(T, N, fetch_xor, fop)              \
-        X(T, N, xor, set) X(T, N, fetch_and_nbi, fop_nbi) X(T, N, fetch_or_nbi, fop_nbi)           \
+    X(T, N, and, set)                                                                              \
+    X(T, N, fetch_or, fop) X(T, N, or, set) X(T, N, fetch_xor, fop) X(T, N, xor, set)              \
+        X(T, N, fetch_and_nbi, fop_nbi) X(T, N, fetch_or_nbi, fop_nbi)                             \
             X(T, N, fetch_xor_nbi, fop_nbi)
 
 #define STRATA_DECL_AMO(T, N, OP, SHAPE)                                                           \

@@ -1,6 +1,7 @@
 /* Library setup, exit and query routines (1.6 section 9.1). */
 #include "../transports/transport.h"
 #include "runtime.h"
+#include "team.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -77,6 +78,12 @@ static void init_default_space(void)
         init_fail("SHMEM_SYMMETRIC_SIZE=%zu leaves no room for the library's own %zu bytes",
                   rt.knobs.SYMMETRIC_SIZE, SYNC_WORDS * sizeof(uint64_t));
     rt.sync_words = (uint64_t *)(rt.default_space->heap.base + offset);
+    size_t team_bytes = TEAM_SLOTS * TEAM_SLOT_WORDS * sizeof(uint64_t);
+    if (heap_alloc(rt.default_space->allocator, team_bytes, 0, &offset) ||
+        team_init((uint64_t *)(rt.default_space->heap.base + offset)))
+        init_fail("SHMEM_SYMMETRIC_SIZE=%zu leaves no room for the library's %zu bytes of team "
+                  "state",
+                  rt.knobs.SYMMETRIC_SIZE, team_bytes);
 }
 
 static void init_report(void)
@@ -168,6 +175,7 @@ void shmem_finalize(void)
     if (rt.transport)
         transport_flush(rt.transport, -1);
     boot_fence();
+    team_fini();
     space_destroy(&rt.job, rt.default_space);
     rt.default_space = NULL;
     transport_fini(rt.transport);

@@ -2,6 +2,7 @@
 #include "../transports/transport.h"
 #include "amo.h"
 #include "runtime.h"
+#include "team.h"
 
 /* Direct-mapped writes are CPU stores (memcpy may use non-temporal ones): a full fence makes them
  * visible and ordered. Transport operations are completed by flushing the context's worker. */
@@ -54,21 +55,11 @@ void shmem_fence(void)
     shmem_ctx_fence(SHMEM_CTX_DEFAULT);
 }
 
-/* Dissemination barrier over all PEs: in round k each PE adds one to sync word k of PE
- * (me + 2^k) mod n and waits until its own word k has been bumped once per barrier so far.
- * Counters only grow, so an early arrival of the next barrier's signal is harmless. */
+/* The world's dissemination barrier (team.c) over the library's own counters. */
 static void order_sync_all(const char *routine)
 {
     runtime_require_init(routine);
-    uint64_t epoch = ++rt.barrier_epoch;
-    for (int round = 0, dist = 1; dist < rt.n_pes; round++, dist <<= 1) {
-        int partner = (rt.my_pe + dist) % rt.n_pes;
-        amo_op(SHMEM_CTX_DEFAULT, routine, TRANSPORT_AMO_ADD, &rt.sync_words[round],
-               sizeof(uint64_t), 1, 0, 0, partner);
-        unsigned spins = 0;
-        while (__atomic_load_n(&rt.sync_words[round], __ATOMIC_ACQUIRE) < epoch)
-            progress_wait_step(&spins);
-    }
+    team_dissemination(routine, rt.sync_words, ++rt.barrier_epoch, rt.my_pe, rt.n_pes, NULL);
 }
 
 void order_barrier_all(void)

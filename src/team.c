@@ -1,0 +1,255 @@
+/* Teams (1.6 section 9.4). Creating a team agrees on a free slot with one small collective on the
+ * parent team (an OR-allreduce of every member's used-slot mask); everything else about the new
+ * team follows from the split arguments, the same on every PE. */
+#include "team.h"
+
+#include "amo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct strata_team team_world, team_shared;
+shmem_team_t SHMEM_TEAM_WORLD = &team_world;
+shmem_team_t SHMEM_TEAM_SHARED = &team_shared;
+
+static uint64_t *team_area;
+static uint64_t team_slots_used; /* bit s: this PE is in a live team on slot s */
+
+static uint64_t *slot_words(int slot)
+{
+    return team_area + (size_t)slot * TEAM_SLOT_WORDS;
+}
+
+static int team_world_rank(const struct strata_team *team, int rank)
+{
+    return team->members ? team->members[rank] : rank;
+}
+
+void team_dissemination(const char *routine, uint64_t *counters, uint64_t epoch, int rank, int size,
+                        const int *members)
+{
+    for (int round = 0, dist = 1; dist < size; round++, dist <<= 1) {
+        int partner = (rank + dist) % size;
+        amo_op(SHMEM_CTX_DEFAULT, routine, TRANSPORT_AMO_ADD, &counters[round], sizeof(uint64_t), 1,
+               0, 0, members ? members[partner] : partner);
+        unsigned spins = 0;
+        while (__atomic_load_n(&counters[round], __ATOMIC_ACQUIRE) < epoch)
+            progress_wait_step(&spins);
+    }
+}
+
+static int team_set_members(struct strata_team *team, int slot, const int *members, int size)
+{
+    team->members = malloc((size_t)size * sizeof(int));
+    if (!team->members)
+        return -1;
+    memcpy(team->members, members, (size_t)size * sizeof(int));
+    team->slot = slot;
+    team->size = size;
+    team->my_rank = -1;
+    for (int i = 0; i < size; i++)
+        if (members[i] == rt.my_pe)
+            team->my_rank = i;
+    team->config.num_contexts = 0;
+    team->sync_epoch = team->agree_epoch = 0;
+    team_slots_used |= 1ull << slot;
+    return 0;
+}
+
+int team_init(uint64_t *area)
+{
+    team_area = area;
+    team_slots_used = 0;
+    int *all = malloc((size_t)rt.n_pes * sizeof(int));
+    if (!all)
+        return -1;
+    for (int i = 0; i < rt.n_pes; i++)
+        all[i] = i;
+    int rc =
+        team_set_members(&team_world, TEAM_SLOT_WORLD, all, rt.n_pes) ||
+        team_set_members(&team_shared, TEAM_SLOT_SHARED, rt.boot.local_peers, rt.boot.local_size);
+    free(all);
+    return rc ? -1 : 0;
+}
+
+void team_fini(void)
+{
+    free(team_world.members);
+    free(team_shared.members);
+    team_world.members = team_shared.members = NULL;
+}
+
+/* OR of value over every member of team. Round k sends the running OR to the member 2^k ahead
+ * with put-with-signal; idempotence of OR makes the overlapping contributions harmless. The
+ * scratch alternates between two halves by epoch parity: a member cannot be two agreements ahead
+ * of another, since finishing one needs everyone's contribution to it. */
+static uint64_t team_agree_or(struct strata_team *team, uint64_t value)
+{
+    uint64_t epoch = ++team->agree_epoch, acc = value;
+    uint64_t *scratch = slot_words(team->slot) + TEAM_ROUNDS + (epoch & 1) * TEAM_ROUNDS * 2;
+    for (int round = 0, dist = 1; dist < team->size; round++, dist <<= 1) {
+        uint64_t *cell = &scratch[round * 2];
+        int partner = team_world_rank(team, (team->my_rank + dist) % team->size);
+        shmem_uint64_put_signal(&cell[0], &acc, 1, &cell[1], epoch, SHMEM_SIGNAL_SET, partner);
+        shmem_uint64_wait_until(&cell[1], SHMEM_CMP_GE, epoch);
+        acc |= __atomic_load_n(&cell[0], __ATOMIC_ACQUIRE);
+    }
+    return acc;
+}
+
+int shmem_team_sync(shmem_team_t team)
+{
+    if (team == SHMEM_TEAM_INVALID || team->my_rank < 0)
+        return -1;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    team_dissemination("shmem_team_sync", slot_words(team->slot), ++team->sync_epoch, team->my_rank,
+                       team->size, team->members);
+    return 0;
+}
+
+/* Agrees on `count` free slots over parent (the lowest free ones, the same on every PE), clears
+ * this PE's words of each, and synchronizes parent so no member touches them before every member
+ * has cleared them. Returns the number found (count, or fewer when slots ran out). */
+static int team_claim_slots(struct strata_team *parent, int count, int *slots)
+{
+    uint64_t used = team_agree_or(parent, team_slots_used);
+    int found = 0;
+    for (int s = 0; s < TEAM_SLOTS && found < count; s++)
+        if (!(used >> s & 1))
+            slots[found++] = s;
+    if (found == count)
+        for (int i = 0; i < count; i++)
+            memset(slot_words(slots[i]), 0, TEAM_SLOT_WORDS * sizeof(uint64_t));
+    shmem_team_sync(parent);
+    if (found < count && rt.debug)
+        log_error("shmem_team_split", "no free team slot: %d teams are live on this PE's side",
+                  TEAM_SLOTS);
+    return found;
+}
+
+static shmem_team_t team_create(struct strata_team *parent, int slot, const int *parent_ranks,
+                                int size, const shmem_team_config_t *config, long config_mask)
+{
+    int *members = malloc((size_t)size * sizeof(int)), mine = 0;
+    struct strata_team *team = calloc(1, sizeof(*team));
+    if (!members || !team)
+        goto fail;
+    for (int i = 0; i < size; i++) {
+        members[i] = team_world_rank(parent, parent_ranks[i]);
+        mine |= members[i] == rt.my_pe;
+    }
+    if (!mine || team_set_members(team, slot, members, size))
+        goto fail;
+    if (config && (config_mask & SHMEM_TEAM_NUM_CONTEXTS))
+        team->config.num_contexts = config->num_contexts;
+    free(members);
+    return team;
+fail:
+    free(members);
+    free(team);
+    return SHMEM_TEAM_INVALID;
+}
+
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t *config, long config_mask,
+                             shmem_team_t *new_team)
+{
+    *new_team = SHMEM_TEAM_INVALID;
+    if (parent_team == SHMEM_TEAM_INVALID || parent_team->my_rank < 0)
+        return -1;
+    int n = parent_team->size;
+    long last = start + (long)stride * (size - 1);
+    if (size < 1 || start < 0 || start >= n || last < 0 || last >= n ||
+        (stride == 0 && size != 1)) {
+        if (rt.debug)
+            log_error("shmem_team_split_strided",
+                      "invalid triplet (start %d, stride %d, size %d) for a parent of %d PEs",
+                      start, stride, size, n);
+        return -1; /* the same verdict on every PE: the arguments are the same */
+    }
+    int slot;
+    if (team_claim_slots(parent_team, 1, &slot) != 1)
+        return -1;
+    int *ranks = malloc((size_t)size * sizeof(int));
+    for (int i = 0; i < size; i++)
+        ranks[i] = start + stride * i;
+    *new_team = team_create(parent_team, slot, ranks, size, config, config_mask);
+    free(ranks);
+    return 0;
+}
+
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
+                        const shmem_team_config_t *xaxis_config, long xaxis_mask,
+                        shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+                        long yaxis_mask, shmem_team_t *yaxis_team)
+{
+    *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
+    if (parent_team == SHMEM_TEAM_INVALID || parent_team->my_rank < 0 || xrange < 1)
+        return -1;
+    int n = parent_team->size, me = parent_team->my_rank;
+    if (xrange > n)
+        xrange = n;
+    /* All rows share one slot and all columns another: rows (columns) are disjoint. */
+    int slots[2];
+    if (team_claim_slots(parent_team, 2, slots) != 2)
+        return -1;
+    int *ranks = malloc((size_t)n * sizeof(int)), count = 0;
+    int row = me / xrange, col = me % xrange;
+    for (int r = row * xrange; r < n && r < (row + 1) * xrange; r++)
+        ranks[count++] = r;
+    *xaxis_team = team_create(parent_team, slots[0], ranks, count, xaxis_config, xaxis_mask);
+    count = 0;
+    for (int r = col; r < n; r += xrange)
+        ranks[count++] = r;
+    *yaxis_team = team_create(parent_team, slots[1], ranks, count, yaxis_config, yaxis_mask);
+    free(ranks);
+    return 0;
+}
+
+void shmem_team_destroy(shmem_team_t team)
+{
+    if (team == SHMEM_TEAM_INVALID || team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED)
+        return;
+    shmem_team_sync(team); /* no member still uses the slot when it is released */
+    team_slots_used &= ~(1ull << team->slot);
+    free(team->members);
+    free(team);
+}
+
+int shmem_team_my_pe(shmem_team_t team)
+{
+    return team == SHMEM_TEAM_INVALID ? -1 : team->my_rank;
+}
+
+int shmem_team_n_pes(shmem_team_t team)
+{
+    return team == SHMEM_TEAM_INVALID ? -1 : team->size;
+}
+
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)
+{
+    if (team == SHMEM_TEAM_INVALID || !config)
+        return -1;
+    if (config_mask & SHMEM_TEAM_NUM_CONTEXTS)
+        config->num_contexts = team->config.num_contexts;
+    return 0;
+}
+
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
+{
+    if (src_team == SHMEM_TEAM_INVALID || dest_team == SHMEM_TEAM_INVALID || src_pe < 0 ||
+        src_pe >= src_team->size)
+        return -1;
+    int world = team_world_rank(src_team, src_pe);
+    for (int i = 0; i < dest_team->size; i++)
+        if (team_world_rank(dest_team, i) == world)
+            return i;
+    return -1;
+}
+
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
+{
+    if (team == SHMEM_TEAM_INVALID || pe < 0 || pe >= team->size)
+        return NULL;
+    return shmem_ptr(dest, team_world_rank(team, pe));
+}

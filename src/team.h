@@ -1,0 +1,39 @@
+/* Teams: a member list of world ranks (space teams are arbitrary sets, so no stride is assumed),
+ * and a slot: a block of symmetric words in the default heap that holds the team's
+ * synchronization counters and agreement scratch. A PE is in at most one live team per slot. */
+#ifndef STRATA_TEAM_H
+#define STRATA_TEAM_H
+
+#include "runtime.h"
+
+#include <stdint.h>
+
+#define TEAM_SLOTS 64
+#define TEAM_ROUNDS 32 /* dissemination rounds: enough for 2^32 members */
+/* Per slot: one counter per round for syncs, then [parity][round] = {value, signal} for the
+ * agreement allreduce. */
+#define TEAM_SLOT_WORDS (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
+#define TEAM_SLOT_WORLD 0
+#define TEAM_SLOT_SHARED 1
+
+struct strata_team {
+    int slot;
+    int size;
+    int my_rank;
+    int *members; /* world rank of each team rank */
+    shmem_team_config_t config;
+    uint64_t sync_epoch;
+    uint64_t agree_epoch;
+};
+
+/* Creates SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED over the slots in area (TEAM_SLOTS *
+ * TEAM_SLOT_WORDS words of the default heap, zeroed). Returns 0 or -1. */
+int team_init(uint64_t *area);
+void team_fini(void);
+
+/* Dissemination barrier: in round k this PE bumps counter k of the member 2^k ahead and waits
+ * until its own counter k reaches epoch. members == NULL means world rank == team rank. */
+void team_dissemination(const char *routine, uint64_t *counters, uint64_t epoch, int rank, int size,
+                        const int *members);
+
+#endif
