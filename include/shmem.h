@@ -215,6 +215,12 @@ void shmem_team_destroy(shmem_team_t team);
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 int shmem_team_sync(shmem_team_t team);
 
+/* ---- Communication contexts (1.6 section 9.5) ---- */
+int shmem_ctx_create(long options, shmem_ctx_t *ctx);
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
+void shmem_ctx_destroy(shmem_ctx_t ctx);
+
 /* ---- Memory management (1.6 section 9.3) ---- */
 void *shmem_malloc(size_t size);
 void *shmem_calloc(size_t count, size_t size);
@@ -359,15 +365,17 @@ void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, 
 #define STRATA_AMO_STD_OPS(X, T, N)                                                                \
     X(T, N, compare_swap, cswap)                                                                   \
     X(T, N, fetch_inc, finc)                                                                       \
-    X(T, N, inc, inc) X(T, N, fetch_add, fop) X(T, N, add, set)                                    \
-        X(T, N, compare_swap_nbi, cswap_nbi) X(T, N, fetch_inc_nbi, finc_nbi)                      \
-            X(T, N, fetch_add_nbi, fop_nbi)
+    X(T, N, inc, inc)                                                                              \
+    X(T, N, fetch_add, fop)                                                                        \
+    X(T, N, add, set) X(T, N, compare_swap_nbi, cswap_nbi) X(T, N, fetch_inc_nbi, finc_nbi)        \
+        X(T, N, fetch_add_nbi, fop_nbi)
 #define STRATA_AMO_BIT_OPS(X, T, N)                                                                \
     X(T, N, fetch_and, fop)                                                                        \
     X(T, N, and, set)                                                                              \
-    X(T, N, fetch_or, fop) X(T, N, or, set) X(T, N, fetch_xor, fop) X(T, N, xor, set)              \
-        X(T, N, fetch_and_nbi, fop_nbi) X(T, N, fetch_or_nbi, fop_nbi)                             \
-            X(T, N, fetch_xor_nbi, fop_nbi)
+    X(T, N, fetch_or, fop)                                                                         \
+    X(T, N, or, set)                                                                               \
+    X(T, N, fetch_xor, fop) X(T, N, xor, set) X(T, N, fetch_and_nbi, fop_nbi)                      \
+        X(T, N, fetch_or_nbi, fop_nbi) X(T, N, fetch_xor_nbi, fop_nbi)
 
 #define STRATA_DECL_AMO(T, N, OP, SHAPE)                                                           \
     STRATA_AMO_SHAPES(T, shmem_##N##_atomic_##OP, shmem_ctx_##N##_atomic_##OP, SHAPE)

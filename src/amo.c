@@ -31,9 +31,9 @@
         (uint64_t) old_;                                                                           \
     })
 
-static uint64_t amo_transport(struct transport *t, const char *routine, enum transport_amo op,
-                              const struct rma_target *target, size_t size, uint64_t value,
-                              uint64_t compare, int pe)
+static uint64_t amo_transport(struct transport_worker *t, const char *routine,
+                              enum transport_amo op, const struct rma_target *target, size_t size,
+                              uint64_t value, uint64_t compare, int pe)
 {
     uint64_t old = 0;
     if (transport_atomic(t, op, pe, target->region->id, target->offset, value, compare, &old, size))
@@ -43,7 +43,7 @@ static uint64_t amo_transport(struct transport *t, const char *routine, enum tra
 
 /* UCX 1.13 stores op(old, old) for fetching AND/OR/XOR over shared memory, so the fetching forms
  * are built from a fetch and a compare-and-swap loop, which every transport does right. */
-static uint64_t amo_fetch_bitwise_by_cswap(struct transport *t, const char *routine,
+static uint64_t amo_fetch_bitwise_by_cswap(struct transport_worker *t, const char *routine,
                                            enum transport_amo op, const struct rma_target *target,
                                            size_t size, uint64_t value, int pe)
 {
@@ -64,19 +64,19 @@ static uint64_t amo_fetch_bitwise_by_cswap(struct transport *t, const char *rout
 uint64_t amo_op(shmem_ctx_t ctx, const char *routine, enum transport_amo op, void *addr,
                 size_t size, uint64_t value, uint64_t compare, int fetch, int pe)
 {
+    pe = ctx_world_pe(ctx, routine, pe);
     struct rma_target target = rma_resolve(routine, addr, size, pe);
     if (unlikely(rt.debug && ((uintptr_t)addr & (size - 1))))
         log_fatal(routine, "address %p (target PE %d) is not aligned to %zu bytes", addr, pe, size);
     if (likely(target.mapped && !target.region->space->transport_atomics))
         return size == 4 ? AMO_CPU(uint32_t, target.mapped, op, value, compare)
                          : AMO_CPU(uint64_t, target.mapped, op, value, compare);
-    if (unlikely(ctx == SHMEM_CTX_INVALID || !ctx->transport))
-        log_fatal(routine, "no transport reaches PE %d from this context", pe);
+    struct transport_worker *worker = ctx_worker(ctx, routine, pe);
     int bitwise = op == TRANSPORT_AMO_AND || op == TRANSPORT_AMO_OR || op == TRANSPORT_AMO_XOR;
     if (fetch && bitwise)
-        return amo_fetch_bitwise_by_cswap(ctx->transport, routine, op, &target, size, value, pe);
+        return amo_fetch_bitwise_by_cswap(worker, routine, op, &target, size, value, pe);
     uint64_t old = 0;
-    if (transport_atomic(ctx->transport, op, pe, target.region->id, target.offset, value, compare,
+    if (transport_atomic(worker, op, pe, target.region->id, target.offset, value, compare,
                          fetch ? &old : NULL, size))
         rma_report_transport(routine, pe);
     return old;

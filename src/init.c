@@ -66,6 +66,7 @@ static void init_transport(int thread_multiple)
     if (transport_init(&config, &rt.transport))
         init_fail("cannot initialize the UCX transport");
     job->transport = rt.transport;
+    rt.worker = transport_default_worker(rt.transport);
 }
 
 static void init_default_space(void)
@@ -122,7 +123,7 @@ static void runtime_start(int requested)
         .node_direct = rt.knobs.NODE_DIRECT,
     };
     init_transport(rt.thread_level == SHMEM_THREAD_MULTIPLE);
-    strata_default_ctx.transport = rt.transport;
+    strata_default_ctx.worker = rt.worker;
     init_default_space();
     /* With no peer on this node nobody needs the names: drop them before anything can fail. */
     if (rt.job.local_size == 1)
@@ -173,14 +174,15 @@ void shmem_finalize(void)
     /* Every PE's operations have completed at their targets before anyone tears down, so no PE
      * waits on a peer that has already gone. */
     if (rt.transport)
-        transport_flush(rt.transport, -1);
+        transport_flush(rt.worker, -1);
     boot_fence();
     team_fini();
     space_destroy(&rt.job, rt.default_space);
     rt.default_space = NULL;
     transport_fini(rt.transport);
     rt.transport = NULL;
-    strata_default_ctx.transport = NULL;
+    rt.worker = NULL;
+    strata_default_ctx.worker = NULL;
     boot_finalize();
     free(rt.boot.local_peers);
     rt.boot.local_peers = NULL;

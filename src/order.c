@@ -1,6 +1,7 @@
 /* Memory ordering and whole-job synchronization (1.6 sections 9.9 and 9.11). */
 #include "../transports/transport.h"
 #include "amo.h"
+#include "rma.h"
 #include "runtime.h"
 #include "team.h"
 
@@ -9,7 +10,7 @@
 void order_quiet(struct strata_ctx *ctx)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (ctx != SHMEM_CTX_INVALID && ctx->transport && transport_flush(ctx->transport, -1))
+    if (ctx != SHMEM_CTX_INVALID && ctx->worker && transport_flush(ctx->worker, -1))
         log_fatal("shmem_quiet", "the transport failed to complete outstanding operations");
 }
 
@@ -26,15 +27,15 @@ void shmem_quiet(void)
 void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (ctx == SHMEM_CTX_INVALID || !ctx->transport)
+    if (ctx == SHMEM_CTX_INVALID || !ctx->worker)
         return;
     for (size_t i = 0; i < npes; i++) {
-        if (unlikely((unsigned)target_pes[i] >= (unsigned)rt.n_pes))
-            log_fatal("shmem_pe_quiet", "target_pes[%zu] = %d is out of range (0..%d)", i,
-                      target_pes[i], rt.n_pes - 1);
-        if (transport_flush(ctx->transport, target_pes[i]))
-            log_fatal("shmem_pe_quiet", "the transport failed to complete operations to PE %d",
-                      target_pes[i]);
+        int pe = ctx_world_pe(ctx, "shmem_pe_quiet", target_pes[i]);
+        if (unlikely((unsigned)pe >= (unsigned)rt.n_pes))
+            log_fatal("shmem_pe_quiet", "target_pes[%zu] = %d is out of range (0..%d)", i, pe,
+                      rt.n_pes - 1);
+        if (transport_flush(ctx->worker, pe))
+            log_fatal("shmem_pe_quiet", "the transport failed to complete operations to PE %d", pe);
     }
 }
 
@@ -46,7 +47,7 @@ void shmem_pe_quiet(const int *target_pes, size_t npes)
 void shmem_ctx_fence(shmem_ctx_t ctx)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (ctx != SHMEM_CTX_INVALID && ctx->transport && transport_fence(ctx->transport))
+    if (ctx != SHMEM_CTX_INVALID && ctx->worker && transport_fence(ctx->worker))
         log_fatal("shmem_fence", "the transport failed to order operations");
 }
 

@@ -18,8 +18,8 @@ static inline void cpu_relax(void)
 
 void progress_wait_step(unsigned *spins)
 {
-    if (rt.transport)
-        transport_progress(rt.transport);
+    if (rt.worker)
+        transport_progress(rt.worker);
     if (++*spins < PROGRESS_SPINS_BEFORE_YIELD) {
         cpu_relax();
         return;

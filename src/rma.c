@@ -33,12 +33,9 @@ void rma_report_transport(const char *routine, int pe)
     log_fatal(routine, "the transport failed to reach PE %d", pe);
 }
 
-static struct transport *rma_transport(shmem_ctx_t ctx, const char *routine, int pe)
+void rma_report_no_transport(const char *routine, int pe)
 {
-    if (unlikely(ctx == SHMEM_CTX_INVALID || !ctx->transport))
-        log_fatal(routine, "no transport reaches PE %d from this context%s", pe,
-                  ctx == SHMEM_CTX_INVALID ? " (SHMEM_CTX_INVALID)" : "");
-    return ctx->transport;
+    log_fatal(routine, "no transport reaches PE %d from this context", pe);
 }
 
 static inline void rma_put(shmem_ctx_t ctx, const char *routine, void *dest, const void *src,
@@ -46,6 +43,7 @@ static inline void rma_put(shmem_ctx_t ctx, const char *routine, void *dest, con
 {
     if (unlikely(!len))
         return;
+    pe = ctx_world_pe(ctx, routine, pe);
     struct rma_target target = rma_resolve(routine, dest, len, pe);
     LOG(LOG_RMA, routine, "%zu bytes to %p on PE %d (%s)", len, dest, pe,
         target.mapped ? "mapped" : "transport");
@@ -53,8 +51,8 @@ static inline void rma_put(shmem_ctx_t ctx, const char *routine, void *dest, con
         memcpy(target.mapped, src, len);
         return;
     }
-    if (transport_put(rma_transport(ctx, routine, pe), pe, target.region->id, target.offset, src,
-                      len, nbi))
+    if (transport_put(ctx_worker(ctx, routine, pe), pe, target.region->id, target.offset, src, len,
+                      nbi))
         rma_report_transport(routine, pe);
 }
 
@@ -63,6 +61,7 @@ static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, con
 {
     if (unlikely(!len))
         return;
+    pe = ctx_world_pe(ctx, routine, pe);
     struct rma_target target = rma_resolve(routine, src, len, pe);
     LOG(LOG_RMA, routine, "%zu bytes from %p on PE %d (%s)", len, src, pe,
         target.mapped ? "mapped" : "transport");
@@ -70,8 +69,8 @@ static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, con
         memcpy(dest, target.mapped, len);
         return;
     }
-    if (transport_get(rma_transport(ctx, routine, pe), pe, target.region->id, target.offset, dest,
-                      len, nbi))
+    if (transport_get(ctx_worker(ctx, routine, pe), pe, target.region->id, target.offset, dest, len,
+                      nbi))
         rma_report_transport(routine, pe);
 }
 
@@ -109,8 +108,8 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
     /* Data written by memcpy (possibly with non-temporal stores) or queued in the transport must
      * be ordered before the signal. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (ctx != SHMEM_CTX_INVALID && ctx->transport)
-        transport_fence(ctx->transport);
+    if (ctx != SHMEM_CTX_INVALID && ctx->worker)
+        transport_fence(ctx->worker);
     amo_signal(ctx, routine, sig_addr, signal, sig_op, pe);
 }
 

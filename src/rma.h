@@ -19,6 +19,26 @@ void rma_report_bad_address(const char *routine, const void *addr, int pe)
 void rma_report_overrun(const char *routine, const void *addr, size_t len, int pe)
     __attribute__((noreturn, cold));
 void rma_report_transport(const char *routine, int pe) __attribute__((noreturn, cold));
+void rma_report_no_transport(const char *routine, int pe) __attribute__((noreturn, cold));
+
+int ctx_translate_pe(shmem_ctx_t ctx, const char *routine, int pe);
+
+/* The world rank of a context's PE argument: the default context numbers PEs in the world team,
+ * so it needs no translation and is not even dereferenced. */
+static inline int ctx_world_pe(shmem_ctx_t ctx, const char *routine, int pe)
+{
+    if (likely(ctx == SHMEM_CTX_DEFAULT))
+        return pe;
+    return ctx_translate_pe(ctx, routine, pe);
+}
+
+/* The transport worker of a context, for targets that are not mapped. */
+static inline struct transport_worker *ctx_worker(shmem_ctx_t ctx, const char *routine, int pe)
+{
+    if (unlikely(ctx == SHMEM_CTX_INVALID || !ctx->worker))
+        rma_report_no_transport(routine, pe);
+    return ctx->worker;
+}
 
 static inline struct rma_target rma_resolve(const char *routine, const void *addr, size_t len,
                                             int pe)

@@ -13,8 +13,16 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
+struct strata_team;
+
+/* A communication context: its own transport worker, and the team whose numbering its PE
+ * arguments use. */
 struct strata_ctx {
-    struct transport *transport; /* NULL when every PE is mapped */
+    struct transport_worker *worker; /* NULL when every PE is mapped */
+    struct strata_team *team;
+    const int *members; /* team rank -> world rank; NULL for the world team */
+    int team_size;
+    long options;
 };
 
 struct runtime {
@@ -27,6 +35,7 @@ struct runtime {
     struct boot_info boot;
     struct space_job job;
     struct transport *transport;
+    struct transport_worker *worker; /* the default context's; progressed by every wait */
     struct space *default_space;
     /* Internal symmetric words in the default heap: barrier counters, one per round. */
     uint64_t *sync_words;

@@ -65,6 +65,8 @@ int team_init(uint64_t *area)
         return -1;
     for (int i = 0; i < rt.n_pes; i++)
         all[i] = i;
+    strata_default_ctx.team = &team_world;
+    strata_default_ctx.team_size = rt.n_pes;
     int rc =
         team_set_members(&team_world, TEAM_SLOT_WORLD, all, rt.n_pes) ||
         team_set_members(&team_shared, TEAM_SLOT_SHARED, rt.boot.local_peers, rt.boot.local_size);

@@ -27,8 +27,8 @@ static void p2p_check_cmp(const char *routine, int cmp)
 /* A test makes progress once, so that a PE polling with shmem_test sees transport updates. */
 static inline void p2p_poll(void)
 {
-    if (rt.transport)
-        transport_progress(rt.transport);
+    if (rt.worker)
+        transport_progress(rt.worker);
 }
 
 #define DEFINE_P2P(T, N, ...)                                                                      \

@@ -12,6 +12,9 @@
 #include <stdint.h>
 
 struct transport;
+/* A worker carries operations: one per communication context, so completing the operations of
+ * one context never waits for another's. */
+struct transport_worker;
 
 struct transport_exchange {
     int (*publish)(const char *key, const void *data, size_t len);
@@ -34,9 +37,16 @@ enum transport_amo {
     TRANSPORT_AMO_CSWAP,
 };
 
-/* Creates the transport and publishes this PE's address. Returns 0 or -1 (message printed). */
+/* Creates the transport and its default worker, and publishes that worker's address (the one
+ * peers connect to). Returns 0 or -1 (message printed). */
 int transport_init(const struct transport_config *config, struct transport **out);
 void transport_fini(struct transport *t);
+struct transport_worker *transport_default_worker(struct transport *t);
+/* Another worker, for a communication context. thread_safe: calls may come from several
+ * threads at once. */
+int transport_worker_create(struct transport *t, int thread_safe, struct transport_worker **out);
+/* Releases a worker; its operations must have been completed (transport_flush). */
+void transport_worker_destroy(struct transport_worker *w);
 
 /* Registers [base, base+len) as region id and publishes its key. */
 int transport_region_register(struct transport *t, int id, void *base, size_t len);
@@ -44,21 +54,21 @@ void transport_region_deregister(struct transport *t, int id);
 
 /* Blocking put: returns when src may be reused. nbi: returns at once; src must stay valid until
  * transport_flush. */
-int transport_put(struct transport *t, int pe, int id, size_t offset, const void *src, size_t len,
-                  int nbi);
+int transport_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                  size_t len, int nbi);
 /* Blocking get returns with dest filled; nbi completes at transport_flush. */
-int transport_get(struct transport *t, int pe, int id, size_t offset, void *dest, size_t len,
+int transport_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest, size_t len,
                   int nbi);
 /* Atomic of size 4 or 8 bytes at (pe, id, offset). fetch: NULL for a non-fetching op, else where
  * the old value is stored (the call then blocks until it arrives). compare is used by CSWAP. */
-int transport_atomic(struct transport *t, enum transport_amo op, int pe, int id, size_t offset,
-                     uint64_t value, uint64_t compare, void *fetch, size_t size);
+int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, int id,
+                     size_t offset, uint64_t value, uint64_t compare, void *fetch, size_t size);
 /* Orders the operations issued before against those issued after, per target. */
-int transport_fence(struct transport *t);
+int transport_fence(struct transport_worker *w);
 /* Completes every outstanding operation (all targets, or one pe when pe >= 0). */
-int transport_flush(struct transport *t, int pe);
+int transport_flush(struct transport_worker *w, int pe);
 /* Makes progress on incoming and outstanding work; cheap when there is none. */
-void transport_progress(struct transport *t);
+void transport_progress(struct transport_worker *w);
 /* Starts a thread that progresses the transport while the PE computes. */
 int transport_progress_thread_start(struct transport *t, unsigned interval_us);
 

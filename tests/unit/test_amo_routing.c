@@ -16,8 +16,8 @@ shmem_ctx_t SHMEM_CTX_DEFAULT = &strata_default_ctx;
 static uint64_t remote_word; /* the target's word, as the fake transport sees it */
 static int calls, bitwise_fetches;
 
-int transport_atomic(struct transport *t, enum transport_amo op, int pe, int id, size_t offset,
-                     uint64_t value, uint64_t compare, void *fetch, size_t size)
+int transport_atomic(struct transport_worker *t, enum transport_amo op, int pe, int id,
+                     size_t offset, uint64_t value, uint64_t compare, void *fetch, size_t size)
 {
     (void)t, (void)pe, (void)id, (void)offset, (void)size;
     calls++;
@@ -69,6 +69,17 @@ void rma_report_overrun(const char *routine, const void *addr, size_t len, int p
     (void)addr, (void)len, (void)pe;
     log_fatal(routine, "overrun");
 }
+void rma_report_no_transport(const char *routine, int pe)
+{
+    (void)pe;
+    log_fatal(routine, "no transport");
+}
+int ctx_translate_pe(shmem_ctx_t ctx, const char *routine, int pe)
+{
+    (void)ctx;
+    log_fatal(routine, "a test context needs no translation");
+    return pe;
+}
 void rma_report_transport(const char *routine, int pe)
 {
     (void)pe;
@@ -84,7 +95,7 @@ int main(void)
         .base = (char *)local, .size = sizeof(local), .space = &space, .peer_base = peers};
     registry_add(&region);
     rt.n_pes = 2;
-    strata_default_ctx.transport = (struct transport *)&region; /* any non-NULL handle */
+    strata_default_ctx.worker = (struct transport_worker *)&region; /* any non-NULL handle */
 
     const enum transport_amo ops[] = {TRANSPORT_AMO_AND, TRANSPORT_AMO_OR, TRANSPORT_AMO_XOR};
     for (int i = 0; i < 3; i++) {

@@ -1,5 +1,7 @@
-/* The UCX transport: one context and one worker per process, endpoints and remote keys made on
- * first use from what peers published through the exchange callbacks. */
+/* The UCX transport: one context per process and one worker per communication context (the
+ * default worker serves SHMEM_CTX_DEFAULT and is the one peers connect to). Endpoints and remote
+ * keys belong to a worker and are made on first use from what peers published through the
+ * exchange callbacks. */
 #include "../transport.h"
 
 #include <pthread.h>
@@ -22,13 +24,20 @@ struct ucx_peer {
     struct ucx_remote_region regions[UCX_MAX_REGIONS];
 };
 
+struct transport_worker {
+    struct transport *t;
+    ucp_worker_h worker;
+    struct ucx_peer *peers;
+    pthread_mutex_t connect_lock; /* endpoints and keys are made once, by one thread */
+    struct transport_worker *next;
+};
+
 struct transport {
     struct transport_config config;
     ucp_context_h context;
-    ucp_worker_h worker;
-    struct ucx_peer *peers;
     ucp_mem_h regions[UCX_MAX_REGIONS];
-    pthread_mutex_t connect_lock; /* endpoints and keys are made once, by one thread */
+    struct transport_worker *workers; /* the default worker first */
+    pthread_mutex_t workers_lock;
     pthread_t progress_thread;
     int progress_running;
     volatile int progress_stop;
@@ -42,7 +51,7 @@ static int ucx_fail(const char *what, ucs_status_t status)
 }
 
 /* Waits for a request returned by a _nbx call, progressing the worker meanwhile. */
-static int ucx_wait(struct transport *t, ucs_status_ptr_t request, const char *what)
+static int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what)
 {
     if (request == NULL)
         return 0;
@@ -50,21 +59,89 @@ static int ucx_wait(struct transport *t, ucs_status_ptr_t request, const char *w
         return ucx_fail(what, UCS_PTR_STATUS(request));
     ucs_status_t status;
     while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS)
-        ucp_worker_progress(t->worker);
+        ucp_worker_progress(w->worker);
     ucp_request_free(request);
     return status == UCS_OK ? 0 : ucx_fail(what, status);
 }
 
-static int ucx_publish_address(struct transport *t)
+static int ucx_publish_address(struct transport_worker *w)
 {
     ucp_address_t *address;
     size_t len;
-    ucs_status_t status = ucp_worker_get_address(t->worker, &address, &len);
+    ucs_status_t status = ucp_worker_get_address(w->worker, &address, &len);
     if (status != UCS_OK)
         return ucx_fail("ucp_worker_get_address", status);
-    int rc = t->config.exchange.publish("ucx.addr", address, len);
-    ucp_worker_release_address(t->worker, address);
+    int rc = w->t->config.exchange.publish("ucx.addr", address, len);
+    ucp_worker_release_address(w->worker, address);
     return rc;
+}
+
+int transport_worker_create(struct transport *t, int thread_safe, struct transport_worker **out)
+{
+    struct transport_worker *w = calloc(1, sizeof(*w));
+    if (!w)
+        return -1;
+    w->t = t;
+    pthread_mutex_init(&w->connect_lock, NULL);
+    w->peers = calloc((size_t)t->config.n_pes, sizeof(*w->peers));
+    ucp_worker_params_t params = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = thread_safe ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE,
+    };
+    ucs_status_t status =
+        w->peers ? ucp_worker_create(t->context, &params, &w->worker) : UCS_ERR_NO_MEMORY;
+    if (status != UCS_OK) {
+        ucx_fail("ucp_worker_create", status);
+        free(w->peers);
+        free(w);
+        return -1;
+    }
+    pthread_mutex_lock(&t->workers_lock);
+    struct transport_worker **tail = &t->workers;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = w;
+    pthread_mutex_unlock(&t->workers_lock);
+    *out = w;
+    return 0;
+}
+
+struct transport_worker *transport_default_worker(struct transport *t)
+{
+    return t->workers;
+}
+
+static void ucx_release_keys(struct transport_worker *w, int id)
+{
+    for (int pe = 0; pe < w->t->config.n_pes; pe++) {
+        struct ucx_remote_region *remote = &w->peers[pe].regions[id];
+        if (remote->rkey)
+            ucp_rkey_destroy(remote->rkey);
+        remote->rkey = NULL;
+    }
+}
+
+/* Endpoints are not closed one by one: a graceful close waits for peers that may already have
+ * left, and a forced close needs peer-failure handling, which rules out some shared-memory
+ * transports. Destroying the worker releases them. */
+void transport_worker_destroy(struct transport_worker *w)
+{
+    if (!w)
+        return;
+    struct transport *t = w->t;
+    pthread_mutex_lock(&t->workers_lock);
+    for (struct transport_worker **at = &t->workers; *at; at = &(*at)->next)
+        if (*at == w) {
+            *at = w->next;
+            break;
+        }
+    pthread_mutex_unlock(&t->workers_lock);
+    for (int id = 0; id < UCX_MAX_REGIONS; id++)
+        ucx_release_keys(w, id);
+    ucp_worker_destroy(w->worker);
+    pthread_mutex_destroy(&w->connect_lock);
+    free(w->peers);
+    free(w);
 }
 
 int transport_init(const struct transport_config *config, struct transport **out)
@@ -73,16 +150,15 @@ int transport_init(const struct transport_config *config, struct transport **out
     if (!t)
         return -1;
     t->config = *config;
-    pthread_mutex_init(&t->connect_lock, NULL);
-    t->peers = calloc((size_t)config->n_pes, sizeof(*t->peers));
+    pthread_mutex_init(&t->workers_lock, NULL);
     ucp_config_t *ucp_config;
     ucs_status_t status = ucp_config_read(NULL, NULL, &ucp_config);
-    if (!t->peers || status != UCS_OK)
+    if (status != UCS_OK)
         goto fail;
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
         .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
-        .mt_workers_shared = config->thread_safe,
+        .mt_workers_shared = 1, /* contexts' workers share registrations */
     };
     status = ucp_init(&params, ucp_config, &t->context);
     ucp_config_release(ucp_config);
@@ -90,36 +166,15 @@ int transport_init(const struct transport_config *config, struct transport **out
         ucx_fail("ucp_init", status);
         goto fail;
     }
-    ucp_worker_params_t worker_params = {
-        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-        .thread_mode = config->thread_safe ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE,
-    };
-    status = ucp_worker_create(t->context, &worker_params, &t->worker);
-    if (status != UCS_OK) {
-        ucx_fail("ucp_worker_create", status);
-        goto fail;
-    }
-    if (ucx_publish_address(t))
+    struct transport_worker *main_worker;
+    if (transport_worker_create(t, config->thread_safe, &main_worker) ||
+        ucx_publish_address(main_worker))
         goto fail;
     *out = t;
     return 0;
 fail:
     transport_fini(t);
     return -1;
-}
-
-/* Endpoints are not closed one by one: a graceful close waits for peers that may already have
- * left, and a forced close needs peer-failure handling, which rules out some shared-memory
- * transports. Destroying the worker releases them. */
-static void ucx_release_keys(struct transport *t)
-{
-    for (int pe = 0; pe < t->config.n_pes; pe++)
-        for (int id = 0; id < UCX_MAX_REGIONS; id++) {
-            struct ucx_remote_region *remote = &t->peers[pe].regions[id];
-            if (remote->rkey)
-                ucp_rkey_destroy(remote->rkey);
-            remote->rkey = NULL;
-        }
 }
 
 void transport_fini(struct transport *t)
@@ -130,16 +185,13 @@ void transport_fini(struct transport *t)
         t->progress_stop = 1;
         pthread_join(t->progress_thread, NULL);
     }
-    if (t->worker) {
-        ucx_release_keys(t);
-        for (int id = 0; id < UCX_MAX_REGIONS; id++)
-            transport_region_deregister(t, id);
-        ucp_worker_destroy(t->worker);
-    }
+    for (int id = 0; id < UCX_MAX_REGIONS; id++)
+        transport_region_deregister(t, id);
+    while (t->workers)
+        transport_worker_destroy(t->workers);
     if (t->context)
         ucp_cleanup(t->context);
-    pthread_mutex_destroy(&t->connect_lock);
-    free(t->peers);
+    pthread_mutex_destroy(&t->workers_lock);
     free(t);
 }
 
@@ -179,24 +231,22 @@ void transport_region_deregister(struct transport *t, int id)
 {
     if (id < 0 || id >= UCX_MAX_REGIONS || !t->regions[id])
         return;
-    for (int pe = 0; pe < t->config.n_pes; pe++) {
-        struct ucx_remote_region *remote = &t->peers[pe].regions[id];
-        if (remote->rkey)
-            ucp_rkey_destroy(remote->rkey);
-        remote->rkey = NULL;
-    }
+    pthread_mutex_lock(&t->workers_lock);
+    for (struct transport_worker *w = t->workers; w; w = w->next)
+        ucx_release_keys(w, id);
+    pthread_mutex_unlock(&t->workers_lock);
     ucp_mem_unmap(t->context, t->regions[id]);
     t->regions[id] = NULL;
 }
 
-static ucp_ep_h ucx_endpoint(struct transport *t, int pe)
+static ucp_ep_h ucx_endpoint(struct transport_worker *w, int pe)
 {
-    struct ucx_peer *peer = &t->peers[pe];
+    struct ucx_peer *peer = &w->peers[pe];
     if (peer->ep)
         return peer->ep;
     char address[UCX_BLOB_MAX];
     size_t len = sizeof(address);
-    if (t->config.exchange.fetch(pe, "ucx.addr", address, &len)) {
+    if (w->t->config.exchange.fetch(pe, "ucx.addr", address, &len)) {
         fprintf(stderr, "Strata: no UCX address published by PE %d\n", pe);
         return NULL;
     }
@@ -204,7 +254,7 @@ static ucp_ep_h ucx_endpoint(struct transport *t, int pe)
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
         .address = (ucp_address_t *)address,
     };
-    ucs_status_t status = ucp_ep_create(t->worker, &params, &peer->ep);
+    ucs_status_t status = ucp_ep_create(w->worker, &params, &peer->ep);
     if (status != UCS_OK) {
         ucx_fail("ucp_ep_create", status);
         peer->ep = NULL;
@@ -213,18 +263,18 @@ static ucp_ep_h ucx_endpoint(struct transport *t, int pe)
 }
 
 /* Makes the endpoint to pe and unpacks the key of region id there, once. Returns 0 or -1. */
-static int ucx_connect(struct transport *t, int pe, int id)
+static int ucx_connect(struct transport_worker *w, int pe, int id)
 {
-    ucp_ep_h ep = ucx_endpoint(t, pe);
+    ucp_ep_h ep = ucx_endpoint(w, pe);
     if (!ep)
         return -1;
-    struct ucx_remote_region *remote = &t->peers[pe].regions[id];
+    struct ucx_remote_region *remote = &w->peers[pe].regions[id];
     if (remote->rkey)
         return 0;
     char blob[UCX_BLOB_MAX], key[32];
     size_t len = sizeof(blob);
     snprintf(key, sizeof(key), "ucx.rkey.%d", id);
-    if (t->config.exchange.fetch(pe, key, blob, &len) || len <= sizeof(uint64_t)) {
+    if (w->t->config.exchange.fetch(pe, key, blob, &len) || len <= sizeof(uint64_t)) {
         fprintf(stderr, "Strata: no key for region %d published by PE %d\n", id, pe);
         return -1;
     }
@@ -240,33 +290,33 @@ static int ucx_connect(struct transport *t, int pe, int id)
 /* Resolves (pe, id, offset) to an endpoint, remote address and key. The first use connects under
  * a lock, since several threads may reach a new peer at once; later uses read what was
  * published. */
-static int ucx_target(struct transport *t, int pe, int id, size_t offset, ucp_ep_h *ep,
+static int ucx_target(struct transport_worker *w, int pe, int id, size_t offset, ucp_ep_h *ep,
                       uint64_t *addr, ucp_rkey_h *rkey)
 {
     if (id < 0 || id >= UCX_MAX_REGIONS)
         return -1;
-    struct ucx_remote_region *remote = &t->peers[pe].regions[id];
+    struct ucx_remote_region *remote = &w->peers[pe].regions[id];
     *rkey = __atomic_load_n(&remote->rkey, __ATOMIC_ACQUIRE);
     if (!*rkey) {
-        pthread_mutex_lock(&t->connect_lock);
-        int rc = ucx_connect(t, pe, id);
-        pthread_mutex_unlock(&t->connect_lock);
+        pthread_mutex_lock(&w->connect_lock);
+        int rc = ucx_connect(w, pe, id);
+        pthread_mutex_unlock(&w->connect_lock);
         if (rc)
             return -1;
         *rkey = remote->rkey;
     }
-    *ep = t->peers[pe].ep;
+    *ep = w->peers[pe].ep;
     *addr = remote->base + offset;
     return 0;
 }
 
-int transport_put(struct transport *t, int pe, int id, size_t offset, const void *src, size_t len,
-                  int nbi)
+int transport_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                  size_t len, int nbi)
 {
     ucp_ep_h ep;
     uint64_t addr;
     ucp_rkey_h rkey;
-    if (ucx_target(t, pe, id, offset, &ep, &addr, &rkey))
+    if (ucx_target(w, pe, id, offset, &ep, &addr, &rkey))
         return -1;
     ucp_request_param_t param = {0};
     ucs_status_ptr_t request = ucp_put_nbx(ep, src, len, addr, rkey, &param);
@@ -277,16 +327,16 @@ int transport_put(struct transport *t, int pe, int id, size_t offset, const void
             ucp_request_free(request);
         return 0;
     }
-    return ucx_wait(t, request, "ucp_put_nbx");
+    return ucx_wait(w, request, "ucp_put_nbx");
 }
 
-int transport_get(struct transport *t, int pe, int id, size_t offset, void *dest, size_t len,
+int transport_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest, size_t len,
                   int nbi)
 {
     ucp_ep_h ep;
     uint64_t addr;
     ucp_rkey_h rkey;
-    if (ucx_target(t, pe, id, offset, &ep, &addr, &rkey))
+    if (ucx_target(w, pe, id, offset, &ep, &addr, &rkey))
         return -1;
     ucp_request_param_t param = {0};
     ucs_status_ptr_t request = ucp_get_nbx(ep, dest, len, addr, rkey, &param);
@@ -295,7 +345,7 @@ int transport_get(struct transport *t, int pe, int id, size_t offset, void *dest
             ucp_request_free(request);
         return 0;
     }
-    return ucx_wait(t, request, "ucp_get_nbx");
+    return ucx_wait(w, request, "ucp_get_nbx");
 }
 
 static const ucp_atomic_op_t ucx_amo_opcode[] = {
@@ -304,13 +354,13 @@ static const ucp_atomic_op_t ucx_amo_opcode[] = {
     [TRANSPORT_AMO_SWAP] = UCP_ATOMIC_OP_SWAP, [TRANSPORT_AMO_CSWAP] = UCP_ATOMIC_OP_CSWAP,
 };
 
-int transport_atomic(struct transport *t, enum transport_amo op, int pe, int id, size_t offset,
-                     uint64_t value, uint64_t compare, void *fetch, size_t size)
+int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, int id,
+                     size_t offset, uint64_t value, uint64_t compare, void *fetch, size_t size)
 {
     ucp_ep_h ep;
     uint64_t addr;
     ucp_rkey_h rkey;
-    if ((size != 4 && size != 8) || ucx_target(t, pe, id, offset, &ep, &addr, &rkey))
+    if ((size != 4 && size != 8) || ucx_target(w, pe, id, offset, &ep, &addr, &rkey))
         return -1;
     /* Operands in the width of the operation (little-endian: the low half of a uint64_t). */
     uint64_t operand = op == TRANSPORT_AMO_CSWAP ? compare : value;
@@ -328,39 +378,39 @@ int transport_atomic(struct transport *t, enum transport_amo op, int pe, int id,
         uint32_t operand32 = (uint32_t)operand, reply32 = (uint32_t)reply;
         param.reply_buffer = fetching ? (void *)&reply32 : NULL;
         int rc = ucx_wait(
-            t, ucp_atomic_op_nbx(ep, ucx_amo_opcode[op], &operand32, 1, addr, rkey, &param),
+            w, ucp_atomic_op_nbx(ep, ucx_amo_opcode[op], &operand32, 1, addr, rkey, &param),
             "ucp_atomic_op_nbx");
         if (fetch)
             memcpy(fetch, &reply32, 4);
         return rc;
     }
-    int rc = ucx_wait(t, ucp_atomic_op_nbx(ep, ucx_amo_opcode[op], &operand, 1, addr, rkey, &param),
+    int rc = ucx_wait(w, ucp_atomic_op_nbx(ep, ucx_amo_opcode[op], &operand, 1, addr, rkey, &param),
                       "ucp_atomic_op_nbx");
     if (fetch)
         memcpy(fetch, &reply, 8);
     return rc;
 }
 
-int transport_fence(struct transport *t)
+int transport_fence(struct transport_worker *w)
 {
-    ucs_status_t status = ucp_worker_fence(t->worker);
+    ucs_status_t status = ucp_worker_fence(w->worker);
     return status == UCS_OK ? 0 : ucx_fail("ucp_worker_fence", status);
 }
 
-int transport_flush(struct transport *t, int pe)
+int transport_flush(struct transport_worker *w, int pe)
 {
     ucp_request_param_t param = {0};
     if (pe >= 0) {
-        if (!t->peers[pe].ep)
+        if (!w->peers[pe].ep)
             return 0; /* nothing was ever sent there */
-        return ucx_wait(t, ucp_ep_flush_nbx(t->peers[pe].ep, &param), "ucp_ep_flush_nbx");
+        return ucx_wait(w, ucp_ep_flush_nbx(w->peers[pe].ep, &param), "ucp_ep_flush_nbx");
     }
-    return ucx_wait(t, ucp_worker_flush_nbx(t->worker, &param), "ucp_worker_flush_nbx");
+    return ucx_wait(w, ucp_worker_flush_nbx(w->worker, &param), "ucp_worker_flush_nbx");
 }
 
-void transport_progress(struct transport *t)
+void transport_progress(struct transport_worker *w)
 {
-    ucp_worker_progress(t->worker);
+    ucp_worker_progress(w->worker);
 }
 
 /* Over tcp, and for memory UCX did not allocate, gets and atomics are served by the target's
@@ -370,7 +420,7 @@ static void *ucx_progress_loop(void *arg)
     struct transport *t = arg;
     struct timespec pause = {.tv_sec = 0, .tv_nsec = (long)t->progress_interval_us * 1000};
     while (!t->progress_stop) {
-        while (ucp_worker_progress(t->worker))
+        while (ucp_worker_progress(t->workers->worker))
             ;
         nanosleep(&pause, NULL);
     }

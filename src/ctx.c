@@ -1,0 +1,74 @@
+/* Communication contexts (1.6 section 9.5): each has its own transport worker, so quiet on one
+ * completes only its own operations, and a team whose numbering its PE arguments use. */
+#include "../transports/transport.h"
+#include "rma.h"
+#include "team.h"
+
+#include <stdlib.h>
+
+int ctx_translate_pe(shmem_ctx_t ctx, const char *routine, int pe)
+{
+    if (unlikely(ctx == SHMEM_CTX_INVALID))
+        log_fatal(routine, "called on SHMEM_CTX_INVALID (target PE %d)", pe);
+    if (!ctx->members)
+        return pe;
+    if (unlikely((unsigned)pe >= (unsigned)ctx->team_size))
+        log_fatal(routine, "target PE %d is out of range for the context's team of %d PEs", pe,
+                  ctx->team_size);
+    return ctx->members[pe];
+}
+
+static int ctx_create(shmem_team_t team, long options, shmem_ctx_t *out)
+{
+    *out = SHMEM_CTX_INVALID;
+    if (team == SHMEM_TEAM_INVALID || shmem_team_my_pe(team) < 0)
+        return -1;
+    struct strata_ctx *ctx = calloc(1, sizeof(*ctx));
+    if (!ctx)
+        return -1;
+    ctx->team = team;
+    ctx->team_size = team->size;
+    ctx->members = team == SHMEM_TEAM_WORLD ? NULL : team->members;
+    ctx->options = options;
+    /* A private or serialized context is never used by two threads at once. */
+    int thread_safe = rt.thread_level == SHMEM_THREAD_MULTIPLE &&
+                      !(options & (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED));
+    if (rt.transport && transport_worker_create(rt.transport, thread_safe, &ctx->worker)) {
+        free(ctx);
+        return -1;
+    }
+    *out = ctx;
+    return 0;
+}
+
+int shmem_ctx_create(long options, shmem_ctx_t *ctx)
+{
+    runtime_require_init("shmem_ctx_create");
+    return ctx_create(SHMEM_TEAM_WORLD, options, ctx);
+}
+
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
+{
+    runtime_require_init("shmem_team_create_ctx");
+    return ctx_create(team, options, ctx);
+}
+
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
+{
+    if (ctx == SHMEM_CTX_INVALID || !team) {
+        if (team)
+            *team = SHMEM_TEAM_INVALID;
+        return -1;
+    }
+    *team = ctx->team;
+    return 0;
+}
+
+void shmem_ctx_destroy(shmem_ctx_t ctx)
+{
+    if (ctx == SHMEM_CTX_INVALID || ctx == SHMEM_CTX_DEFAULT)
+        return;
+    order_quiet(ctx); /* 1.6: destroy performs an implicit quiet */
+    transport_worker_destroy(ctx->worker);
+    free(ctx);
+}
