@@ -441,6 +441,77 @@ void shmem_set_lock(long *lock);
 void shmem_clear_lock(long *lock);
 int shmem_test_lock(long *lock);
 
+/* ---- Collectives on teams (1.6 section 9.9) ---- */
+/* X(TYPE, TYPENAME, ...) rows of the team reduction table, by the operations they support. */
+#define STRATA_REDUCE_BITWISE_TYPES(X, ...)                                                        \
+    X(unsigned char, uchar, __VA_ARGS__)                                                           \
+    X(unsigned short, ushort, __VA_ARGS__)                                                         \
+    X(unsigned int, uint, __VA_ARGS__)                                                             \
+    X(unsigned long, ulong, __VA_ARGS__)                                                           \
+    X(unsigned long long, ulonglong, __VA_ARGS__)                                                  \
+    X(int8_t, int8, __VA_ARGS__)                                                                   \
+    X(int16_t, int16, __VA_ARGS__)                                                                 \
+    X(int32_t, int32, __VA_ARGS__)                                                                 \
+    X(int64_t, int64, __VA_ARGS__)                                                                 \
+    X(uint8_t, uint8, __VA_ARGS__)                                                                 \
+    X(uint16_t, uint16, __VA_ARGS__)                                                               \
+    X(uint32_t, uint32, __VA_ARGS__)                                                               \
+    X(uint64_t, uint64, __VA_ARGS__)                                                               \
+    X(size_t, size, __VA_ARGS__)
+#define STRATA_REDUCE_MINMAX_TYPES(X, ...)                                                         \
+    X(char, char, __VA_ARGS__)                                                                     \
+    X(signed char, schar, __VA_ARGS__)                                                             \
+    X(short, short, __VA_ARGS__)                                                                   \
+    X(int, int, __VA_ARGS__)                                                                       \
+    X(long, long, __VA_ARGS__)                                                                     \
+    X(long long, longlong, __VA_ARGS__)                                                            \
+    X(ptrdiff_t, ptrdiff, __VA_ARGS__)                                                             \
+    STRATA_REDUCE_BITWISE_TYPES(X, __VA_ARGS__)                                                    \
+    X(float, float, __VA_ARGS__)                                                                   \
+    X(double, double, __VA_ARGS__)                                                                 \
+    X(long double, longdouble, __VA_ARGS__)
+#ifdef __cplusplus
+#define STRATA_REDUCE_SUM_TYPES(X, ...) STRATA_REDUCE_MINMAX_TYPES(X, __VA_ARGS__)
+#else
+#define STRATA_REDUCE_SUM_TYPES(X, ...)                                                            \
+    STRATA_REDUCE_MINMAX_TYPES(X, __VA_ARGS__)                                                     \
+    X(double _Complex, complexd, __VA_ARGS__)                                                      \
+    X(float _Complex, complexf, __VA_ARGS__)
+#endif
+
+int shmem_sync(shmem_team_t team);
+
+#define STRATA_DECL_TEAM_COLLECTIVES(T, N, ...)                                                    \
+    int shmem_##N##_broadcast(shmem_team_t team, T *dest, const T *source, size_t nelems,          \
+                              int PE_root);                                                        \
+    int shmem_##N##_collect(shmem_team_t team, T *dest, const T *source, size_t nelems);           \
+    int shmem_##N##_fcollect(shmem_team_t team, T *dest, const T *source, size_t nelems);          \
+    int shmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems);          \
+    int shmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source, ptrdiff_t dst,          \
+                              ptrdiff_t sst, size_t nelems);
+STRATA_RMA_TYPES(STRATA_DECL_TEAM_COLLECTIVES)
+int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems,
+                       int PE_root);
+int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
+int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst,
+                       ptrdiff_t sst, size_t nelems);
+
+#define STRATA_DECL_REDUCE(T, N, OP)                                                               \
+    int shmem_##N##_##OP##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce);
+#define STRATA_DECL_REDUCE_BITWISE(T, N, ...)                                                      \
+    STRATA_DECL_REDUCE(T, N, and) STRATA_DECL_REDUCE(T, N, or) STRATA_DECL_REDUCE(T, N, xor)
+#define STRATA_DECL_REDUCE_MINMAX(T, N, ...)                                                       \
+    STRATA_DECL_REDUCE(T, N, max) STRATA_DECL_REDUCE(T, N, min)
+#define STRATA_DECL_REDUCE_SUM(T, N, ...)                                                          \
+    STRATA_DECL_REDUCE(T, N, sum) STRATA_DECL_REDUCE(T, N, prod)                                   \
+    int shmem_##N##_sum_inscan(shmem_team_t team, T *dest, const T *source, size_t nelems);        \
+    int shmem_##N##_sum_exscan(shmem_team_t team, T *dest, const T *source, size_t nelems);
+STRATA_REDUCE_BITWISE_TYPES(STRATA_DECL_REDUCE_BITWISE)
+STRATA_REDUCE_MINMAX_TYPES(STRATA_DECL_REDUCE_MINMAX)
+STRATA_REDUCE_SUM_TYPES(STRATA_DECL_REDUCE_SUM)
+
 /* ---- Memory ordering and synchronization (1.6 sections 9.9, 9.11) ---- */
 void shmem_fence(void);
 void shmem_ctx_fence(shmem_ctx_t ctx);

@@ -80,11 +80,14 @@ static void init_default_space(void)
                   rt.knobs.SYMMETRIC_SIZE, SYNC_WORDS * sizeof(uint64_t));
     rt.sync_words = (uint64_t *)(rt.default_space->heap.base + offset);
     size_t team_bytes = TEAM_SLOTS * TEAM_SLOT_WORDS * sizeof(uint64_t);
+    size_t gather_bytes = TEAM_SLOTS * (size_t)rt.n_pes * sizeof(uint64_t), gather_offset;
     if (heap_alloc(rt.default_space->allocator, team_bytes, 0, &offset) ||
-        team_init((uint64_t *)(rt.default_space->heap.base + offset)))
+        heap_alloc(rt.default_space->allocator, gather_bytes, 0, &gather_offset) ||
+        team_init((uint64_t *)(rt.default_space->heap.base + offset),
+                  (uint64_t *)(rt.default_space->heap.base + gather_offset)))
         init_fail("SHMEM_SYMMETRIC_SIZE=%zu leaves no room for the library's %zu bytes of team "
                   "state",
-                  rt.knobs.SYMMETRIC_SIZE, team_bytes);
+                  rt.knobs.SYMMETRIC_SIZE, team_bytes + gather_bytes);
 }
 
 static void init_report(void)

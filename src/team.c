@@ -12,7 +12,7 @@ static struct strata_team team_world, team_shared;
 shmem_team_t SHMEM_TEAM_WORLD = &team_world;
 shmem_team_t SHMEM_TEAM_SHARED = &team_shared;
 
-static uint64_t *team_area;
+static uint64_t *team_area, *team_gather;
 static uint64_t team_slots_used; /* bit s: this PE is in a live team on slot s */
 
 static uint64_t *slot_words(int slot)
@@ -56,9 +56,15 @@ static int team_set_members(struct strata_team *team, int slot, const int *membe
     return 0;
 }
 
-int team_init(uint64_t *area)
+uint64_t *team_gather_words(const struct strata_team *team)
+{
+    return team_gather + (size_t)team->slot * (size_t)rt.n_pes;
+}
+
+int team_init(uint64_t *area, uint64_t *gather)
 {
     team_area = area;
+    team_gather = gather;
     team_slots_used = 0;
     int *all = malloc((size_t)rt.n_pes * sizeof(int));
     if (!all)

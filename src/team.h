@@ -27,8 +27,11 @@ struct strata_team {
 };
 
 /* Creates SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED over the slots in area (TEAM_SLOTS *
- * TEAM_SLOT_WORDS words of the default heap, zeroed). Returns 0 or -1. */
-int team_init(uint64_t *area);
+ * TEAM_SLOT_WORDS words of the default heap, zeroed) and gather (TEAM_SLOTS * n_pes words, one
+ * per member for collectives that exchange a value each). Returns 0 or -1. */
+int team_init(uint64_t *area, uint64_t *gather);
+/* A team's gather words: entry r is written by team rank r. */
+uint64_t *team_gather_words(const struct strata_team *team);
 void team_fini(void);
 
 /* Dissemination barrier: in round k this PE bumps counter k of the member 2^k ahead and waits

@@ -1,0 +1,174 @@
+/* Buffers are static: symmetric without shmem_malloc, which is collective over the world and so
+ * cannot be called from code only a sub-team runs.
+ *
+ * 1.6 section 9.9: team collectives for every type of their tables, on the world team, on a
+ * reversed team and on a strided sub-team: broadcast (root's dest too), collect with blocks of
+ * different sizes, fcollect, alltoall, alltoalls with strides, every reduction, in-place
+ * reduction, inclusive and exclusive scans, the mem forms, and an invalid team. */
+#include "check.h"
+
+#include <string.h>
+
+#define N 4 /* elements per block */
+#define MAXPES 16
+
+#define VALUE(T, a, b) ((T)((a)*8 + (b) + 1))
+
+#define TEST_DATA(T, NAME, ...)                                                                    \
+    static void data_##NAME(shmem_team_t team)                                                     \
+    {                                                                                              \
+        int me = shmem_team_my_pe(team), n = shmem_team_n_pes(team);                               \
+        static T src[MAXPES * N * 3], dst[MAXPES * N * 3];                                         \
+        for (int i = 0; i < MAXPES * N * 3; i++)                                                   \
+            src[i] = VALUE(T, me, i % 8), dst[i] = (T)0;                                           \
+        shmem_team_sync(team);                                                                     \
+        CHECK(shmem_##NAME##_broadcast(team, dst, src, N, n - 1) == 0, #NAME " broadcast");        \
+        for (int i = 0; i < N; i++)                                                                \
+            CHECK(dst[i] == VALUE(T, n - 1, i), #NAME " broadcast [%d]", i);                       \
+        CHECK(shmem_##NAME##_fcollect(team, dst, src, N) == 0, #NAME " fcollect");                 \
+        for (int r = 0; r < n; r++)                                                                \
+            for (int i = 0; i < N; i++)                                                            \
+                CHECK(dst[r * N + i] == VALUE(T, r, i), #NAME " fcollect [%d][%d]", r, i);         \
+        /* collect: rank r contributes r + 1 elements */                                           \
+        CHECK(shmem_##NAME##_collect(team, dst, src, (size_t)me + 1) == 0, #NAME " collect");      \
+        for (int r = 0, at = 0; r < n; at += r + 1, r++)                                           \
+            for (int i = 0; i <= r; i++)                                                           \
+                CHECK(dst[at + i] == VALUE(T, r, i), #NAME " collect rank %d [%d]", r, i);         \
+        /* alltoall: block r of my source goes to rank r */                                        \
+        for (int r = 0; r < n; r++)                                                                \
+            for (int i = 0; i < N; i++)                                                            \
+                src[r * N + i] = VALUE(T, me, r + i);                                              \
+        CHECK(shmem_##NAME##_alltoall(team, dst, src, N) == 0, #NAME " alltoall");                 \
+        for (int r = 0; r < n; r++)                                                                \
+            for (int i = 0; i < N; i++)                                                            \
+                CHECK(dst[r * N + i] == VALUE(T, r, me + i), #NAME " alltoall [%d][%d]", r, i);    \
+        /* alltoalls: source stride 3, dest stride 2 */                                            \
+        for (int i = 0; i < MAXPES * N * 3; i++)                                                   \
+            src[i] = VALUE(T, me, i % 8), dst[i] = (T)0;                                           \
+        CHECK(shmem_##NAME##_alltoalls(team, dst, src, 2, 3, N) == 0, #NAME " alltoalls");         \
+        for (int r = 0; r < n; r++)                                                                \
+            for (int k = 0; k < N; k++) {                                                          \
+                CHECK(dst[(r * N + k) * 2] == VALUE(T, r, ((me * N + k) * 3) % 8),                 \
+                      #NAME " alltoalls [%d][%d]", r, k);                                          \
+                CHECK(dst[(r * N + k) * 2 + 1] == (T)0, #NAME " alltoalls gap");                   \
+            }                                                                                      \
+        shmem_team_sync(team);                                                                     \
+    }
+STRATA_RMA_TYPES(TEST_DATA)
+
+/* Reductions: rank r contributes r + 1 (+ i), small enough for every type. */
+#define TEST_BITWISE(T, NAME, ...)                                                                 \
+    static void bitwise_##NAME(shmem_team_t team)                                                  \
+    {                                                                                              \
+        int me = shmem_team_my_pe(team), n = shmem_team_n_pes(team);                               \
+        static T src[N], dst[N];                                                                   \
+        T and_ = (T) ~(T)0, or_ = 0, xor_ = 0;                                                     \
+        for (int r = 0; r < n; r++) {                                                              \
+            and_ &= (T)(0x7F ^ (1 << (r % 7)));                                                    \
+            or_ |= (T)(1 << (r % 7));                                                              \
+            xor_ ^= (T)(r + 1);                                                                    \
+        }                                                                                          \
+        for (int i = 0; i < N; i++)                                                                \
+            src[i] = (T)(0x7F ^ (1 << (me % 7)));                                                  \
+        shmem_##NAME##_and_reduce(team, dst, src, N);                                              \
+        CHECK(dst[N - 1] == and_, #NAME " and_reduce");                                            \
+        for (int i = 0; i < N; i++)                                                                \
+            src[i] = (T)(1 << (me % 7));                                                           \
+        shmem_##NAME##_or_reduce(team, dst, src, N);                                               \
+        CHECK(dst[0] == or_, #NAME " or_reduce");                                                  \
+        for (int i = 0; i < N; i++)                                                                \
+            src[i] = (T)(me + 1);                                                                  \
+        shmem_##NAME##_xor_reduce(team, src, src, N); /* in place */                               \
+        CHECK(src[1] == xor_, #NAME " in-place xor_reduce");                                       \
+    }
+STRATA_REDUCE_BITWISE_TYPES(TEST_BITWISE)
+
+#define TEST_MINMAX(T, NAME, ...)                                                                  \
+    static void minmax_##NAME(shmem_team_t team)                                                   \
+    {                                                                                              \
+        int me = shmem_team_my_pe(team), n = shmem_team_n_pes(team);                               \
+        static T src[N], dst[N];                                                                   \
+        for (int i = 0; i < N; i++)                                                                \
+            src[i] = (T)((me + i) % n + 1);                                                        \
+        shmem_##NAME##_max_reduce(team, dst, src, N);                                              \
+        for (int i = 0; i < N; i++)                                                                \
+            CHECK(dst[i] == (T)n, #NAME " max_reduce [%d]", i);                                    \
+        shmem_##NAME##_min_reduce(team, dst, src, N);                                              \
+        for (int i = 0; i < N; i++)                                                                \
+            CHECK(dst[i] == (T)1, #NAME " min_reduce [%d]", i);                                    \
+    }
+STRATA_REDUCE_MINMAX_TYPES(TEST_MINMAX)
+
+#define TEST_SUM(T, NAME, ...)                                                                     \
+    static void sum_##NAME(shmem_team_t team)                                                      \
+    {                                                                                              \
+        int me = shmem_team_my_pe(team), n = shmem_team_n_pes(team);                               \
+        static T src[N], dst[N];                                                                   \
+        for (int i = 0; i < N; i++)                                                                \
+            src[i] = (T)(me + 1);                                                                  \
+        shmem_##NAME##_sum_reduce(team, dst, src, N);                                              \
+        CHECK(dst[2] == (T)(n * (n + 1) / 2), #NAME " sum_reduce");                                \
+        for (int i = 0; i < N; i++)                                                                \
+            src[i] = (T)(me % 2 ? 2 : 1);                                                          \
+        shmem_##NAME##_prod_reduce(team, dst, src, N);                                             \
+        CHECK(dst[0] == (T)(1 << (n / 2)), #NAME " prod_reduce");                                  \
+        for (int i = 0; i < N; i++)                                                                \
+            src[i] = (T)(me + 1);                                                                  \
+        shmem_##NAME##_sum_inscan(team, dst, src, N);                                              \
+        CHECK(dst[1] == (T)((me + 1) * (me + 2) / 2), #NAME " sum_inscan");                        \
+        shmem_##NAME##_sum_exscan(team, dst, src, N);                                              \
+        CHECK(dst[3] == (T)(me * (me + 1) / 2), #NAME " sum_exscan");                              \
+    }
+STRATA_REDUCE_SUM_TYPES(TEST_SUM)
+
+static void mem_forms(shmem_team_t team)
+{
+    int me = shmem_team_my_pe(team), n = shmem_team_n_pes(team);
+    static unsigned char src[MAXPES * 16], dst[MAXPES * 16];
+    for (int i = 0; i < MAXPES * 16; i++)
+        src[i] = (unsigned char)(me * 16 + i % 16);
+    shmem_broadcastmem(team, dst, src, 7, 0);
+    CHECK(dst[6] == 6, "broadcastmem");
+    shmem_fcollectmem(team, dst, src, 5);
+    CHECK(dst[(n - 1) * 5 + 4] == (unsigned char)((n - 1) * 16 + 4), "fcollectmem");
+    shmem_collectmem(team, dst, src, 3);
+    CHECK(dst[(n - 1) * 3] == (unsigned char)((n - 1) * 16), "collectmem");
+    shmem_alltoallmem(team, dst, src, 2);
+    CHECK(dst[(n - 1) * 2 + 1] == (unsigned char)((n - 1) * 16 + me * 2 + 1), "alltoallmem");
+    shmem_alltoallsmem(team, dst, src, 1, 1, 2);
+    CHECK(dst[0] == (unsigned char)(me * 2), "alltoallsmem");
+    CHECK(shmem_sync(team) == 0, "shmem_sync");
+}
+
+static void run_all(shmem_team_t team)
+{
+#define RUN_DATA(T, NAME, ...) data_##NAME(team);
+#define RUN_BITWISE(T, NAME, ...) bitwise_##NAME(team);
+#define RUN_MINMAX(T, NAME, ...) minmax_##NAME(team);
+#define RUN_SUM(T, NAME, ...) sum_##NAME(team);
+    STRATA_RMA_TYPES(RUN_DATA)
+    STRATA_REDUCE_BITWISE_TYPES(RUN_BITWISE)
+    STRATA_REDUCE_MINMAX_TYPES(RUN_MINMAX)
+    STRATA_REDUCE_SUM_TYPES(RUN_SUM)
+    mem_forms(team);
+}
+
+int main(void)
+{
+    shmem_init();
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    run_all(SHMEM_TEAM_WORLD);
+    shmem_team_t reversed, evens;
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, n - 1, -1, n, NULL, 0, &reversed);
+    run_all(reversed);
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (n + 1) / 2, NULL, 0, &evens);
+    if (evens != SHMEM_TEAM_INVALID)
+        run_all(evens);
+    static long x;
+    CHECK(shmem_long_sum_reduce(SHMEM_TEAM_INVALID, &x, &x, 1) != 0, "reduce on an invalid team");
+    CHECK(shmem_long_broadcast(evens, &x, &x, 1, 0) == (me % 2 ? -1 : 0),
+          "broadcast by a non-member");
+    shmem_team_destroy(evens);
+    shmem_team_destroy(reversed);
+    return check_finish();
+}
