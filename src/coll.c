@@ -7,106 +7,138 @@
  * they need no symmetric scratch and allow dest == source. These are the general algorithms,
  * correct for any team size; the placement-specific ones (shared-memory flags, trees,
  * recursive doubling) belong in front of them. */
+#include "amo.h"
+#include "team.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "team.h"
+/* The PEs a collective runs over: a team, or the active set of a legacy routine, which
+ * synchronizes through the caller's pSync. */
+struct coll_group {
+    int size, my_rank;
+    const int *members;       /* world rank of each rank */
+    struct strata_team *team; /* NULL for an active set */
+    long *psync;
+    uint64_t *gather; /* one word per rank, for collect's sizes */
+};
 
-static int coll_begin(const char *routine, shmem_team_t team)
+/* An active set's sync: a dissemination over pSync used as counting semaphores (each signal is
+ * consumed by the waiter), so pSync is back to SHMEM_SYNC_VALUE once every PE has returned. */
+static void active_set_sync(struct coll_group *g)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (int round = 0, dist = 1; dist < g->size; round++, dist <<= 1) {
+        int partner = g->members[(g->my_rank + dist) % g->size];
+        amo_op(SHMEM_CTX_DEFAULT, "shmem_barrier", TRANSPORT_AMO_ADD, &g->psync[round],
+               sizeof(long), 1, 0, 0, partner);
+        unsigned spins = 0;
+        while (__atomic_load_n(&g->psync[round], __ATOMIC_ACQUIRE) < 1)
+            progress_wait_step(&spins);
+        amo_op(SHMEM_CTX_DEFAULT, "shmem_barrier", TRANSPORT_AMO_ADD, &g->psync[round],
+               sizeof(long), (uint64_t)-1, 0, 0, rt.my_pe);
+    }
+}
+
+static void coll_sync(struct coll_group *g)
+{
+    if (g->team)
+        shmem_team_sync(g->team);
+    else
+        active_set_sync(g);
+}
+
+static void coll_end(struct coll_group *g)
+{
+    shmem_quiet();
+    coll_sync(g);
+}
+
+/* Builds the group of a team collective and opens it with a sync; -1 when this PE cannot take
+ * part (invalid team, or not a member). */
+static int coll_team_begin(const char *routine, shmem_team_t team, struct coll_group *g)
 {
     runtime_require_init(routine);
     if (team == SHMEM_TEAM_INVALID || team->my_rank < 0) {
         if (rt.debug)
-            log_error(routine, "called on %s", team == SHMEM_TEAM_INVALID
-                                                   ? "SHMEM_TEAM_INVALID"
-                                                   : "a team this PE is not a member of");
+            log_error(routine, "called on %s",
+                      team == SHMEM_TEAM_INVALID ? "SHMEM_TEAM_INVALID"
+                                                 : "a team this PE is not a member of");
         return -1;
     }
-    shmem_team_sync(team);
+    *g = (struct coll_group){team->size, team->my_rank, team->members,
+                             team,       NULL,          team_gather_words(team)};
+    coll_sync(g);
     return 0;
 }
 
-static void coll_end(shmem_team_t team)
-{
-    shmem_quiet();
-    shmem_team_sync(team);
-}
+/* Runs CALL (which uses g_) over team's group; a team collective's return value. */
+#define TEAM_COLLECTIVE(routine, team, CALL)                                                       \
+    ({                                                                                             \
+        struct coll_group g_;                                                                      \
+        coll_team_begin(routine, team, &g_) ? -1 : (CALL, 0);                                      \
+    })
 
 int shmem_sync(shmem_team_t team)
 {
     return shmem_team_sync(team);
 }
 
-static int coll_broadcast(const char *routine, shmem_team_t team, void *dest, const void *source,
-                          size_t bytes, int root)
+static void coll_broadcast(const char *routine, struct coll_group *g, void *dest,
+                           const void *source, size_t bytes, int root, int root_receives)
 {
-    if (coll_begin(routine, team))
-        return -1;
-    if (root < 0 || root >= team->size)
-        log_fatal(routine, "PE_root %d is not a rank of the team (0..%d)", root, team->size - 1);
-    if (team->my_rank == root)
-        for (int r = 0; r < team->size; r++)
-            if (r != root || dest != source)
-                shmem_putmem(dest, source, bytes, team->members[r]);
-    coll_end(team);
-    return 0;
+    if (root < 0 || root >= g->size)
+        log_fatal(routine, "PE_root %d is not a rank of the team (0..%d)", root, g->size - 1);
+    if (g->my_rank == root)
+        for (int r = 0; r < g->size; r++)
+            if (r != root || (root_receives && dest != source))
+                shmem_putmem(dest, source, bytes, g->members[r]);
+    coll_end(g);
 }
 
 /* fcollect: rank r's block lands at r * bytes everywhere. */
-static int coll_fcollect(const char *routine, shmem_team_t team, void *dest, const void *source,
-                         size_t bytes)
+static void coll_fcollect(struct coll_group *g, void *dest, const void *source, size_t bytes)
 {
-    if (coll_begin(routine, team))
-        return -1;
-    for (int r = 0; r < team->size; r++)
-        shmem_putmem((char *)dest + (size_t)team->my_rank * bytes, source, bytes,
-                     team->members[r]);
-    coll_end(team);
-    return 0;
+    for (int r = 0; r < g->size; r++)
+        shmem_putmem((char *)dest + (size_t)g->my_rank * bytes, source, bytes, g->members[r]);
+    coll_end(g);
 }
 
 /* collect: blocks of different sizes, concatenated in rank order; every member first publishes
  * its size in the team's gather words. */
-static int coll_collect(const char *routine, shmem_team_t team, void *dest, const void *source,
-                        size_t bytes)
+static void coll_collect(struct coll_group *g, void *dest, const void *source, size_t bytes)
 {
-    if (coll_begin(routine, team))
-        return -1;
-    uint64_t *sizes = team_gather_words(team), mine = bytes;
-    for (int r = 0; r < team->size; r++)
-        shmem_putmem(&sizes[team->my_rank], &mine, sizeof(mine), team->members[r]);
+    uint64_t *sizes = g->gather, mine = bytes;
+    for (int r = 0; r < g->size; r++)
+        shmem_putmem(&sizes[g->my_rank], &mine, sizeof(mine), g->members[r]);
     shmem_quiet();
-    shmem_team_sync(team);
+    coll_sync(g);
     size_t offset = 0;
-    for (int r = 0; r < team->my_rank; r++)
+    for (int r = 0; r < g->my_rank; r++)
         offset += sizes[r];
-    for (int r = 0; r < team->size; r++)
-        shmem_putmem((char *)dest + offset, source, bytes, team->members[r]);
-    coll_end(team);
-    return 0;
+    for (int r = 0; r < g->size; r++)
+        shmem_putmem((char *)dest + offset, source, bytes, g->members[r]);
+    coll_end(g);
 }
 
 /* alltoalls with elements of elem bytes: element k of the block for rank r sits at
  * source[(r * nelems + k) * sst] and lands at dest[(me * nelems + k) * dst] on r. alltoall is
  * the contiguous case. */
-static int coll_alltoalls(const char *routine, shmem_team_t team, void *dest, const void *source,
-                          ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem)
+static void coll_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, size_t elem)
 {
-    if (coll_begin(routine, team))
-        return -1;
-    ptrdiff_t me = team->my_rank, n = (ptrdiff_t)nelems, e = (ptrdiff_t)elem;
-    for (int r = 0; r < team->size; r++) {
+    ptrdiff_t me = g->my_rank, n = (ptrdiff_t)nelems, e = (ptrdiff_t)elem;
+    for (int r = 0; r < g->size; r++) {
         if (dst == 1 && sst == 1)
-            shmem_putmem((char *)dest + me * n * e, (const char *)source + r * n * e,
-                         nelems * elem, team->members[r]);
+            shmem_putmem((char *)dest + me * n * e, (const char *)source + r * n * e, nelems * elem,
+                         g->members[r]);
         else
             for (ptrdiff_t k = 0; k < n; k++)
                 shmem_putmem((char *)dest + (me * n + k) * dst * e,
                              (const char *)source + ((ptrdiff_t)r * n + k) * sst * e, elem,
-                             team->members[r]);
+                             g->members[r]);
     }
-    coll_end(team);
-    return 0;
+    coll_end(g);
 }
 
 /* Reads the sources of ranks [first, last] into one local buffer each in turn and combines them
@@ -114,15 +146,15 @@ static int coll_alltoalls(const char *routine, shmem_team_t team, void *dest, co
  * an empty range. */
 typedef void (*coll_combine_fn)(void *acc, const void *in, size_t count);
 
-static void *coll_gather_combine(shmem_team_t team, const void *source, size_t count, size_t elem,
-                                 int first, int last, coll_combine_fn combine)
+static void *coll_gather_combine(struct coll_group *g, const void *source, size_t count,
+                                 size_t elem, int first, int last, coll_combine_fn combine)
 {
     size_t bytes = count * elem;
     char *acc = malloc(bytes ? bytes : 1), *in = malloc(bytes ? bytes : 1);
     if (!acc || !in)
         log_fatal("shmem_reduce", "cannot allocate %zu bytes of private memory", bytes);
     for (int r = first; r <= last; r++) {
-        shmem_getmem(r == first ? acc : in, source, bytes, team->members[r]);
+        shmem_getmem(r == first ? acc : in, source, bytes, g->members[r]);
         if (r != first)
             combine(acc, in, count);
     }
@@ -132,18 +164,15 @@ static void *coll_gather_combine(shmem_team_t team, const void *source, size_t c
 
 /* Reduction (first..last = the whole team) and scans (a prefix of it). The second sync keeps
  * every source intact until all members have read it, which also makes dest == source safe. */
-static int coll_reduce(const char *routine, shmem_team_t team, void *dest, const void *source,
-                       size_t count, size_t elem, int scan, coll_combine_fn combine)
+static void coll_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
+                        size_t elem, int scan, coll_combine_fn combine)
 {
-    if (coll_begin(routine, team))
-        return -1;
-    int last = scan == 0 ? team->size - 1 : team->my_rank - (scan < 0);
-    void *result = last >= 0 ? coll_gather_combine(team, source, count, elem, 0, last, combine)
+    int last = scan == 0 ? g->size - 1 : g->my_rank - (scan < 0);
+    void *result = last >= 0 ? coll_gather_combine(g, source, count, elem, 0, last, combine)
                              : calloc(count ? count : 1, elem); /* exscan on rank 0: zero */
-    shmem_team_sync(team);
+    coll_sync(g);
     memcpy(dest, result, count * elem);
     free(result);
-    return 0;
 }
 
 /* ---- Generated API ---- */
@@ -151,55 +180,62 @@ static int coll_reduce(const char *routine, shmem_team_t team, void *dest, const
     int shmem_##N##_broadcast(shmem_team_t team, T *dest, const T *source, size_t nelems,          \
                               int PE_root)                                                         \
     {                                                                                              \
-        return coll_broadcast("shmem_" #N "_broadcast", team, dest, source, nelems * sizeof(T),    \
-                              PE_root);                                                            \
+        return TEAM_COLLECTIVE("shmem_" #N "_broadcast", team,                                     \
+                               coll_broadcast("shmem_" #N "_broadcast", &g_, dest, source,         \
+                                              nelems * sizeof(T), PE_root, 1));                    \
     }                                                                                              \
     int shmem_##N##_collect(shmem_team_t team, T *dest, const T *source, size_t nelems)            \
     {                                                                                              \
-        return coll_collect("shmem_" #N "_collect", team, dest, source, nelems * sizeof(T));       \
+        return TEAM_COLLECTIVE("shmem_" #N "_collect", team,                                       \
+                               coll_collect(&g_, dest, source, nelems * sizeof(T)));               \
     }                                                                                              \
     int shmem_##N##_fcollect(shmem_team_t team, T *dest, const T *source, size_t nelems)           \
     {                                                                                              \
-        return coll_fcollect("shmem_" #N "_fcollect", team, dest, source, nelems * sizeof(T));     \
+        return TEAM_COLLECTIVE("shmem_" #N "_fcollect", team,                                      \
+                               coll_fcollect(&g_, dest, source, nelems * sizeof(T)));              \
     }                                                                                              \
     int shmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems)           \
     {                                                                                              \
-        return coll_alltoalls("shmem_" #N "_alltoall", team, dest, source, 1, 1, nelems,           \
-                              sizeof(T));                                                          \
+        return TEAM_COLLECTIVE("shmem_" #N "_alltoall", team,                                      \
+                               coll_alltoalls(&g_, dest, source, 1, 1, nelems, sizeof(T)));        \
     }                                                                                              \
     int shmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source, ptrdiff_t dst,          \
                               ptrdiff_t sst, size_t nelems)                                        \
     {                                                                                              \
-        return coll_alltoalls("shmem_" #N "_alltoalls", team, dest, source, dst, sst, nelems,      \
-                              sizeof(T));                                                          \
+        return TEAM_COLLECTIVE("shmem_" #N "_alltoalls", team,                                     \
+                               coll_alltoalls(&g_, dest, source, dst, sst, nelems, sizeof(T)));    \
     }
 STRATA_RMA_TYPES(DEFINE_TEAM_COLLECTIVES)
 
 int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems,
                        int PE_root)
 {
-    return coll_broadcast("shmem_broadcastmem", team, dest, source, nelems, PE_root);
+    return TEAM_COLLECTIVE(
+        "shmem_broadcastmem", team,
+        coll_broadcast("shmem_broadcastmem", &g_, dest, source, nelems, PE_root, 1));
 }
 
 int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-    return coll_collect("shmem_collectmem", team, dest, source, nelems);
+    return TEAM_COLLECTIVE("shmem_collectmem", team, coll_collect(&g_, dest, source, nelems));
 }
 
 int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-    return coll_fcollect("shmem_fcollectmem", team, dest, source, nelems);
+    return TEAM_COLLECTIVE("shmem_fcollectmem", team, coll_fcollect(&g_, dest, source, nelems));
 }
 
 int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-    return coll_alltoalls("shmem_alltoallmem", team, dest, source, 1, 1, nelems, 1);
+    return TEAM_COLLECTIVE("shmem_alltoallmem", team,
+                           coll_alltoalls(&g_, dest, source, 1, 1, nelems, 1));
 }
 
 int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst,
                        ptrdiff_t sst, size_t nelems)
 {
-    return coll_alltoalls("shmem_alltoallsmem", team, dest, source, dst, sst, nelems, 1);
+    return TEAM_COLLECTIVE("shmem_alltoallsmem", team,
+                           coll_alltoalls(&g_, dest, source, dst, sst, nelems, 1));
 }
 
 #define COMBINE_and(a, b) ((a) & (b))
@@ -220,23 +256,27 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
     }                                                                                              \
     int shmem_##N##_##OP##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce)     \
     {                                                                                              \
-        return coll_reduce("shmem_" #N "_" #OP "_reduce", team, dest, source, nreduce, sizeof(T),  \
-                           0, combine_##N##_##OP);                                                 \
+        return TEAM_COLLECTIVE(                                                                    \
+            "shmem_" #N "_" #OP "_reduce", team,                                                   \
+            coll_reduce(&g_, dest, source, nreduce, sizeof(T), 0, combine_##N##_##OP));            \
     }
 #define DEFINE_REDUCE_BITWISE(T, N, ...)                                                           \
     DEFINE_REDUCE(T, N, and) DEFINE_REDUCE(T, N, or) DEFINE_REDUCE(T, N, xor)
 #define DEFINE_REDUCE_MINMAX(T, N, ...) DEFINE_REDUCE(T, N, max) DEFINE_REDUCE(T, N, min)
 #define DEFINE_REDUCE_SUM(T, N, ...)                                                               \
-    DEFINE_REDUCE(T, N, sum) DEFINE_REDUCE(T, N, prod)                                             \
-    int shmem_##N##_sum_inscan(shmem_team_t team, T *dest, const T *source, size_t nelems)         \
+    DEFINE_REDUCE(T, N, sum)                                                                       \
+    DEFINE_REDUCE(T, N, prod) int shmem_##N##_sum_inscan(shmem_team_t team, T *dest,               \
+                                                         const T *source, size_t nelems)           \
     {                                                                                              \
-        return coll_reduce("shmem_" #N "_sum_inscan", team, dest, source, nelems, sizeof(T), 1,    \
-                           combine_##N##_sum);                                                     \
+        return TEAM_COLLECTIVE(                                                                    \
+            "shmem_" #N "_sum_inscan", team,                                                       \
+            coll_reduce(&g_, dest, source, nelems, sizeof(T), 1, combine_##N##_sum));              \
     }                                                                                              \
     int shmem_##N##_sum_exscan(shmem_team_t team, T *dest, const T *source, size_t nelems)         \
     {                                                                                              \
-        return coll_reduce("shmem_" #N "_sum_exscan", team, dest, source, nelems, sizeof(T), -1,   \
-                           combine_##N##_sum);                                                     \
+        return TEAM_COLLECTIVE(                                                                    \
+            "shmem_" #N "_sum_exscan", team,                                                       \
+            coll_reduce(&g_, dest, source, nelems, sizeof(T), -1, combine_##N##_sum));             \
     }
 STRATA_REDUCE_BITWISE_TYPES(DEFINE_REDUCE_BITWISE)
 STRATA_REDUCE_MINMAX_TYPES(DEFINE_REDUCE_MINMAX)
