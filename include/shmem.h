@@ -367,15 +367,17 @@ void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, 
     X(T, N, fetch_inc, finc)                                                                       \
     X(T, N, inc, inc)                                                                              \
     X(T, N, fetch_add, fop)                                                                        \
-    X(T, N, add, set) X(T, N, compare_swap_nbi, cswap_nbi) X(T, N, fetch_inc_nbi, finc_nbi)        \
-        X(T, N, fetch_add_nbi, fop_nbi)
+    X(T, N, add, set)                                                                              \
+    X(T, N, compare_swap_nbi, cswap_nbi)                                                           \
+    X(T, N, fetch_inc_nbi, finc_nbi) X(T, N, fetch_add_nbi, fop_nbi)
 #define STRATA_AMO_BIT_OPS(X, T, N)                                                                \
     X(T, N, fetch_and, fop)                                                                        \
     X(T, N, and, set)                                                                              \
     X(T, N, fetch_or, fop)                                                                         \
     X(T, N, or, set)                                                                               \
-    X(T, N, fetch_xor, fop) X(T, N, xor, set) X(T, N, fetch_and_nbi, fop_nbi)                      \
-        X(T, N, fetch_or_nbi, fop_nbi) X(T, N, fetch_xor_nbi, fop_nbi)
+    X(T, N, fetch_xor, fop)                                                                        \
+    X(T, N, xor, set)                                                                              \
+    X(T, N, fetch_and_nbi, fop_nbi) X(T, N, fetch_or_nbi, fop_nbi) X(T, N, fetch_xor_nbi, fop_nbi)
 
 #define STRATA_DECL_AMO(T, N, OP, SHAPE)                                                           \
     STRATA_AMO_SHAPES(T, shmem_##N##_atomic_##OP, shmem_ctx_##N##_atomic_##OP, SHAPE)
@@ -479,7 +481,9 @@ int shmem_test_lock(long *lock);
     X(float _Complex, complexf, __VA_ARGS__)
 #endif
 
-int shmem_sync(shmem_team_t team);
+/* The C binding of shmem_sync is the deprecated active-set form; in C11, shmem_sync(team) is
+ * shmem_team_sync (the generic below picks by argument count). */
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
 
 #define STRATA_DECL_TEAM_COLLECTIVES(T, N, ...)                                                    \
     int shmem_##N##_broadcast(shmem_team_t team, T *dest, const T *source, size_t nelems,          \
@@ -505,12 +509,60 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 #define STRATA_DECL_REDUCE_MINMAX(T, N, ...)                                                       \
     STRATA_DECL_REDUCE(T, N, max) STRATA_DECL_REDUCE(T, N, min)
 #define STRATA_DECL_REDUCE_SUM(T, N, ...)                                                          \
-    STRATA_DECL_REDUCE(T, N, sum) STRATA_DECL_REDUCE(T, N, prod)                                   \
+    STRATA_DECL_REDUCE(T, N, sum)                                                                  \
+    STRATA_DECL_REDUCE(T, N, prod)                                                                 \
     int shmem_##N##_sum_inscan(shmem_team_t team, T *dest, const T *source, size_t nelems);        \
     int shmem_##N##_sum_exscan(shmem_team_t team, T *dest, const T *source, size_t nelems);
 STRATA_REDUCE_BITWISE_TYPES(STRATA_DECL_REDUCE_BITWISE)
 STRATA_REDUCE_MINMAX_TYPES(STRATA_DECL_REDUCE_MINMAX)
 STRATA_REDUCE_SUM_TYPES(STRATA_DECL_REDUCE_SUM)
+
+/* Legacy active-set collectives (deprecated in 1.6, still specified). */
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
+#define STRATA_DECL_ACTIVE_SET_SIZED(BITS)                                                         \
+    void shmem_broadcast##BITS(void *dest, const void *source, size_t nelems, int PE_root,         \
+                               int PE_start, int logPE_stride, int PE_size, long *pSync);          \
+    void shmem_collect##BITS(void *dest, const void *source, size_t nelems, int PE_start,          \
+                             int logPE_stride, int PE_size, long *pSync);                          \
+    void shmem_fcollect##BITS(void *dest, const void *source, size_t nelems, int PE_start,         \
+                              int logPE_stride, int PE_size, long *pSync);                         \
+    void shmem_alltoall##BITS(void *dest, const void *source, size_t nelems, int PE_start,         \
+                              int logPE_stride, int PE_size, long *pSync);                         \
+    void shmem_alltoalls##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,       \
+                               size_t nelems, int PE_start, int logPE_stride, int PE_size,         \
+                               long *pSync);
+STRATA_DECL_ACTIVE_SET_SIZED(32)
+STRATA_DECL_ACTIVE_SET_SIZED(64)
+#define STRATA_TO_ALL_BITWISE_TYPES(X, ...)                                                        \
+    X(short, short, __VA_ARGS__)                                                                   \
+    X(int, int, __VA_ARGS__)                                                                       \
+    X(long, long, __VA_ARGS__)                                                                     \
+    X(long long, longlong, __VA_ARGS__)
+#define STRATA_TO_ALL_MINMAX_TYPES(X, ...)                                                         \
+    STRATA_TO_ALL_BITWISE_TYPES(X, __VA_ARGS__)                                                    \
+    X(float, float, __VA_ARGS__)                                                                   \
+    X(double, double, __VA_ARGS__)                                                                 \
+    X(long double, longdouble, __VA_ARGS__)
+#ifdef __cplusplus
+#define STRATA_TO_ALL_SUM_TYPES(X, ...) STRATA_TO_ALL_MINMAX_TYPES(X, __VA_ARGS__)
+#else
+#define STRATA_TO_ALL_SUM_TYPES(X, ...)                                                            \
+    STRATA_TO_ALL_MINMAX_TYPES(X, __VA_ARGS__)                                                     \
+    X(double _Complex, complexd, __VA_ARGS__)                                                      \
+    X(float _Complex, complexf, __VA_ARGS__)
+#endif
+#define STRATA_DECL_TO_ALL(T, N, OP)                                                               \
+    void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start,            \
+                                   int logPE_stride, int PE_size, T *pWrk, long *pSync);
+#define STRATA_DECL_TO_ALL_BITWISE(T, N, ...)                                                      \
+    STRATA_DECL_TO_ALL(T, N, and) STRATA_DECL_TO_ALL(T, N, or) STRATA_DECL_TO_ALL(T, N, xor)
+#define STRATA_DECL_TO_ALL_MINMAX(T, N, ...)                                                       \
+    STRATA_DECL_TO_ALL(T, N, max) STRATA_DECL_TO_ALL(T, N, min)
+#define STRATA_DECL_TO_ALL_SUM(T, N, ...)                                                          \
+    STRATA_DECL_TO_ALL(T, N, sum) STRATA_DECL_TO_ALL(T, N, prod)
+STRATA_TO_ALL_BITWISE_TYPES(STRATA_DECL_TO_ALL_BITWISE)
+STRATA_TO_ALL_MINMAX_TYPES(STRATA_DECL_TO_ALL_MINMAX)
+STRATA_TO_ALL_SUM_TYPES(STRATA_DECL_TO_ALL_SUM)
 
 /* ---- Memory ordering and synchronization (1.6 sections 9.9, 9.11) ---- */
 void shmem_fence(void);
@@ -616,15 +668,23 @@ void strata_generic_type_error(void)
     STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_fetch_or_nbi, __VA_ARGS__)
 #define shmem_atomic_fetch_xor_nbi(...)                                                            \
     STRATA_GENERIC_IN(STRATA_AMO_BIT_GENERIC_TYPES, atomic_fetch_xor_nbi, __VA_ARGS__)
-/* Deprecated generic names. */
-#define shmem_cswap(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_TYPES, cswap, __VA_ARGS__)
-#define shmem_finc(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_TYPES, finc, __VA_ARGS__)
-#define shmem_inc(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_TYPES, inc, __VA_ARGS__)
-#define shmem_fadd(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_TYPES, fadd, __VA_ARGS__)
-#define shmem_add(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_TYPES, add, __VA_ARGS__)
-#define shmem_swap(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_EXT_TYPES, swap, __VA_ARGS__)
-#define shmem_fetch(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_EXT_TYPES, fetch, __VA_ARGS__)
-#define shmem_set(...) STRATA_GENERIC_NOCTX(STRATA_AMO_DEPRECATED_EXT_TYPES, set, __VA_ARGS__)
+/* Deprecated generic names, served by the 1.6 routines of the same operation. */
+#define shmem_cswap(...)                                                                           \
+    STRATA_GENERIC_NOCTX(STRATA_AMO_STD_GENERIC_TYPES, atomic_compare_swap, __VA_ARGS__)
+#define shmem_finc(...)                                                                            \
+    STRATA_GENERIC_NOCTX(STRATA_AMO_STD_GENERIC_TYPES, atomic_fetch_inc, __VA_ARGS__)
+#define shmem_inc(...) STRATA_GENERIC_NOCTX(STRATA_AMO_STD_GENERIC_TYPES, atomic_inc, __VA_ARGS__)
+#define shmem_fadd(...)                                                                            \
+    STRATA_GENERIC_NOCTX(STRATA_AMO_STD_GENERIC_TYPES, atomic_fetch_add, __VA_ARGS__)
+#define shmem_add(...) STRATA_GENERIC_NOCTX(STRATA_AMO_STD_GENERIC_TYPES, atomic_add, __VA_ARGS__)
+#define shmem_swap(...) STRATA_GENERIC_NOCTX(STRATA_AMO_EXT_GENERIC_TYPES, atomic_swap, __VA_ARGS__)
+#define shmem_fetch(...)                                                                           \
+    STRATA_GENERIC_NOCTX(STRATA_AMO_EXT_GENERIC_TYPES, atomic_fetch, __VA_ARGS__)
+#define shmem_set(...) STRATA_GENERIC_NOCTX(STRATA_AMO_EXT_GENERIC_TYPES, atomic_set, __VA_ARGS__)
+
+#define STRATA_ARG5(a, b, c, d, e, ...) e
+#define shmem_sync(...)                                                                            \
+    STRATA_ARG5(__VA_ARGS__, (shmem_sync), _, _, shmem_team_sync, _)(__VA_ARGS__)
 
 #define shmem_wait_until(...)                                                                      \
     STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, wait_until, __VA_ARGS__)

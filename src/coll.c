@@ -20,7 +20,8 @@ struct coll_group {
     const int *members;       /* world rank of each rank */
     struct strata_team *team; /* NULL for an active set */
     long *psync;
-    uint64_t *gather; /* one word per rank, for collect's sizes */
+    uint64_t *gather; /* collect's sizes: entry per rank (teams) or per world rank (sets) */
+    int gather_by_world;
 };
 
 /* An active set's sync: a dissemination over pSync used as counting semaphores (each signal is
@@ -66,8 +67,8 @@ static int coll_team_begin(const char *routine, shmem_team_t team, struct coll_g
                                                  : "a team this PE is not a member of");
         return -1;
     }
-    *g = (struct coll_group){team->size, team->my_rank, team->members,
-                             team,       NULL,          team_gather_words(team)};
+    *g = (struct coll_group){
+        team->size, team->my_rank, team->members, team, NULL, team_gather_words(team), 0};
     coll_sync(g);
     return 0;
 }
@@ -78,11 +79,6 @@ static int coll_team_begin(const char *routine, shmem_team_t team, struct coll_g
         struct coll_group g_;                                                                      \
         coll_team_begin(routine, team, &g_) ? -1 : (CALL, 0);                                      \
     })
-
-int shmem_sync(shmem_team_t team)
-{
-    return shmem_team_sync(team);
-}
 
 static void coll_broadcast(const char *routine, struct coll_group *g, void *dest,
                            const void *source, size_t bytes, int root, int root_receives)
@@ -109,13 +105,14 @@ static void coll_fcollect(struct coll_group *g, void *dest, const void *source, 
 static void coll_collect(struct coll_group *g, void *dest, const void *source, size_t bytes)
 {
     uint64_t *sizes = g->gather, mine = bytes;
+    int me = g->gather_by_world ? rt.my_pe : g->my_rank;
     for (int r = 0; r < g->size; r++)
-        shmem_putmem(&sizes[g->my_rank], &mine, sizeof(mine), g->members[r]);
+        shmem_putmem(&sizes[me], &mine, sizeof(mine), g->members[r]);
     shmem_quiet();
     coll_sync(g);
     size_t offset = 0;
     for (int r = 0; r < g->my_rank; r++)
-        offset += sizes[r];
+        offset += sizes[g->gather_by_world ? g->members[r] : r];
     for (int r = 0; r < g->size; r++)
         shmem_putmem((char *)dest + offset, source, bytes, g->members[r]);
     coll_end(g);
@@ -246,14 +243,16 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 #define COMBINE_sum(a, b) ((a) + (b))
 #define COMBINE_prod(a, b) ((a) * (b))
 
-#define DEFINE_REDUCE(T, N, OP)                                                                    \
+#define DEFINE_COMBINE(T, N, OP)                                                                   \
     static void combine_##N##_##OP(void *acc, const void *in, size_t count)                        \
     {                                                                                              \
         T *a = acc;                                                                                \
         const T *b = in;                                                                           \
         for (size_t i = 0; i < count; i++)                                                         \
             a[i] = COMBINE_##OP(a[i], b[i]);                                                       \
-    }                                                                                              \
+    }
+#define DEFINE_REDUCE(T, N, OP)                                                                    \
+    DEFINE_COMBINE(T, N, OP)                                                                       \
     int shmem_##N##_##OP##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce)     \
     {                                                                                              \
         return TEAM_COLLECTIVE(                                                                    \
@@ -265,8 +264,8 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 #define DEFINE_REDUCE_MINMAX(T, N, ...) DEFINE_REDUCE(T, N, max) DEFINE_REDUCE(T, N, min)
 #define DEFINE_REDUCE_SUM(T, N, ...)                                                               \
     DEFINE_REDUCE(T, N, sum)                                                                       \
-    DEFINE_REDUCE(T, N, prod) int shmem_##N##_sum_inscan(shmem_team_t team, T *dest,               \
-                                                         const T *source, size_t nelems)           \
+    DEFINE_REDUCE(T, N, prod)                                                                      \
+    int shmem_##N##_sum_inscan(shmem_team_t team, T *dest, const T *source, size_t nelems)         \
     {                                                                                              \
         return TEAM_COLLECTIVE(                                                                    \
             "shmem_" #N "_sum_inscan", team,                                                       \
@@ -281,3 +280,114 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 STRATA_REDUCE_BITWISE_TYPES(DEFINE_REDUCE_BITWISE)
 STRATA_REDUCE_MINMAX_TYPES(DEFINE_REDUCE_MINMAX)
 STRATA_REDUCE_SUM_TYPES(DEFINE_REDUCE_SUM)
+
+/* ---- Legacy active-set forms (deprecated, still in 1.6) ----
+ * The active set is PE_start + i * 2^logPE_stride for i < PE_size; pSync carries its syncs and is
+ * back to SHMEM_SYNC_VALUE when the routine returns everywhere. pWrk is not needed: reductions
+ * combine in private memory. */
+struct active_set {
+    struct coll_group g;
+    int members[];
+};
+
+static struct active_set *active_set_begin(const char *routine, int start, int log_stride, int size,
+                                           long *psync)
+{
+    runtime_require_init(routine);
+    long last = start + ((long)(size - 1) << log_stride);
+    if (size < 1 || start < 0 || log_stride < 0 || log_stride > 30 || last >= rt.n_pes)
+        log_fatal(routine,
+                  "invalid active set (PE_start %d, logPE_stride %d, PE_size %d) for %d PEs", start,
+                  log_stride, size, rt.n_pes);
+    struct active_set *set = malloc(sizeof(*set) + (size_t)size * sizeof(int));
+    if (!set)
+        log_fatal(routine, "cannot allocate an active set of %d PEs", size);
+    int me = -1;
+    for (int i = 0; i < size; i++) {
+        set->members[i] = start + (i << log_stride);
+        if (set->members[i] == rt.my_pe)
+            me = i;
+    }
+    if (me < 0)
+        log_fatal(routine,
+                  "PE %d is not in the active set (PE_start %d, logPE_stride %d, "
+                  "PE_size %d)",
+                  rt.my_pe, start, log_stride, size);
+    set->g = (struct coll_group){size, me, set->members, NULL, psync, team_active_set_gather(), 1};
+    coll_sync(&set->g);
+    return set;
+}
+
+#define ACTIVE_SET(routine, CALL)                                                                  \
+    do {                                                                                           \
+        struct active_set *set_ =                                                                  \
+            active_set_begin(routine, PE_start, logPE_stride, PE_size, pSync);                     \
+        struct coll_group *g_ = &set_->g;                                                          \
+        CALL;                                                                                      \
+        free(set_);                                                                                \
+    } while (0)
+
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    shmem_quiet();
+    ACTIVE_SET("shmem_barrier", (void)g_);
+}
+
+/* The name is also a C11 generic macro in shmem.h: the parentheses define the function. */
+void(shmem_sync)(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+    ACTIVE_SET("shmem_sync", (void)g_);
+}
+
+#define DEFINE_ACTIVE_SET_SIZED(BITS, BYTES)                                                       \
+    void shmem_broadcast##BITS(void *dest, const void *source, size_t nelems, int PE_root,         \
+                               int PE_start, int logPE_stride, int PE_size, long *pSync)           \
+    {                                                                                              \
+        /* the legacy broadcast leaves dest on the root alone */                                   \
+        ACTIVE_SET("shmem_broadcast" #BITS, coll_broadcast("shmem_broadcast" #BITS, g_, dest,      \
+                                                           source, nelems *BYTES, PE_root, 0));    \
+    }                                                                                              \
+    void shmem_collect##BITS(void *dest, const void *source, size_t nelems, int PE_start,          \
+                             int logPE_stride, int PE_size, long *pSync)                           \
+    {                                                                                              \
+        ACTIVE_SET("shmem_collect" #BITS, coll_collect(g_, dest, source, nelems *BYTES));          \
+    }                                                                                              \
+    void shmem_fcollect##BITS(void *dest, const void *source, size_t nelems, int PE_start,         \
+                              int logPE_stride, int PE_size, long *pSync)                          \
+    {                                                                                              \
+        ACTIVE_SET("shmem_fcollect" #BITS, coll_fcollect(g_, dest, source, nelems *BYTES));        \
+    }                                                                                              \
+    void shmem_alltoall##BITS(void *dest, const void *source, size_t nelems, int PE_start,         \
+                              int logPE_stride, int PE_size, long *pSync)                          \
+    {                                                                                              \
+        ACTIVE_SET("shmem_alltoall" #BITS, coll_alltoalls(g_, dest, source, 1, 1, nelems, BYTES)); \
+    }                                                                                              \
+    void shmem_alltoalls##BITS(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,       \
+                               size_t nelems, int PE_start, int logPE_stride, int PE_size,         \
+                               long *pSync)                                                        \
+    {                                                                                              \
+        ACTIVE_SET("shmem_alltoalls" #BITS,                                                        \
+                   coll_alltoalls(g_, dest, source, dst, sst, nelems, BYTES));                     \
+    }
+DEFINE_ACTIVE_SET_SIZED(32, 4)
+DEFINE_ACTIVE_SET_SIZED(64, 8)
+
+#define DEFINE_TO_ALL(T, N, OP)                                                                    \
+    void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start,            \
+                                   int logPE_stride, int PE_size, T *pWrk, long *pSync)            \
+    {                                                                                              \
+        (void)pWrk;                                                                                \
+        ACTIVE_SET("shmem_" #N "_" #OP "_to_all", coll_reduce(g_, dest, source, (size_t)nreduce,   \
+                                                              sizeof(T), 0, combine_##N##_##OP));  \
+    }
+/* The team tables have no signed bitwise rows; the legacy ones do. */
+#define DEFINE_TO_ALL_BITWISE(T, N, ...)                                                           \
+    DEFINE_COMBINE(T, N, and)                                                                      \
+    DEFINE_COMBINE(T, N, or)                                                                       \
+    DEFINE_COMBINE(T, N, xor) DEFINE_TO_ALL(T, N, and) DEFINE_TO_ALL(T, N, or)                     \
+        DEFINE_TO_ALL(T, N, xor)
+#define DEFINE_TO_ALL_MINMAX(T, N, ...) DEFINE_TO_ALL(T, N, max) DEFINE_TO_ALL(T, N, min)
+#define DEFINE_TO_ALL_SUM(T, N, ...) DEFINE_TO_ALL(T, N, sum) DEFINE_TO_ALL(T, N, prod)
+STRATA_TO_ALL_BITWISE_TYPES(DEFINE_TO_ALL_BITWISE)
+STRATA_TO_ALL_MINMAX_TYPES(DEFINE_TO_ALL_MINMAX)
+STRATA_TO_ALL_SUM_TYPES(DEFINE_TO_ALL_SUM)

@@ -61,6 +61,11 @@ uint64_t *team_gather_words(const struct strata_team *team)
     return team_gather + (size_t)team->slot * (size_t)rt.n_pes;
 }
 
+uint64_t *team_active_set_gather(void)
+{
+    return team_gather + (size_t)TEAM_SLOT_ACTIVE_SETS * (size_t)rt.n_pes;
+}
+
 int team_init(uint64_t *area, uint64_t *gather)
 {
     team_area = area;
@@ -77,6 +82,7 @@ int team_init(uint64_t *area, uint64_t *gather)
         team_set_members(&team_world, TEAM_SLOT_WORLD, all, rt.n_pes) ||
         team_set_members(&team_shared, TEAM_SLOT_SHARED, rt.boot.local_peers, rt.boot.local_size);
     free(all);
+    team_slots_used |= 1ull << TEAM_SLOT_ACTIVE_SETS;
     return rc ? -1 : 0;
 }
 

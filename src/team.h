@@ -15,6 +15,7 @@
 #define TEAM_SLOT_WORDS (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
 #define TEAM_SLOT_WORLD 0
 #define TEAM_SLOT_SHARED 1
+#define TEAM_SLOT_ACTIVE_SETS 2 /* reserved: its gather words serve the legacy active-set forms */
 
 struct strata_team {
     int slot;
@@ -32,6 +33,8 @@ struct strata_team {
 int team_init(uint64_t *area, uint64_t *gather);
 /* A team's gather words: entry r is written by team rank r. */
 uint64_t *team_gather_words(const struct strata_team *team);
+/* Gather words for active sets, indexed by world rank. */
+uint64_t *team_active_set_gather(void);
 void team_fini(void);
 
 /* Dissemination barrier: in round k this PE bumps counter k of the member 2^k ahead and waits
