@@ -711,6 +711,62 @@ void strata_generic_type_error(void)
 #define shmem_test_some_vector(...)                                                                \
     STRATA_GENERIC_NOCTX(STRATA_P2P_GENERIC_TYPES, test_some_vector, __VA_ARGS__)
 
+/* Collectives select on the destination (the argument after the team). */
+#define STRATA_GENERIC_TEAM(LIST, OP, ...)                                                         \
+    STRATA_SELECT_IN(LIST, STRATA_ARG2(__VA_ARGS__, 0, 0), , OP)(__VA_ARGS__)
+#define STRATA_REDUCE_BITWISE_GENERIC_TYPES(X, ...)                                                \
+    X(unsigned char, uchar, __VA_ARGS__)                                                           \
+    X(unsigned short, ushort, __VA_ARGS__)                                                         \
+    X(unsigned int, uint, __VA_ARGS__)                                                             \
+    X(unsigned long, ulong, __VA_ARGS__)                                                           \
+    X(unsigned long long, ulonglong, __VA_ARGS__)                                                  \
+    X(int8_t, int8, __VA_ARGS__)                                                                   \
+    X(int16_t, int16, __VA_ARGS__)                                                                 \
+    X(int32_t, int32, __VA_ARGS__)                                                                 \
+    X(int64_t, int64, __VA_ARGS__)
+#define STRATA_REDUCE_MINMAX_GENERIC_TYPES(X, ...)                                                 \
+    X(char, char, __VA_ARGS__)                                                                     \
+    X(signed char, schar, __VA_ARGS__)                                                             \
+    X(short, short, __VA_ARGS__)                                                                   \
+    X(int, int, __VA_ARGS__)                                                                       \
+    X(long, long, __VA_ARGS__)                                                                     \
+    X(long long, longlong, __VA_ARGS__)                                                            \
+    X(unsigned char, uchar, __VA_ARGS__)                                                           \
+    X(unsigned short, ushort, __VA_ARGS__)                                                         \
+    X(unsigned int, uint, __VA_ARGS__)                                                             \
+    X(unsigned long, ulong, __VA_ARGS__)                                                           \
+    X(unsigned long long, ulonglong, __VA_ARGS__)                                                  \
+    X(float, float, __VA_ARGS__)                                                                   \
+    X(double, double, __VA_ARGS__)                                                                 \
+    X(long double, longdouble, __VA_ARGS__)
+#define STRATA_REDUCE_SUM_GENERIC_TYPES(X, ...)                                                    \
+    STRATA_REDUCE_MINMAX_GENERIC_TYPES(X, __VA_ARGS__)                                             \
+    X(double _Complex, complexd, __VA_ARGS__)                                                      \
+    X(float _Complex, complexf, __VA_ARGS__)
+#define shmem_broadcast(...) STRATA_GENERIC_TEAM(STRATA_GENERIC_RMA_TYPES, broadcast, __VA_ARGS__)
+#define shmem_collect(...) STRATA_GENERIC_TEAM(STRATA_GENERIC_RMA_TYPES, collect, __VA_ARGS__)
+#define shmem_fcollect(...) STRATA_GENERIC_TEAM(STRATA_GENERIC_RMA_TYPES, fcollect, __VA_ARGS__)
+#define shmem_alltoall(...) STRATA_GENERIC_TEAM(STRATA_GENERIC_RMA_TYPES, alltoall, __VA_ARGS__)
+#define shmem_alltoalls(...) STRATA_GENERIC_TEAM(STRATA_GENERIC_RMA_TYPES, alltoalls, __VA_ARGS__)
+#define shmem_and_reduce(...)                                                                      \
+    STRATA_GENERIC_TEAM(STRATA_REDUCE_BITWISE_GENERIC_TYPES, and_reduce, __VA_ARGS__)
+#define shmem_or_reduce(...)                                                                       \
+    STRATA_GENERIC_TEAM(STRATA_REDUCE_BITWISE_GENERIC_TYPES, or_reduce, __VA_ARGS__)
+#define shmem_xor_reduce(...)                                                                      \
+    STRATA_GENERIC_TEAM(STRATA_REDUCE_BITWISE_GENERIC_TYPES, xor_reduce, __VA_ARGS__)
+#define shmem_max_reduce(...)                                                                      \
+    STRATA_GENERIC_TEAM(STRATA_REDUCE_MINMAX_GENERIC_TYPES, max_reduce, __VA_ARGS__)
+#define shmem_min_reduce(...)                                                                      \
+    STRATA_GENERIC_TEAM(STRATA_REDUCE_MINMAX_GENERIC_TYPES, min_reduce, __VA_ARGS__)
+#define shmem_sum_reduce(...)                                                                      \
+    STRATA_GENERIC_TEAM(STRATA_REDUCE_SUM_GENERIC_TYPES, sum_reduce, __VA_ARGS__)
+#define shmem_prod_reduce(...)                                                                     \
+    STRATA_GENERIC_TEAM(STRATA_REDUCE_SUM_GENERIC_TYPES, prod_reduce, __VA_ARGS__)
+#define shmem_sum_inscan(...)                                                                      \
+    STRATA_GENERIC_TEAM(STRATA_REDUCE_SUM_GENERIC_TYPES, sum_inscan, __VA_ARGS__)
+#define shmem_sum_exscan(...)                                                                      \
+    STRATA_GENERIC_TEAM(STRATA_REDUCE_SUM_GENERIC_TYPES, sum_exscan, __VA_ARGS__)
+
 #endif /* C11 */
 
 #endif /* SHMEM_H */

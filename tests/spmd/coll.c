@@ -138,6 +138,17 @@ static void mem_forms(shmem_team_t team)
     shmem_alltoallsmem(team, dst, src, 1, 1, 2);
     CHECK(dst[0] == (unsigned char)(me * 2), "alltoallsmem");
     CHECK(shmem_sync(team) == 0, "shmem_sync");
+    /* C11 generic names */
+    static long lsrc[2], ldst[2 * MAXPES];
+    static double dsrc, ddst;
+    lsrc[0] = lsrc[1] = me + 1;
+    dsrc = 0.5 * (me + 1);
+    shmem_sync(team);
+    CHECK(shmem_broadcast(team, ldst, lsrc, 2, 0) == 0 && ldst[1] == 1, "generic broadcast");
+    CHECK(shmem_fcollect(team, ldst, lsrc, 1) == 0 && ldst[n - 1] == n, "generic fcollect");
+    CHECK(shmem_sum_reduce(team, &ddst, &dsrc, 1) == 0 && ddst == 0.25 * n * (n + 1),
+          "generic sum_reduce: %g", ddst);
+    CHECK(shmem_max_reduce(team, ldst, lsrc, 2) == 0 && ldst[0] == n, "generic max_reduce");
 }
 
 static void run_all(shmem_team_t team)

@@ -1,0 +1,96 @@
+/* The legacy active-set collectives (deprecated in 1.6, still specified): barrier, sync,
+ * broadcast32/64 (dest on the root untouched), collect/fcollect/alltoall/alltoalls 32/64 and the
+ * to_all reductions, on the whole job and on the active set of even PEs (stride 2^1). pSync is
+ * back to SHMEM_SYNC_VALUE after every call. */
+#include "check.h"
+
+#define MAXPES 16
+
+static long psync[SHMEM_BCAST_SYNC_SIZE];
+static long pwrk_long[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+static double pwrk_double[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+static int32_t src32[MAXPES * 4], dst32[MAXPES * 8];
+static int64_t src64[MAXPES * 4], dst64[MAXPES * 8];
+static long lsrc[4], ldst[4];
+static double dsrc[4], ddst[4];
+
+/* Two barriers: every PE has returned before pSync is read, and nobody starts the next call
+ * (and signals) before everyone has read it. */
+#define BARRIERS_PER_RUN (6 * 2)
+
+static void check_psync_clean(const char *what)
+{
+    shmem_barrier_all();
+    long dirty = 0;
+    for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; i++)
+        dirty += psync[i] != SHMEM_SYNC_VALUE;
+    CHECK(dirty == 0, "%s left %ld pSync words changed (psync[0..2] = %ld %ld %ld)", what, dirty,
+          psync[0], psync[1], psync[2]);
+    shmem_barrier_all();
+}
+
+static void run(int start, int log_stride, int size, int me)
+{
+    int rank = (me - start) >> log_stride;
+    for (int i = 0; i < MAXPES * 4; i++) {
+        src32[i] = rank * 100 + i;
+        src64[i] = (int64_t)rank << 40 | i;
+    }
+    for (int i = 0; i < MAXPES * 8; i++)
+        dst32[i] = -1, dst64[i] = -1;
+    shmem_barrier(start, log_stride, size, psync);
+    shmem_sync(start, log_stride, size, psync);
+    check_psync_clean("barrier/sync");
+
+    shmem_broadcast64(dst64, src64, 3, 0, start, log_stride, size, psync);
+    for (int i = 0; i < 3; i++)
+        CHECK(dst64[i] == (rank == 0 ? -1 : (int64_t)i), "broadcast64 [%d] rank %d", i, rank);
+    check_psync_clean("broadcast64");
+    shmem_broadcast32(dst32, src32, 2, size - 1, start, log_stride, size, psync);
+    CHECK(dst32[1] == (rank == size - 1 ? -1 : (size - 1) * 100 + 1), "broadcast32");
+    check_psync_clean("broadcast32");
+
+    shmem_fcollect32(dst32, src32, 2, start, log_stride, size, psync);
+    for (int r = 0; r < size; r++)
+        CHECK(dst32[2 * r + 1] == r * 100 + 1, "fcollect32 rank %d", r);
+    shmem_collect64(dst64, src64, (size_t)rank + 1, start, log_stride, size, psync);
+    for (int r = 0, at = 0; r < size; at += r + 1, r++)
+        CHECK(dst64[at + r] == ((int64_t)r << 40 | r), "collect64 rank %d", r);
+    check_psync_clean("collect");
+
+    shmem_alltoall32(dst32, src32, 2, start, log_stride, size, psync);
+    for (int r = 0; r < size; r++)
+        CHECK(dst32[2 * r] == r * 100 + 2 * rank, "alltoall32 from rank %d", r);
+    shmem_alltoalls64(dst64, src64, 2, 1, 1, start, log_stride, size, psync);
+    for (int r = 0; r < size; r++)
+        CHECK(dst64[2 * r] == ((int64_t)r << 40 | rank), "alltoalls64 from rank %d", r);
+    check_psync_clean("alltoall");
+
+    for (int i = 0; i < 4; i++)
+        lsrc[i] = rank + 1, dsrc[i] = 0.5 * (rank + 1);
+    shmem_long_sum_to_all(ldst, lsrc, 4, start, log_stride, size, pwrk_long, psync);
+    CHECK(ldst[3] == (long)size * (size + 1) / 2, "long_sum_to_all %ld", ldst[3]);
+    shmem_double_max_to_all(ddst, dsrc, 4, start, log_stride, size, pwrk_double, psync);
+    CHECK(ddst[0] == 0.5 * size, "double_max_to_all %g", ddst[0]);
+    shmem_long_xor_to_all(lsrc, lsrc, 4, start, log_stride, size, pwrk_long, psync);
+    long x = 0;
+    for (int r = 0; r < size; r++)
+        x ^= r + 1;
+    CHECK(lsrc[2] == x, "in-place long_xor_to_all %ld", lsrc[2]);
+    check_psync_clean("to_all");
+}
+
+int main(void)
+{
+    for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; i++)
+        psync[i] = SHMEM_SYNC_VALUE;
+    shmem_init();
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    run(0, 0, n, me);
+    if (me % 2 == 0)
+        run(0, 1, (n + 1) / 2, me);
+    else
+        for (int k = 0; k < BARRIERS_PER_RUN; k++) /* the evens' barrier_all calls */
+            shmem_barrier_all();
+    return check_finish();
+}
