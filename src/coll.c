@@ -138,25 +138,46 @@ static void coll_alltoalls(struct coll_group *g, void *dest, const void *source,
     coll_end(g);
 }
 
-/* Reads the sources of ranks [first, last] into one local buffer each in turn and combines them
- * with combine(acc, in, count); the first one initializes acc. Returns the buffer, or NULL for
- * an empty range. */
 typedef void (*coll_combine_fn)(void *acc, const void *in, size_t count);
 
-static void *coll_gather_combine(struct coll_group *g, const void *source, size_t count,
-                                 size_t elem, int first, int last, coll_combine_fn combine)
+/* Private scratch reused across calls: a fresh malloc of a large buffer costs a page fault per
+ * page on every call. Per thread, since different teams' collectives may run concurrently. */
+static __thread char *coll_scratch;
+static __thread size_t coll_scratch_size;
+
+static char *coll_scratch_get(size_t bytes)
+{
+    if (bytes > coll_scratch_size) {
+        free(coll_scratch);
+        coll_scratch = malloc(bytes);
+        coll_scratch_size = coll_scratch ? bytes : 0;
+        if (!coll_scratch)
+            log_fatal("shmem_reduce", "cannot allocate %zu bytes of private memory", bytes);
+    }
+    return coll_scratch;
+}
+
+/* Combines the sources of ranks [first, last] into acc with combine(acc, in, count), reading a
+ * mapped member's source in place and fetching the others into the scratch behind acc. */
+static void coll_gather_combine(struct coll_group *g, const void *source, size_t count, size_t elem,
+                                int first, int last, coll_combine_fn combine, char *acc, char *in)
 {
     size_t bytes = count * elem;
-    char *acc = malloc(bytes ? bytes : 1), *in = malloc(bytes ? bytes : 1);
-    if (!acc || !in)
-        log_fatal("shmem_reduce", "cannot allocate %zu bytes of private memory", bytes);
     for (int r = first; r <= last; r++) {
-        shmem_getmem(r == first ? acc : in, source, bytes, g->members[r]);
-        if (r != first)
-            combine(acc, in, count);
+        const void *peer = shmem_ptr(source, g->members[r]);
+        if (r == first) {
+            if (peer)
+                memcpy(acc, peer, bytes);
+            else
+                shmem_getmem(acc, source, bytes, g->members[r]);
+            continue;
+        }
+        if (!peer) {
+            shmem_getmem(in, source, bytes, g->members[r]);
+            peer = in;
+        }
+        combine(acc, peer, count);
     }
-    free(in);
-    return acc;
 }
 
 /* Reduction (first..last = the whole team) and scans (a prefix of it). The second sync keeps
@@ -165,11 +186,14 @@ static void coll_reduce(struct coll_group *g, void *dest, const void *source, si
                         size_t elem, int scan, coll_combine_fn combine)
 {
     int last = scan == 0 ? g->size - 1 : g->my_rank - (scan < 0);
-    void *result = last >= 0 ? coll_gather_combine(g, source, count, elem, 0, last, combine)
-                             : calloc(count ? count : 1, elem); /* exscan on rank 0: zero */
+    size_t bytes = count * elem;
+    char *acc = coll_scratch_get(2 * bytes + 1), *in = acc + bytes;
+    if (last >= 0)
+        coll_gather_combine(g, source, count, elem, 0, last, combine, acc, in);
+    else
+        memset(acc, 0, bytes); /* exscan on rank 0: zero */
     coll_sync(g);
-    memcpy(dest, result, count * elem);
-    free(result);
+    memcpy(dest, acc, bytes);
 }
 
 /* ---- Generated API ---- */
@@ -384,8 +408,8 @@ DEFINE_ACTIVE_SET_SIZED(64, 8)
 #define DEFINE_TO_ALL_BITWISE(T, N, ...)                                                           \
     DEFINE_COMBINE(T, N, and)                                                                      \
     DEFINE_COMBINE(T, N, or)                                                                       \
-    DEFINE_COMBINE(T, N, xor) DEFINE_TO_ALL(T, N, and) DEFINE_TO_ALL(T, N, or)                     \
-        DEFINE_TO_ALL(T, N, xor)
+    DEFINE_COMBINE(T, N, xor)                                                                      \
+    DEFINE_TO_ALL(T, N, and) DEFINE_TO_ALL(T, N, or) DEFINE_TO_ALL(T, N, xor)
 #define DEFINE_TO_ALL_MINMAX(T, N, ...) DEFINE_TO_ALL(T, N, max) DEFINE_TO_ALL(T, N, min)
 #define DEFINE_TO_ALL_SUM(T, N, ...) DEFINE_TO_ALL(T, N, sum) DEFINE_TO_ALL(T, N, prod)
 STRATA_TO_ALL_BITWISE_TYPES(DEFINE_TO_ALL_BITWISE)

@@ -9,7 +9,7 @@ src=$(cd "$2" && pwd)
 runs=${3:-5}
 work=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-benches="amo_latency"
+benches="amo_latency coll_latency"
 
 ompi_cc=/usr/bin/oshcc
 ompi_run=/usr/bin/oshrun

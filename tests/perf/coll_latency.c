@@ -1,0 +1,78 @@
+/* Collective latency on all PEs: barrier_all, and broadcast, fcollect, sum reduction and alltoall
+ * of 8 B, 4 KiB, 64 KiB and 1 MiB per PE, through the active-set forms that every OpenSHMEM
+ * since 1.0 has, so the same source builds with any implementation.
+ * Prints one line per figure: "name microseconds". */
+#include <shmem.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_BYTES (1 << 20)
+
+/* Large enough for every implementation's pSync sizes; two of them, used in turn, so that
+ * consecutive calls need no barrier in between (the spec's rule for pSync reuse). */
+static long psync[2][4096];
+static long pwrk[MAX_BYTES / 8 / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int iterations(size_t bytes)
+{
+    return bytes <= 4096 ? 2000 : bytes <= 65536 ? 200 : 20;
+}
+
+int main(void)
+{
+    for (int i = 0; i < 4096; i++)
+        psync[0][i] = psync[1][i] = SHMEM_SYNC_VALUE;
+    shmem_init();
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    char *src = shmem_malloc((size_t)MAX_BYTES * n), *dst = shmem_malloc((size_t)MAX_BYTES * n);
+    memset(src, 1, (size_t)MAX_BYTES * n);
+    const size_t sizes[] = {8, 4096, 65536, MAX_BYTES};
+    const char *names[] = {"8B", "4KiB", "64KiB", "1MiB"};
+
+    shmem_barrier_all();
+    double t0 = now_us();
+    for (int i = 0; i < 20000; i++)
+        shmem_barrier_all();
+    double barrier = (now_us() - t0) / 20000;
+    if (me == 0)
+        printf("barrier_all_us %.3f\n", barrier);
+
+    for (int s = 0; s < 4; s++) {
+        size_t bytes = sizes[s], words = bytes / 8;
+        int iters = iterations(bytes);
+        double times[4];
+        for (int op = 0; op < 4; op++) {
+            shmem_barrier_all();
+            t0 = now_us();
+            for (int i = 0; i < iters; i++) {
+                long *ps = psync[i & 1];
+                if (op == 0)
+                    shmem_broadcast64(dst, src, words, 0, 0, 0, n, ps);
+                else if (op == 1)
+                    shmem_fcollect64(dst, src, words, 0, 0, n, ps);
+                else if (op == 2)
+                    shmem_long_sum_to_all((long *)dst, (long *)src, (int)words, 0, 0, n, pwrk, ps);
+                else
+                    shmem_alltoall64(dst, src, words, 0, 0, n, ps);
+            }
+            times[op] = (now_us() - t0) / iters;
+        }
+        if (me == 0)
+            printf("broadcast_%s_us %.3f\nfcollect_%s_us %.3f\nreduce_sum_%s_us %.3f\n"
+                   "alltoall_%s_us %.3f\n",
+                   names[s], times[0], names[s], times[1], names[s], times[2], names[s], times[3]);
+    }
+    shmem_barrier_all();
+    shmem_free(dst);
+    shmem_free(src);
+    shmem_finalize();
+    return 0;
+}
