@@ -4,7 +4,9 @@
  * fences, and tears the job down when one PE fails. Jobs that span nodes are handed to a PMIx
  * engine that is already installed (srun --mpi=pmix, prterun, mpirun). */
 #define _GNU_SOURCE
+#ifdef HAVE_CONFIG_H
 #include <config.h>
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,19 +15,28 @@
 #include <pmix_server.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "(unknown version)"
+#endif
+
+#define OSHRUN_MAX_PES 4096
 #define OSHRUN_KILL_GRACE_MS 1000
+#define OSHRUN_TICK_MS 50
 
 struct pe {
     pid_t pid;
-    int done; /* reaped */
+    pid_t pgid; /* the group killed with it; oshrun's own when PE 0 reads the terminal */
+    int done;   /* reaped */
 };
 
 struct job {
@@ -42,7 +53,8 @@ struct job {
 };
 
 static struct job job;
-static volatile sig_atomic_t abort_status = -1, abort_rank = -1;
+/* Written by the PMIx progress thread, read by the main thread. */
+static atomic_int abort_status, abort_rank = -1;
 
 /* ---- Command line ---- */
 
@@ -65,48 +77,58 @@ static void die_usage(const char *fmt, const char *arg)
     exit(2);
 }
 
+static void die(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "oshrun: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    exit(1);
+}
+
 static int parse_np(const char *text)
 {
     char *end;
     errno = 0;
     long n = strtol(text, &end, 10);
-    if (errno || *end || end == text || n < 1 || n > 4096)
+    if (errno || *end || end == text || n < 1 || n > OSHRUN_MAX_PES)
         die_usage("invalid number of PEs '%s': expected 1..4096", text);
     return (int)n;
 }
 
-/* Finds the program like execvp would; an error names what is wrong. */
+static int is_executable_file(const char *path)
+{
+    struct stat st;
+    return !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, X_OK);
+}
+
+/* Searches PATH like execvp; 0 when not found. */
+static int search_path(const char *name, char *out)
+{
+    const char *path = getenv("PATH");
+    char dirs[8192];
+    snprintf(dirs, sizeof(dirs), "%s", path ? path : "/usr/local/bin:/usr/bin:/bin");
+    for (char *save, *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        snprintf(out, PATH_MAX, "%s/%s", *dir ? dir : ".", name);
+        if (is_executable_file(out))
+            return 1;
+    }
+    return 0;
+}
+
+/* Checked before anything starts, so a typo costs no PMIx server and no half-started job. */
 static void resolve_program(const char *name, char *out)
 {
-    if (strchr(name, '/')) {
-        snprintf(out, PATH_MAX, "%s", name);
-    } else {
-        const char *path = getenv("PATH");
-        char dirs[8192];
-        snprintf(dirs, sizeof(dirs), "%s", path ? path : "/usr/bin:/bin");
-        out[0] = '\0';
-        for (char *save, *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-            char candidate[PATH_MAX];
-            snprintf(candidate, sizeof(candidate), "%s/%s", *dir ? dir : ".", name);
-            if (access(candidate, X_OK) == 0) {
-                snprintf(out, PATH_MAX, "%s", candidate);
-                break;
-            }
-        }
-        if (!out[0]) {
-            fprintf(stderr, "oshrun: program '%s' not found in PATH\n", name);
-            exit(1);
-        }
+    if (!strchr(name, '/')) {
+        if (!search_path(name, out))
+            die("program '%s' not found in PATH", name);
+        return;
     }
+    snprintf(out, PATH_MAX, "%s", name);
     struct stat st;
-    if (stat(out, &st)) {
-        fprintf(stderr, "oshrun: program '%s' does not exist\n", out);
-        exit(1);
-    }
-    if (!S_ISREG(st.st_mode) || access(out, X_OK)) {
-        fprintf(stderr, "oshrun: program '%s' is not an executable file\n", out);
-        exit(1);
-    }
+    if (stat(out, &st))
+        die("program '%s' does not exist", out);
+    if (!is_executable_file(out))
+        die("program '%s' is not an executable file", out);
 }
 
 struct options {
@@ -114,25 +136,26 @@ struct options {
     const char *hostfile;
 };
 
+/* Takes the value of option argv[*i], or stops with a usage error. */
+static const char *option_value(int argc, char **argv, int *i, const char *what)
+{
+    if (*i + 1 >= argc)
+        die_usage(what, argv[*i]);
+    return argv[++*i];
+}
+
 static void parse_args(int argc, char **argv, struct options *opts)
 {
     job.np = 1;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
-        int has_value = i + 1 < argc;
-        if (!strcmp(a, "-np") || !strcmp(a, "-n") || !strcmp(a, "--np") || !strcmp(a, "-N")) {
-            if (!has_value)
-                die_usage("%s needs a number", a);
-            job.np = parse_np(argv[++i]);
+        if (!strcmp(a, "-np") || !strcmp(a, "-n") || !strcmp(a, "--np")) {
+            job.np = parse_np(option_value(argc, argv, &i, "%s needs a number"));
         } else if (!strcmp(a, "--host") || !strcmp(a, "-H")) {
-            if (!has_value)
-                die_usage("%s needs a host list", a);
-            opts->hosts = argv[++i];
+            opts->hosts = option_value(argc, argv, &i, "%s needs a host list");
         } else if (!strcmp(a, "--hostfile")) {
-            if (!has_value)
-                die_usage("%s needs a file", a);
-            opts->hostfile = argv[++i];
+            opts->hostfile = option_value(argc, argv, &i, "%s needs a file");
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             exit(0);
@@ -159,55 +182,65 @@ static int host_is_local(const char *host)
     return !strcmp(host, "localhost") || !strcmp(host, "127.0.0.1") || !strcmp(host, job.hostname);
 }
 
+/* "h1,h2:4,...": any host that is not this one makes it a multi-node job. */
+static int host_list_is_local(const char *hosts)
+{
+    char list[4096];
+    snprintf(list, sizeof(list), "%s", hosts);
+    for (char *save, *h = strtok_r(list, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+        h[strcspn(h, ":")] = '\0'; /* host:slots */
+        if (!host_is_local(h))
+            return 0;
+    }
+    return 1;
+}
+
+/* Host file lines are "host [slots=N]" or "host:N"; '#' starts a comment. */
+static int host_file_is_local(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        die("cannot read host file '%s'", path);
+    char line[1024];
+    int local = 1;
+    while (local && fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "#")] = '\0';
+        char *host = line + strspn(line, " \t\r\n");
+        host[strcspn(host, " \t\r\n:")] = '\0';
+        if (*host && !host_is_local(host))
+            local = 0;
+    }
+    fclose(f);
+    return local;
+}
+
 static int needs_other_nodes(const struct options *opts)
 {
-    if (opts->hostfile)
+    if (opts->hosts && !host_list_is_local(opts->hosts))
         return 1;
-    if (opts->hosts) {
-        char list[4096];
-        snprintf(list, sizeof(list), "%s", opts->hosts);
-        for (char *save, *h = strtok_r(list, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
-            char *colon = strchr(h, ':'); /* host:slots */
-            if (colon)
-                *colon = '\0';
-            if (!host_is_local(h))
-                return 1;
-        }
-    }
+    if (opts->hostfile && !host_file_is_local(opts->hostfile))
+        return 1;
     const char *nodes = getenv("SLURM_NNODES");
     return getenv("SLURM_JOB_ID") && nodes && atoi(nodes) > 1;
 }
 
-static int in_path(const char *name)
-{
-    char resolved[PATH_MAX];
-    const char *path = getenv("PATH");
-    char dirs[8192];
-    snprintf(dirs, sizeof(dirs), "%s", path ? path : "/usr/bin:/bin");
-    for (char *save, *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-        snprintf(resolved, sizeof(resolved), "%s/%s", dir, name);
-        if (access(resolved, X_OK) == 0)
-            return 1;
-    }
-    return 0;
-}
-
+/* Replaces oshrun by the engine that can start PEs on other nodes; the environment passes on. */
 static void hand_off(const struct options *opts)
 {
-    char np[16];
+    char np[16], found[PATH_MAX];
     snprintf(np, sizeof(np), "%d", job.np);
     char *args[64];
     int n = 0;
-    if (getenv("SLURM_JOB_ID") && in_path("srun")) {
+    /* srun only knows the nodes of its own allocation. */
+    if (getenv("SLURM_JOB_ID") && search_path("srun", found)) {
         args[n++] = "srun";
         args[n++] = "--mpi=pmix";
-    } else if (in_path("prterun")) {
+    } else if (search_path("prterun", found)) {
         args[n++] = "prterun";
-    } else if (in_path("mpirun")) {
+    } else if (search_path("mpirun", found)) {
         args[n++] = "mpirun";
     } else {
-        fprintf(stderr, "oshrun: a multi-node job needs srun (Slurm), prterun or mpirun in PATH\n");
-        exit(1);
+        die("%s", "a multi-node job needs srun (Slurm), prterun or mpirun in PATH");
     }
     args[n++] = "-n";
     args[n++] = np;
@@ -222,46 +255,52 @@ static void hand_off(const struct options *opts)
     for (char **a = job.argv; *a && n < 63; a++)
         args[n++] = *a;
     args[n] = NULL;
-    execvp(args[0], args);
-    fprintf(stderr, "oshrun: cannot run %s: %s\n", args[0], strerror(errno));
+    execv(found, args);
+    fprintf(stderr, "oshrun: cannot run %s: %s\n", found, strerror(errno));
     exit(1);
 }
 
-/* ---- PMIx server ---- */
+/* ---- PMIx server upcalls (called on the PMIx progress thread) ---- */
 
-static pmix_status_t on_client_finalized(const pmix_proc_t *proc, void *server_object,
-                                         pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    (void)proc, (void)server_object, (void)cbfunc, (void)cbdata;
-    return PMIX_OPERATION_SUCCEEDED;
-}
-
-/* A PE called PMIx_Abort (shmem_global_exit, or a fatal error): the main thread is told by a
- * signal, because it waits in sigtimedwait. */
+/* A PE called PMIx_Abort (shmem_global_exit, or a fatal error). The main thread waits in
+ * sigtimedwait, so a signal is how it learns; it is sent before the PE gets its reply. */
 static pmix_status_t on_abort(const pmix_proc_t *proc, void *server_object, int status,
                               const char msg[], pmix_proc_t procs[], size_t nprocs,
                               pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     (void)server_object, (void)msg, (void)procs, (void)nprocs, (void)cbfunc, (void)cbdata;
-    if (abort_rank < 0) {
-        abort_status = status;
-        abort_rank = (sig_atomic_t)proc->rank;
+    /* The first abort wins. Upcalls run one at a time on the progress thread; the status is
+     * stored before the rank that makes it visible. */
+    if (atomic_load(&abort_rank) < 0) {
+        atomic_store(&abort_status, status);
+        atomic_store(&abort_rank, (int)proc->rank);
     }
     kill(getpid(), SIGUSR1);
     return PMIX_OPERATION_SUCCEEDED;
 }
 
-/* Every PE is local, so the server library has already collected all contributions. */
+static void release_fence_data(void *data)
+{
+    free(data);
+}
+
+/* Every PE is local, so the server library has already gathered all contributions: the blob
+ * it hands over (ours to free) is the complete result. */
 static pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
                               size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
                               void *cbdata)
 {
     (void)procs, (void)nprocs, (void)info, (void)ninfo;
-    if (cbfunc)
-        cbfunc(PMIX_SUCCESS, data, ndata, cbdata, NULL, NULL);
+    if (!cbfunc) {
+        free(data);
+        return PMIX_OPERATION_SUCCEEDED;
+    }
+    cbfunc(PMIX_SUCCESS, data, ndata, cbdata, release_fence_data, data);
     return PMIX_SUCCESS;
 }
 
+/* The server library answers requests for local PEs itself (waiting for their commit if
+ * needed); it asks the host only for PEs on other nodes, and there are none. */
 static pmix_status_t on_direct_modex(const pmix_proc_t *proc, const pmix_info_t info[],
                                      size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
@@ -270,37 +309,43 @@ static pmix_status_t on_direct_modex(const pmix_proc_t *proc, const pmix_info_t 
 }
 
 static pmix_server_module_t server_module = {
-    .client_finalized = on_client_finalized,
     .abort = on_abort,
     .fence_nb = on_fence,
     .direct_modex = on_direct_modex,
 };
 
-static volatile int registration_done;
+/* ---- Job registration ---- */
+
+struct completion {
+    atomic_int done;
+    pmix_status_t status;
+};
 
 static void on_registered(pmix_status_t status, void *cbdata)
 {
-    *(pmix_status_t *)cbdata = status;
-    __atomic_store_n(&registration_done, 1, __ATOMIC_RELEASE);
+    struct completion *c = cbdata;
+    c->status = status;
+    atomic_store(&c->done, 1);
 }
 
-static pmix_status_t wait_registration(pmix_status_t rc, pmix_status_t *result)
+/* The register calls may answer at once or later from the progress thread. */
+static pmix_status_t wait_completion(pmix_status_t rc, struct completion *c)
 {
     if (rc == PMIX_OPERATION_SUCCEEDED)
         return PMIX_SUCCESS;
     if (rc != PMIX_SUCCESS)
         return rc;
-    while (!__atomic_load_n(&registration_done, __ATOMIC_ACQUIRE))
+    while (!atomic_load(&c->done))
         usleep(100);
-    return *result;
+    return c->status;
 }
 
-static void info_load_uint32(pmix_info_t *info, const char *key, uint32_t value)
+static void load_uint32(pmix_info_t *info, const char *key, uint32_t value)
 {
     PMIX_INFO_LOAD(info, key, &value, PMIX_UINT32);
 }
 
-/* Per-rank data: rank, local rank and node rank (all the same on one node), node id. */
+/* Per-rank data: on one node rank, local rank and node rank are the same number. */
 static void load_proc_data(pmix_info_t *info, int rank)
 {
     pmix_data_array_t *array;
@@ -311,54 +356,87 @@ static void load_proc_data(pmix_info_t *info, int rank)
     PMIX_INFO_LOAD(&items[0], PMIX_RANK, &r, PMIX_PROC_RANK);
     PMIX_INFO_LOAD(&items[1], PMIX_LOCAL_RANK, &local, PMIX_UINT16);
     PMIX_INFO_LOAD(&items[2], PMIX_NODE_RANK, &local, PMIX_UINT16);
-    info_load_uint32(&items[3], PMIX_NODEID, 0);
+    load_uint32(&items[3], PMIX_NODEID, 0);
     PMIX_INFO_LOAD(&items[4], PMIX_HOSTNAME, job.hostname, PMIX_STRING);
     PMIX_INFO_LOAD(info, PMIX_PROC_DATA, array, PMIX_DATA_ARRAY);
     PMIX_DATA_ARRAY_FREE(array);
 }
 
-static int register_job(void)
+/* "0,1,...,np-1": PMIx 4.2 stores a range like "0-3" literally, and clients misread it. */
+static char *peer_list(void)
 {
-    char *peers = malloc((size_t)job.np * 6 + 1), *node_map = NULL, *proc_map = NULL;
+    char *peers = malloc((size_t)job.np * 6 + 1);
+    size_t len = 0;
     peers[0] = '\0';
     for (int r = 0; r < job.np; r++)
-        sprintf(peers + strlen(peers), "%s%d", r ? "," : "", r);
-    if (PMIx_generate_regex(job.hostname, &node_map) != PMIX_SUCCESS ||
-        PMIx_generate_ppn(peers, &proc_map) != PMIX_SUCCESS)
-        return -1;
-    size_t ninfo = 10 + (size_t)job.np, n = 0;
+        len += (size_t)sprintf(peers + len, "%s%d", r ? "," : "", r);
+    return peers;
+}
+
+static int register_job(void)
+{
+    char *peers = peer_list(), *node_map = NULL, *proc_map = NULL;
+    int ok = PMIx_generate_regex(job.hostname, &node_map) == PMIX_SUCCESS &&
+             PMIx_generate_ppn(peers, &proc_map) == PMIX_SUCCESS;
+    size_t ninfo = 11 + (size_t)job.np, n = 0;
     pmix_info_t *info;
     PMIX_INFO_CREATE(info, ninfo);
-    info_load_uint32(&info[n++], PMIX_UNIV_SIZE, (uint32_t)job.np);
-    info_load_uint32(&info[n++], PMIX_JOB_SIZE, (uint32_t)job.np);
-    info_load_uint32(&info[n++], PMIX_MAX_PROCS, (uint32_t)job.np);
-    info_load_uint32(&info[n++], PMIX_LOCAL_SIZE, (uint32_t)job.np);
-    info_load_uint32(&info[n++], PMIX_NODE_SIZE, (uint32_t)job.np);
-    info_load_uint32(&info[n++], PMIX_NUM_NODES, 1);
-    PMIX_INFO_LOAD(&info[n++], PMIX_LOCAL_PEERS, peers, PMIX_STRING);
-    PMIX_INFO_LOAD(&info[n++], PMIX_NODE_MAP, node_map, PMIX_REGEX);
-    PMIX_INFO_LOAD(&info[n++], PMIX_PROC_MAP, proc_map, PMIX_REGEX);
-    PMIX_INFO_LOAD(&info[n++], PMIX_JOBID, job.nspace, PMIX_STRING);
-    for (int r = 0; r < job.np; r++)
-        load_proc_data(&info[n++], r);
-    pmix_status_t result = PMIX_SUCCESS;
-    registration_done = 0;
-    pmix_status_t rc = wait_registration(
-        PMIx_server_register_nspace(job.nspace, job.np, info, n, on_registered, &result), &result);
+    if (ok) {
+        load_uint32(&info[n++], PMIX_UNIV_SIZE, (uint32_t)job.np);
+        load_uint32(&info[n++], PMIX_JOB_SIZE, (uint32_t)job.np);
+        load_uint32(&info[n++], PMIX_MAX_PROCS, (uint32_t)job.np);
+        load_uint32(&info[n++], PMIX_LOCAL_SIZE, (uint32_t)job.np);
+        load_uint32(&info[n++], PMIX_NODE_SIZE, (uint32_t)job.np);
+        load_uint32(&info[n++], PMIX_NUM_NODES, 1);
+        PMIX_INFO_LOAD(&info[n++], PMIX_LOCAL_PEERS, peers, PMIX_STRING);
+        PMIX_INFO_LOAD(&info[n++], PMIX_NODE_MAP, node_map, PMIX_REGEX);
+        PMIX_INFO_LOAD(&info[n++], PMIX_PROC_MAP, proc_map, PMIX_REGEX);
+        PMIX_INFO_LOAD(&info[n++], PMIX_JOBID, job.nspace, PMIX_STRING);
+        PMIX_INFO_LOAD(&info[n++], PMIX_HOSTNAME, job.hostname, PMIX_STRING);
+        for (int r = 0; r < job.np; r++)
+            load_proc_data(&info[n++], r);
+        struct completion c = {0};
+        ok = wait_completion(
+                 PMIx_server_register_nspace(job.nspace, job.np, info, n, on_registered, &c), &c) ==
+             PMIX_SUCCESS;
+    }
     PMIX_INFO_FREE(info, ninfo);
     free(peers);
     free(node_map);
     free(proc_map);
-    return rc == PMIX_SUCCESS ? 0 : -1;
+    return ok ? 0 : -1;
+}
+
+/* Removes a directory tree (the PMIx server's rendezvous files). */
+static void remove_tree(const char *path)
+{
+    DIR *dir = opendir(path);
+    if (!dir) {
+        unlink(path);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            char child[PATH_MAX];
+            snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
+            remove_tree(child);
+        }
+    }
+    closedir(dir);
+    rmdir(path);
 }
 
 static int server_start(void)
 {
     const char *base = getenv("TMPDIR");
-    snprintf(job.tmpdir, sizeof(job.tmpdir), "%s/oshrun.XXXXXX", base && *base ? base : "/tmp");
+    if (!base || !*base)
+        base = "/tmp";
+    /* Our own directory: the server's files never collide with another job's, and one
+     * remove_tree at exit takes them all. */
+    snprintf(job.tmpdir, sizeof(job.tmpdir), "%s/oshrun.XXXXXX", base);
     if (!mkdtemp(job.tmpdir)) {
-        fprintf(stderr, "oshrun: cannot create a directory under %s: %s\n",
-                base && *base ? base : "/tmp", strerror(errno));
+        fprintf(stderr, "oshrun: cannot create a directory under %s: %s\n", base, strerror(errno));
         job.tmpdir[0] = '\0';
         return -1;
     }
@@ -374,11 +452,16 @@ static int server_start(void)
         fprintf(stderr, "oshrun: PMIx server start failed: %s\n", PMIx_Error_string(rc));
         return -1;
     }
-    return register_job();
+    if (register_job()) {
+        fprintf(stderr, "oshrun: PMIx job registration failed\n");
+        return 1;
+    }
+    return 0;
 }
 
 /* ---- PEs ---- */
 
+/* Ours plus SHMEM_LAUNCHER plus what PMIx adds (server address, namespace, rank). */
 static char **child_environment(int rank)
 {
     extern char **environ;
@@ -397,56 +480,85 @@ static char **child_environment(int rank)
     return env;
 }
 
+static void free_environment(char **env)
+{
+    for (char **e = env; *e; e++)
+        free(*e);
+    free(env);
+}
+
+/* A PE reading the terminal must be in the terminal's foreground group, or the kernel stops it
+ * (SIGTTIN): then PE 0 stays in oshrun's group. Every other PE gets a group of its own, so that
+ * killing the group also kills whatever the PE started. */
+static int pe0_keeps_our_group(void)
+{
+    return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+}
+
+static void exec_pe(int rank, char **env, int own_group, const sigset_t *original_mask,
+                    pid_t launcher)
+{
+    if (own_group)
+        setpgid(0, 0);
+    /* The PE dies with oshrun, however oshrun ends (even by SIGKILL): no orphans. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != launcher)
+        _exit(1);
+    signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, original_mask, NULL);
+    if (rank != 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0 && devnull != STDIN_FILENO) {
+            dup2(devnull, STDIN_FILENO);
+            close(devnull);
+        }
+    }
+    execve(job.program, job.argv, env);
+    fprintf(stderr, "oshrun: cannot run %s: %s\n", job.program, strerror(errno));
+    _exit(127);
+}
+
 static int start_pe(int rank, const sigset_t *original_mask)
 {
     pmix_proc_t proc;
     PMIX_LOAD_PROCID(&proc, job.nspace, (pmix_rank_t)rank);
-    pmix_status_t result = PMIX_SUCCESS;
-    registration_done = 0;
-    if (wait_registration(
-            PMIx_server_register_client(&proc, getuid(), getgid(), NULL, on_registered, &result),
-            &result) != PMIX_SUCCESS)
+    struct completion c = {0};
+    if (wait_completion(
+            PMIx_server_register_client(&proc, getuid(), getgid(), NULL, on_registered, &c), &c))
         return -1;
     char **env = child_environment(rank);
     if (!env)
         return -1;
+    int own_group = rank != 0 || !pe0_keeps_our_group();
+    pid_t launcher = getpid();
     pid_t pid = fork();
+    if (pid == 0)
+        exec_pe(rank, env, own_group, original_mask, launcher);
+    free_environment(env);
     if (pid < 0)
         return -1;
-    if (pid == 0) {
-        /* Its own process group, so that killing the PE also kills what it started. */
-        setpgid(0, 0);
-        sigprocmask(SIG_SETMASK, original_mask, NULL);
-        if (rank != 0) {
-            int devnull = open("/dev/null", O_RDONLY);
-            dup2(devnull, STDIN_FILENO);
-        }
-        execve(job.program, job.argv, env);
-        fprintf(stderr, "oshrun: cannot run %s: %s\n", job.program, strerror(errno));
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    job.pes[rank].pid = pid;
+    /* Also here: whichever of parent and child runs first, the group exists before any kill. */
+    if (own_group)
+        setpgid(pid, pid);
+    job.pes[rank] = (struct pe){.pid = pid, .pgid = own_group ? pid : 0};
     job.running++;
-    for (char **e = env; *e; e++)
-        free(*e);
-    free(env);
     return 0;
 }
 
-static int rank_of(pid_t pid)
+static void signal_pe(const struct pe *pe, int sig)
 {
-    for (int r = 0; r < job.np; r++)
-        if (job.pes[r].pid == pid)
-            return r;
-    return -1;
+    if (pe->pgid > 0)
+        kill(-pe->pgid, sig);
+    else if (!pe->done)
+        kill(pe->pid, sig);
 }
 
+/* The groups of reaped PEs are signalled too: a dead PE's children may live on in them. */
 static void signal_all(int sig)
 {
     for (int r = 0; r < job.np; r++)
-        if (job.pes[r].pid > 0 && !job.pes[r].done)
-            kill(-job.pes[r].pid, sig);
+        if (job.pes[r].pid > 0)
+            signal_pe(&job.pes[r], sig);
 }
 
 /* The first failure decides the job's status and is the one reported. */
@@ -466,6 +578,15 @@ static void fail(int status, const char *fmt, ...)
     signal_all(SIGTERM);
 }
 
+static int rank_of(pid_t pid)
+{
+    for (int r = 0; r < job.np; r++)
+        if (job.pes[r].pid == pid)
+            return r;
+    return -1;
+}
+
+/* Any non-zero exit or death by signal fails the job, whether or not the PE had finalized. */
 static void reap(void)
 {
     int wstatus;
@@ -485,61 +606,56 @@ static void reap(void)
     }
 }
 
-/* Waits for every PE; after a failure, the survivors get a grace period before SIGKILL. */
-static void supervise(const sigset_t *waited)
+static void take_abort(void)
 {
-    const char *limit_text = getenv("SHMEM_OSHRUN_TIMEOUT");
-    long limit = limit_text ? atol(limit_text) : 0;
-    if (limit > 0)
-        alarm((unsigned)limit);
-    struct timespec killed_at = {0, 0};
+    int status = atomic_load(&abort_status);
+    /* An exit status keeps the low 8 bits: a non-zero abort must not become a success. */
+    int code = status & 0xff;
+    if (status && !code)
+        code = 1;
+    fail(code, "PE %d aborted the job with status %d", atomic_load(&abort_rank), status);
+}
+
+static void handle_signal(int sig, long limit)
+{
+    if (sig == SIGCHLD)
+        reap();
+    else if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+        fail(128 + sig, "terminated by SIG%s", sigabbrev_np(sig));
+    else if (sig == SIGUSR1)
+        take_abort();
+    else if (sig == SIGALRM)
+        fail(124, "timeout after %ld s", limit);
+}
+
+static long elapsed_ms(const struct timespec *since)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+/* Waits for every PE; after a failure the survivors get a grace period, then SIGKILL. */
+static void supervise(const sigset_t *waited, long limit)
+{
+    struct timespec failed_at = {0, 0};
+    int killed = 0;
     while (job.running > 0) {
-        struct timespec tick = {0, 50 * 1000 * 1000};
+        struct timespec tick = {0, OSHRUN_TICK_MS * 1000000L};
         int sig = sigtimedwait(waited, NULL, &tick);
-        if (sig == SIGCHLD) {
-            reap();
-        } else if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
-            fail(128 + sig, "terminated by SIG%s", sigabbrev_np(sig));
-        } else if (sig == SIGUSR1) {
-            fail(abort_status, "PE %d aborted the job with status %d", (int)abort_rank,
-                 (int)abort_status);
-        } else if (sig == SIGALRM) {
-            fail(124, "timeout after %ld s", limit);
-        }
-        reap(); /* a SIGCHLD may have been merged with another signal */
-        if (job.failed && job.running > 0) {
-            struct timespec now;
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            if (!killed_at.tv_sec)
-                killed_at = now;
-            long elapsed_ms = (now.tv_sec - killed_at.tv_sec) * 1000 +
-                              (now.tv_nsec - killed_at.tv_nsec) / 1000000;
-            if (elapsed_ms > OSHRUN_KILL_GRACE_MS)
-                signal_all(SIGKILL);
-        }
+        if (sig > 0)
+            handle_signal(sig, limit);
+        reap(); /* one pending SIGCHLD stands for any number of exits */
+        if (!job.failed || job.running == 0 || killed)
+            continue;
+        if (!failed_at.tv_sec)
+            clock_gettime(CLOCK_MONOTONIC, &failed_at);
+        else if (elapsed_ms(&failed_at) > OSHRUN_KILL_GRACE_MS)
+            signal_all(SIGKILL), killed = 1;
     }
 }
 
 /* ---- Cleanup ---- */
-
-static void remove_tree(const char *path)
-{
-    DIR *dir = opendir(path);
-    if (dir) {
-        struct dirent *e;
-        while ((e = readdir(dir))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                continue;
-            char child[PATH_MAX];
-            snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
-            remove_tree(child);
-        }
-        closedir(dir);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
 
 /* The library names its shared memory "/<nspace>.<rank>.<region>": whatever a dead PE could not
  * unlink is removed here. */
@@ -550,20 +666,24 @@ static void remove_job_shm(void)
         return;
     size_t len = strlen(job.nspace);
     struct dirent *e;
-    while ((e = readdir(dir)))
+    while ((e = readdir(dir))) {
         if (!strncmp(e->d_name, job.nspace, len) && e->d_name[len] == '.') {
             char path[PATH_MAX];
             snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
             unlink(path);
         }
+    }
     closedir(dir);
 }
 
 static void cleanup(int server_started)
 {
-    /* After a PE aborted, PMIx 4.2's server can deadlock in its own finalize (a lock held by
-     * the abort path): the process is about to exit, so a failed job skips it. Everything the
-     * server created lies in our temporary directory, removed below. */
+    /* Grandchildren that ignored SIGTERM must not outlive a failed job. */
+    if (job.failed)
+        signal_all(SIGKILL);
+    /* PMIx 4.2's server finalize was seen to hang after a PE aborted. A failed job is about to
+     * exit anyway, so it skips it: everything the server created lies in our temporary
+     * directory, removed below. */
     if (server_started && !job.failed)
         PMIx_server_finalize();
     remove_job_shm();
@@ -571,19 +691,37 @@ static void cleanup(int server_started)
         remove_tree(job.tmpdir);
 }
 
+static long timeout_knob(void)
+{
+    const char *text = getenv("SHMEM_OSHRUN_TIMEOUT");
+    char *end;
+    long limit = text ? strtol(text, &end, 10) : 0;
+    if (text && (*end || end == text || limit < 0))
+        die("SHMEM_OSHRUN_TIMEOUT='%s' is not a number of seconds", text);
+    return limit;
+}
+
+/* Unique among jobs: pid and start time, so a stale file of an earlier job whose pid was
+ * reused never matches this job's names. */
+static void name_job(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    unsigned long stamp = (unsigned long)(now.tv_sec * 1000000 + now.tv_nsec / 1000);
+    snprintf(job.nspace, sizeof(job.nspace), "strata-%d-%lx", (int)getpid(), stamp & 0xffffffffUL);
+}
+
 int main(int argc, char **argv)
 {
     struct options opts = {0};
     gethostname(job.hostname, sizeof(job.hostname) - 1);
+    /* A closed output pipe (oshrun ... | head) must not kill the launcher. */
+    signal(SIGPIPE, SIG_IGN);
     parse_args(argc, argv, &opts);
     if (needs_other_nodes(&opts))
         hand_off(&opts);
-    /* pid and start time: a stale file of an earlier job with a reused pid never matches. */
-    struct timespec start_time;
-    clock_gettime(CLOCK_REALTIME, &start_time);
-    snprintf(job.nspace, sizeof(job.nspace), "strata-%d-%lx", (int)getpid(),
-             (unsigned long)(start_time.tv_sec * 1000000 + start_time.tv_nsec / 1000) &
-                 0xffffffffUL);
+    long limit = timeout_knob();
+    name_job();
     job.pes = calloc((size_t)job.np, sizeof(*job.pes));
 
     /* Signals are taken synchronously by the main thread; blocking them before the PMIx server
@@ -595,16 +733,22 @@ int main(int argc, char **argv)
         sigaddset(&waited, taken[i]);
     sigprocmask(SIG_BLOCK, &waited, &original);
 
-    int started = server_start() == 0;
-    if (!started) {
-        fprintf(stderr, "oshrun: cannot start the PMIx server\n");
+    if (server_start()) {
         cleanup(0);
         return 1;
     }
-    for (int r = 0; r < job.np && !job.failed; r++)
+    if (limit > 0)
+        alarm((unsigned)limit);
+    for (int r = 0; r < job.np && !job.failed; r++) {
         if (start_pe(r, &original))
             fail(1, "cannot start PE %d", r);
-    supervise(&waited);
+        /* A Ctrl-C during a long start must not wait for every PE to be forked. */
+        struct timespec now = {0, 0};
+        int sig = sigtimedwait(&waited, NULL, &now);
+        if (sig > 0)
+            handle_signal(sig, limit);
+    }
+    supervise(&waited, limit);
     /* From here a SIGTERM must end oshrun even if cleanup blocks; a late abort notice or alarm
      * must not. */
     signal(SIGUSR1, SIG_IGN);

@@ -22,7 +22,17 @@ struct coll_group {
     long *psync;
     uint64_t *gather; /* collect's sizes: entry per rank (teams) or per world rank (sets) */
     int gather_by_world;
+    const char *routine;
 };
+
+/* SHMEM_DEBUG: buffers a collective writes (and, for reductions, reads) on other PEs must be
+ * symmetric; a private buffer would otherwise be silently skipped or corrupt a peer. */
+static void coll_check_symmetric(const struct coll_group *g, const void *buffer, const char *what)
+{
+    if (unlikely(rt.debug) && !region_lookup(buffer))
+        log_fatal(g->routine, "%s %p is not symmetric (team rank %d of %d)", what, buffer,
+                  g->my_rank, g->size);
+}
 
 /* An active set's sync: a dissemination over pSync used as counting semaphores (each signal is
  * consumed by the waiter), so pSync is back to SHMEM_SYNC_VALUE once every PE has returned. */
@@ -68,7 +78,7 @@ static int coll_team_begin(const char *routine, shmem_team_t team, struct coll_g
         return -1;
     }
     *g = (struct coll_group){
-        team->size, team->my_rank, team->members, team, NULL, team_gather_words(team), 0};
+        team->size, team->my_rank, team->members, team, NULL, team_gather_words(team), 0, routine};
     coll_sync(g);
     return 0;
 }
@@ -83,6 +93,7 @@ static int coll_team_begin(const char *routine, shmem_team_t team, struct coll_g
 static void coll_broadcast(const char *routine, struct coll_group *g, void *dest,
                            const void *source, size_t bytes, int root, int root_receives)
 {
+    coll_check_symmetric(g, dest, "dest");
     if (root < 0 || root >= g->size)
         log_fatal(routine, "PE_root %d is not a rank of the team (0..%d)", root, g->size - 1);
     if (g->my_rank == root)
@@ -95,6 +106,7 @@ static void coll_broadcast(const char *routine, struct coll_group *g, void *dest
 /* fcollect: rank r's block lands at r * bytes everywhere. */
 static void coll_fcollect(struct coll_group *g, void *dest, const void *source, size_t bytes)
 {
+    coll_check_symmetric(g, dest, "dest");
     for (int r = 0; r < g->size; r++)
         shmem_putmem((char *)dest + (size_t)g->my_rank * bytes, source, bytes, g->members[r]);
     coll_end(g);
@@ -104,6 +116,7 @@ static void coll_fcollect(struct coll_group *g, void *dest, const void *source, 
  * its size in the team's gather words. */
 static void coll_collect(struct coll_group *g, void *dest, const void *source, size_t bytes)
 {
+    coll_check_symmetric(g, dest, "dest");
     uint64_t *sizes = g->gather, mine = bytes;
     int me = g->gather_by_world ? rt.my_pe : g->my_rank;
     for (int r = 0; r < g->size; r++)
@@ -124,6 +137,7 @@ static void coll_collect(struct coll_group *g, void *dest, const void *source, s
 static void coll_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                            ptrdiff_t sst, size_t nelems, size_t elem)
 {
+    coll_check_symmetric(g, dest, "dest");
     ptrdiff_t me = g->my_rank, n = (ptrdiff_t)nelems, e = (ptrdiff_t)elem;
     for (int r = 0; r < g->size; r++) {
         if (dst == 1 && sst == 1)
@@ -185,6 +199,7 @@ static void coll_gather_combine(struct coll_group *g, const void *source, size_t
 static void coll_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                         size_t elem, int scan, coll_combine_fn combine)
 {
+    coll_check_symmetric(g, source, "source");
     int last = scan == 0 ? g->size - 1 : g->my_rank - (scan < 0);
     size_t bytes = count * elem;
     char *acc = coll_scratch_get(2 * bytes + 1), *in = acc + bytes;
@@ -337,7 +352,8 @@ static struct active_set *active_set_begin(const char *routine, int start, int l
                   "PE %d is not in the active set (PE_start %d, logPE_stride %d, "
                   "PE_size %d)",
                   rt.my_pe, start, log_stride, size);
-    set->g = (struct coll_group){size, me, set->members, NULL, psync, team_active_set_gather(), 1};
+    set->g = (struct coll_group){size, me,     set->members, NULL, psync, team_active_set_gather(),
+                                 1,    routine};
     coll_sync(&set->g);
     return set;
 }

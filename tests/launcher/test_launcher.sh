@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
-# oshrun's failure handling: status, message, no stray process, no leftover file.
-# Usage: test_launcher.sh OSHRUN BEHAVE
+# oshrun's own tests: job start, failure handling (status, message, survivors killed), signals,
+# bad input, and that nothing is left behind (process, shared-memory file, PMIx directory).
+# Usage: test_launcher.sh OSHRUN CLIENT
+#   CLIENT takes "ok | segv R | exit R C | abort R C | sleep | shm R" (tests/launcher/pmix_client,
+#   or the library-based tests/launcher/behave) and ignores a trailing marker argument.
 set -u
 oshrun=$1
-behave=$2
+client=$2
 passed=0
 failed=0
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+work=$(mktemp -d "${TMPDIR:-/tmp}/test_launcher.XXXXXX")
+out=$work/out
+# oshrun puts its PMIx directory under TMPDIR: a private one shows exactly what a run left.
+export TMPDIR=$work/tmp
+mkdir "$TMPDIR"
+marker="launcher-test-$$"
+cleanup() {
+    pkill -KILL -f -- "$marker" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
 
-check() { # check NAME CONDITION-RESULT WHY
+check() { # check NAME STATUS WHY: STATUS 0 passes
     if [ "$2" = 0 ]; then
         passed=$((passed + 1))
         echo "PASS: $1"
@@ -20,94 +32,179 @@ check() { # check NAME CONDITION-RESULT WHY
     fi
 }
 
-# expect NAME STATUS STDERR-TEXT NP ARGS...: runs the job, checks status, message, duration,
-# and that nothing of it is left.
+strays() { pgrep -f -- "$marker" | wc -l; }
+
+# The job shared-memory files now in /dev/shm ("strata-<oshrun pid>-<stamp>.<rank>.<name>").
+# shellcheck disable=SC2010 # names are plain
+strata_shm() { ls /dev/shm | grep '^strata-[0-9]*-[0-9a-f]*\.'; }
+
+# Files that were not there before and whose oshrun is gone: left behind by a finished job. A
+# job running beside this script keeps its oshrun alive, so its files do not count.
+orphan_shm() {
+    local name pid
+    comm -13 <(echo "$shm_before") <(strata_shm) | while read -r name; do
+        pid=${name#strata-}
+        pid=${pid%%-*}
+        kill -0 "$pid" 2>/dev/null || echo "$name"
+    done
+}
+
+# What a finished run may have left: processes, its PMIx directory, its shared-memory files
+# (the client prints its namespace; without it, the files that orphan_shm finds).
+leftovers() {
+    local why="" n nspace
+    sleep 0.1 # a SIGKILLed process is reaped by init, not at once
+    n=$(strays)
+    [ "$n" = 0 ] || { why="$why; $n stray processes"; pkill -KILL -f -- "$marker"; }
+    n=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 | wc -l)
+    [ "$n" = 0 ] || { why="$why; $n entries left in TMPDIR"; rm -rf "${TMPDIR:?}"/*; }
+    nspace=$(sed -n 's/^nspace \(strata-[0-9a-f-]*\)$/\1/p' "$out" | head -n 1)
+    if [ -n "$nspace" ]; then
+        n=$(strata_shm | grep -c -F "$nspace.")
+    else
+        n=$(orphan_shm | wc -l)
+    fi
+    [ "$n" = 0 ] || why="$why; $n shared-memory files left"
+    echo "${why#; }"
+}
+
+# expect NAME STATUS TEXT NP ARGS...: runs a job; checks its status, that TEXT (an extended
+# regular expression) is in its output, that it ended quickly (survivors killed, not waited
+# for), and that nothing is left.
 expect() {
     local name=$1 status=$2 text=$3 np=$4
     shift 4
+    shm_before=$(strata_shm)
     local start=$SECONDS
-    timeout 20 "$oshrun" -np "$np" "$behave" "$@" >"$out" 2>&1
-    local rc=$?
-    local took=$((SECONDS - start))
-    local strays
-    strays=$(pgrep -f "^$behave( |$)" | wc -l)
-    local ok=0 why=""
-    [ "$rc" = "$status" ] || { ok=1; why="status $rc, expected $status"; }
-    [ -z "$text" ] || grep -q -- "$text" "$out" || { ok=1; why="$why; no '$text' in output"; }
-    [ "$took" -lt 10 ] || { ok=1; why="$why; took $took s: survivors not killed"; }
-    [ "$strays" = 0 ] || { ok=1; why="$why; $strays stray processes"; pkill -9 -f "^$behave( |$)"; }
-    check "$name" "$ok" "$why"
+    timeout -k 3 12 "$oshrun" -np "$np" "$client" "$@" "$marker" >"$out" 2>&1
+    local rc=$? took=$((SECONDS - start)) why=""
+    [ "$rc" = "$status" ] || why="status $rc, expected $status"
+    [ -z "$text" ] || grep -q -E -- "$text" "$out" || why="$why; no '$text' in output"
+    [ "$took" -lt 8 ] || why="$why; took $took s: survivors not killed"
+    why="${why#; }"
+    local left
+    left=$(leftovers)
+    [ -z "$left" ] || why="${why:+$why; }$left"
+    check "$name" "$([ -z "$why" ]; echo $?)" "$why"
 }
 
-leftovers() { ls /dev/shm | grep -c '^strata-[0-9a-f-]*\.' ; }
-before=$(leftovers)
-
-expect "ok on 1 PE" 0 "PE 0 of 1 ok" 1 ok
-expect "ok on 2 PEs" 0 "PE 1 of 2 ok" 2 ok
-expect "ok on 4 PEs" 0 "PE 3 of 4 ok" 4 ok
-expect "PE 1 segfaults" 139 "PE 1 killed by SIGSEGV" 4 segv 1
-expect "PE 2 exits 3" 3 "PE 2 exited with status 3" 4 exit 2 3
-expect "PE 0 exits 5 on 2 PEs" 5 "PE 0 exited with status 5" 2 exit 0 5
-expect "PE 1 calls shmem_global_exit(7)" 7 "PE 1 aborted the job with status 7" 4 abort 1 7
+expect "ok on 1 PE" 0 "(rank|PE) 0 of 1 ok" 1 ok
+expect "ok on 2 PEs" 0 "(rank|PE) 1 of 2 ok" 2 ok
+expect "ok on 4 PEs" 0 "(rank|PE) 3 of 4 ok" 4 ok
+expect "PE 1 segfaults" 139 "^oshrun: PE 1 killed by SIGSEGV$" 4 segv 1
+expect "PE 2 exits with 3" 3 "^oshrun: PE 2 exited with status 3$" 4 exit 2 3
+expect "PE 0 exits with 5 on 2 PEs" 5 "^oshrun: PE 0 exited with status 5$" 2 exit 0 5
+expect "PE 1 aborts with 7" 7 "^oshrun: PE 1 aborted the job with status 7$" 4 abort 1 7
 expect "PE 1 leaves a shared-memory file and dies" 139 "PE 1 killed by SIGSEGV" 2 shm 1
-after=$(leftovers)
-[ "$before" = "$after" ]
-check "no shared-memory file left" $? "$before before, $after after"
+SHMEM_OSHRUN_TIMEOUT=1 expect "SHMEM_OSHRUN_TIMEOUT=1" 124 "^oshrun: timeout after 1 s$" 2 sleep
 
-# SIGTERM to oshrun itself.
-timeout 20 "$oshrun" -np 4 "$behave" sleep >"$out" 2>&1 &
-pid=$!
-sleep 1
-kill -TERM $pid
-wait $pid
-rc=$?
-sleep 0.2
-strays=$(pgrep -f "^$behave( |$)" | wc -l)
-[ "$rc" = 143 ] && [ "$strays" = 0 ] && grep -q "terminated by SIGTERM" "$out"
-check "SIGTERM to oshrun" $? "status $rc, $strays strays"
+# A signal to oshrun while the PEs sleep: forwarded, and the job ends with 128+signal.
+signalled() { # signalled SIGNAL STATUS
+    shm_before=$(strata_shm)
+    # Job control gives the job its own group and leaves SIGINT at its default (a background
+    # job of a script would otherwise start with SIGINT ignored).
+    set -m
+    timeout -k 3 12 "$oshrun" -np 4 "$client" sleep "$marker" >"$out" 2>&1 &
+    local pid=$!
+    set +m
+    for _ in $(seq 50); do # wait for all 4 PEs (and oshrun's timeout wrapper) to be up
+        [ "$(strays)" -ge 6 ] && break
+        sleep 0.1
+    done
+    sleep 0.3
+    pkill -"$1" -P "$pid" # oshrun, the child of timeout
+    wait "$pid"
+    local rc=$? why=""
+    [ "$rc" = "$2" ] || why="status $rc, expected $2"
+    grep -q "^oshrun: terminated by SIG$1\$" "$out" || why="$why; no 'terminated by SIG$1'"
+    why="${why#; }"
+    local left
+    left=$(leftovers)
+    [ -z "$left" ] || why="${why:+$why; }$left"
+    check "SIG$1 to oshrun" "$([ -z "$why" ]; echo $?)" "$why"
+}
+signalled TERM 143
+signalled INT 130
 
-# Timeout knob.
-SHMEM_OSHRUN_TIMEOUT=1 timeout 20 "$oshrun" -np 2 "$behave" sleep >"$out" 2>&1
-rc=$?
-[ "$rc" = 124 ] && grep -q "timeout after 1 s" "$out"
-check "SHMEM_OSHRUN_TIMEOUT" $? "status $rc"
-
-# Bad input: one line, non-zero, nothing started.
+# Bad input: a one-line error, non-zero status, nothing started, nothing created.
 bad() { # bad NAME ARGS...
     local name=$1
     shift
-    timeout 10 "$oshrun" "$@" >"$out" 2>&1
-    local rc=$?
-    local lines
+    timeout -k 5 10 "$oshrun" "$@" >"$out" 2>&1
+    local rc=$? lines why=""
     lines=$(wc -l <"$out")
-    [ "$rc" != 0 ] && [ "$lines" = 1 ] && grep -q '^oshrun: ' "$out" && ! pgrep -f "^$behave( |$)" >/dev/null
-    check "$name" $? "status $rc, $lines lines"
+    [ "$rc" != 0 ] || why="status 0"
+    [ "$lines" = 1 ] && grep -q '^oshrun: ' "$out" || why="$why; $lines lines of output"
+    why="${why#; }"
+    local left
+    left=$(leftovers)
+    [ -z "$left" ] || why="${why:+$why; }$left"
+    check "$name" "$([ -z "$why" ]; echo $?)" "$why"
 }
-bad "-np 0" -np 0 "$behave" ok
-bad "-np -2" -np -2 "$behave" ok
-bad "-np abc" -np abc "$behave" ok
+shm_before=$(strata_shm)
+bad "-np 0" -np 0 "$client" ok "$marker"
+bad "-np -2" -np -2 "$client" ok "$marker"
+bad "-np abc" -np abc "$client" ok "$marker"
+bad "-np without a value" -np
 bad "missing program" -np 2
-bad "nonexistent program" -np 2 /nonexistent/program
-plain=$(mktemp)
+bad "nonexistent program" -np 2 /nonexistent/program "$marker"
+bad "program not in PATH" -np 2 no-such-program-"$marker"
+plain=$work/plain
+touch "$plain"
 chmod 644 "$plain"
-bad "non-executable file" -np 2 "$plain"
-rm -f "$plain"
-bad "unknown option" --frobnicate -np 2 "$behave" ok
+bad "non-executable file" -np 2 "$plain" "$marker"
+bad "directory as program" -np 2 "$work" "$marker"
+bad "unknown option" --frobnicate -np 2 "$client" ok "$marker"
+
+"$oshrun" --help >"$out" 2>&1 && grep -q '^usage: oshrun' "$out"
+check "--help" $? "no usage text"
+"$oshrun" --version >"$out" 2>&1 && grep -q '^oshrun (Strata)' "$out"
+check "--version" $? "no version"
 
 # Multi-node hand-off: oshrun execs the engine found in PATH with the job's size and program.
-fake=$(mktemp -d)
+fake=$work/fake
+mkdir "$fake"
 for engine in srun prterun mpirun; do
     printf '#!/bin/sh\necho "%s $*" >"%s/called"\n' "$engine" "$fake" >"$fake/$engine"
     chmod +x "$fake/$engine"
 done
-PATH="$fake:$PATH" SLURM_JOB_ID=1 SLURM_NNODES=2 "$oshrun" -np 4 "$behave" ok >"$out" 2>&1
-grep -q "^srun --mpi=pmix -n 4 $behave ok\$" "$fake/called" 2>/dev/null
-check "hand-off to srun inside a 2-node Slurm allocation" $? "$(cat "$fake/called" 2>/dev/null)"
-rm -f "$fake/called" "$fake/srun"
-PATH="$fake:$PATH" "$oshrun" --host nodeA,nodeB -np 2 "$behave" ok >"$out" 2>&1
-grep -q "^prterun -n 2 --host nodeA,nodeB $behave ok\$" "$fake/called" 2>/dev/null
-check "hand-off to prterun for other hosts" $? "$(cat "$fake/called" 2>/dev/null)"
-rm -rf "$fake"
+handed() { # handed NAME EXPECTED-ENGINE-COMMAND-LINE [VAR=VALUE...] OSHRUN ARGS...
+    local name=$1 want=$2
+    shift 2
+    rm -f "$fake/called"
+    env PATH="$fake:$PATH" "$@" >"$out" 2>&1
+    local got
+    got=$(cat "$fake/called" 2>/dev/null)
+    [ "$got" = "$want" ]
+    check "$name" $? "got '$got'"
+}
+handed "hand-off to srun in a 2-node Slurm allocation" "srun --mpi=pmix -n 4 $client ok" \
+    SLURM_JOB_ID=1 SLURM_NNODES=2 "$oshrun" -np 4 "$client" ok
+handed "hand-off to prterun for other hosts" "prterun -n 2 --host nodeA,nodeB $client ok" \
+    "$oshrun" --host nodeA,nodeB -np 2 "$client" ok
+printf '# hosts\nnodeA slots=2\nnodeB:2\n' >"$work/hosts"
+handed "hand-off to prterun for a host file" "prterun -n 2 --hostfile $work/hosts $client ok" \
+    "$oshrun" --hostfile "$work/hosts" -np 2 "$client" ok
+rm "$fake/prterun"
+handed "hand-off to mpirun without prterun" "mpirun -n 2 --host nodeA $client ok" \
+    "$oshrun" --host nodeA -np 2 "$client" ok
+
+# Hosts that are all this one: the job runs here.
+printf 'localhost slots=4\n' >"$work/hosts"
+rm -f "$fake/called"
+shm_before=$(strata_shm)
+PATH="$fake:$PATH" timeout -k 3 12 "$oshrun" --hostfile "$work/hosts" --host localhost -np 2 \
+    "$client" ok "$marker" >"$out" 2>&1
+rc=$?
+left=$(leftovers)
+[ "$rc" = 0 ] && [ ! -e "$fake/called" ] && grep -q -E "(rank|PE) 1 of 2 ok" "$out" && [ -z "$left" ]
+check "local host list and host file: no hand-off" $? "status $rc; $left"
+
+rm -f "$fake/srun" "$fake/mpirun"
+PATH="$fake:/nonexistent" "$oshrun" --host nodeA -np 2 "$client" ok >"$out" 2>&1
+rc=$?
+[ "$rc" = 1 ] && [ "$(wc -l <"$out")" = 1 ] && grep -q '^oshrun: .*srun' "$out"
+check "hand-off without any engine" $? "status $rc"
 
 echo "launcher: $passed passed, $failed failed"
 [ "$failed" = 0 ]

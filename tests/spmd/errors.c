@@ -11,7 +11,7 @@ int main(int argc, char **argv)
     int me = shmem_my_pe(), n = shmem_n_pes();
     static long target;
     if (!strcmp(mode, "bad_pe") && me == 0)
-        shmem_long_p(&target, 1, n + 5);
+        shmem_long_p(&target, 1, n); /* one past the last PE */
     if (!strcmp(mode, "not_symmetric") && me == 0) {
         long on_stack[4] = {0}, src[4] = {1, 2, 3, 4};
         shmem_long_put(on_stack, src, 4, n - 1);

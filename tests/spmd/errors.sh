@@ -7,22 +7,32 @@ bin=$2
 passed=0
 failed=0
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+stdout=$(mktemp)
+trap 'rm -f "$out" "$stdout"' EXIT
 
-# expect NAME STATUS(nonzero|0) ENV... -- MODE, then grep patterns read from stdin, one per line.
+# expect NAME STATUS(nonzero|0) MODE ENV..., then grep patterns read from stdin, one per line,
+# that the job's stderr must match. A pattern written "N*pattern" must match exactly N lines.
 expect() {
     local name=$1 want=$2 mode=$3
     shift 3
-    env "$@" timeout 30 "$oshrun" -np 2 "$bin" "$mode" >"$out" 2>&1
+    env "$@" timeout 30 "$oshrun" -np 2 "$bin" "$mode" >"$stdout" 2>"$out"
     local rc=$? ok=0 why=""
     if [ "$want" = nonzero ]; then
         [ "$rc" != 0 ] || { ok=1; why="exit 0"; }
     else
         [ "$rc" = 0 ] || { ok=1; why="exit $rc"; }
     fi
+    [ "$rc" = 124 ] && { ok=1; why="$why; timed out"; }
     while read -r pattern; do
         [ -z "$pattern" ] && continue
-        grep -q -- "$pattern" "$out" || { ok=1; why="$why; no '$pattern'"; }
+        if [[ "$pattern" =~ ^([0-9]+)\*(.*)$ ]]; then
+            local count
+            count=$(grep -c -- "${BASH_REMATCH[2]}" "$out")
+            [ "$count" = "${BASH_REMATCH[1]}" ] ||
+                { ok=1; why="$why; $count lines (not ${BASH_REMATCH[1]}) match '${BASH_REMATCH[2]}'"; }
+        else
+            grep -q -- "$pattern" "$out" || { ok=1; why="$why; no '$pattern' on stderr"; }
+        fi
     done
     if [ "$ok" = 0 ]; then
         passed=$((passed + 1))
@@ -31,13 +41,14 @@ expect() {
         failed=$((failed + 1))
         echo "FAIL: $name ($why)"
         sed 's/^/    | /' "$out" | tail -n 10
+        sed 's/^/    stdout| /' "$stdout" | tail -n 5
     fi
 }
 
 expect "PE out of range" nonzero bad_pe SHMEM_DEBUG=1 <<'P'
 shmem_long_p
 PE 0
-target PE 7 is out of range
+target PE 2 is out of range
 P
 expect "address not symmetric" nonzero not_symmetric <<'P'
 shmem_long_put
@@ -72,7 +83,7 @@ P
 expect "malformed SHMEM_SYMMETRIC_SIZE" nonzero ok SHMEM_SYMMETRIC_SIZE=12Q <<'P'
 PE 0 .*shmem_init: invalid value '12Q' for SHMEM_SYMMETRIC_SIZE
 PE 1 .*shmem_init: invalid value '12Q' for SHMEM_SYMMETRIC_SIZE
-k/K, m/M, g/G or t/T
+2*SHMEM_SYMMETRIC_SIZE.*k/K, m/M, g/G or t/T
 P
 expect "unknown SHMEM_LOG category" nonzero ok SHMEM_LOG=rma,bogus <<'P'
 unknown category 'bogus' in SHMEM_LOG

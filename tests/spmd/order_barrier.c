@@ -2,8 +2,11 @@
  * orders two puts to one PE; pe_quiet completes puts to the listed PEs. */
 #include "check.h"
 
+#include <sched.h>
+
 static long slots[64];
-static long data, flag;
+#define DATA 64
+static long data[DATA], flag;
 
 int main(void)
 {
@@ -30,20 +33,27 @@ int main(void)
     CHECK(slots[left] == -left, "sync_all after quiet: saw %ld", slots[left]);
     shmem_barrier_all();
 
-    /* fence: data before flag, as seen by the target spinning on the flag */
+    /* fence: data before flag, as seen by the target spinning on the flag. A ring, so every PE
+     * is both writer and observer (with 1 PE it writes to itself). Odd rounds use the default
+     * context's fence, even rounds shmem_ctx_fence on SHMEM_CTX_DEFAULT. */
+    int fence_wrong = 0;
     for (long k = 1; k <= 50; k++) {
-        if (n > 1 && me == 0) {
-            shmem_long_p(&data, k, 1);
+        long block[DATA];
+        for (int i = 0; i < DATA; i++)
+            block[i] = k * 1000 + me * 10 + i % 10;
+        shmem_long_put(data, block, DATA, right);
+        if (k % 2)
             shmem_fence();
-            shmem_long_p(&flag, k, 1);
-        } else if (n > 1 && me == 1) {
-            while (*(volatile long *)&flag != k)
-                ;
-            CHECK(*(volatile long *)&data == k, "fence: flag %ld seen before data", k);
-        }
-        shmem_barrier_all();
+        else
+            shmem_ctx_fence(SHMEM_CTX_DEFAULT);
+        shmem_long_p(&flag, k, right);
+        while (*(volatile long *)&flag != k)
+            sched_yield(); /* oversubscribed: let the writer run */
+        for (int i = 0; i < DATA; i++)
+            fence_wrong += ((volatile long *)data)[i] != k * 1000 + left * 10 + i % 10;
+        shmem_barrier_all(); /* data is rewritten next round */
     }
-    shmem_ctx_fence(SHMEM_CTX_DEFAULT);
+    CHECK(fence_wrong == 0, "fence: %d data values not there when the flag was", fence_wrong);
 
     /* pe_quiet on a list of PEs, then a sync to publish */
     int targets[2] = {right, left};

@@ -46,6 +46,16 @@ int main(void)
         CHECK(global_array[pe] == 2000 + pe, "store to global by PE %d", pe);
     }
     shmem_barrier_all();
+    /* loads through the pointer read the owner's data, at the same offset within the object */
+    for (int pe = 0; pe < n; pe++) {
+        long *p = shmem_ptr(&heap[pe], pe);
+        int *g = shmem_ptr(&global_array[pe], pe);
+        if (p)
+            CHECK(*(volatile long *)p == 1000 + pe, "load through shmem_ptr from PE %d", pe);
+        if (g)
+            CHECK(*(volatile int *)g == 2000 + pe, "load of a global through shmem_ptr, PE %d", pe);
+    }
+    shmem_barrier_all();
     free(private_mem);
     shmem_free(heap);
     return check_finish();

@@ -2,6 +2,8 @@
  * pointer's type, with or without a leading context. */
 #include "check.h"
 
+#include <sched.h>
+
 static int i_dst[8], i_src[8];
 static long l_dst[8];
 static double d_dst[8];
@@ -70,6 +72,31 @@ int main(void)
     CHECK(i64_got[0] == ((int64_t)me << 40 | 0) && i64_got[3] == ((int64_t)me << 40 | 3),
           "generic ibget int64_t");
 
+    /* the remaining context forms: get, iget, ibget, and iput/ibput/put without one */
+    long l_got[8] = {0};
+    double d_got[8] = {0};
+    shmem_get(SHMEM_CTX_DEFAULT, l_got, l_dst, 8, right);
+    shmem_iget(SHMEM_CTX_DEFAULT, d_got, d_dst, 2, 3, 3, right);
+    for (int i = 0; i < 8; i++)
+        CHECK(l_got[i] == me * 20 + i, "generic ctx get long [%d]", i);
+    for (int i = 0; i < 8; i++)
+        CHECK(d_got[i] == (i % 2 == 0 && i < 6 ? me + (i / 2) * 3 / 4.0 : 0.0),
+              "generic ctx iget double [%d]: %g", i, d_got[i]);
+    unsigned char uc_blocks[8] = {0};
+    shmem_ibget(SHMEM_CTX_DEFAULT, uc_blocks, uc_dst, 3, 2, 1, 2, right);
+    CHECK(uc_blocks[0] == (unsigned char)(me * 5) && uc_blocks[3] == (unsigned char)(me * 5 + 1) &&
+              uc_blocks[1] == 0 && uc_blocks[2] == 0 && uc_blocks[4] == 0,
+          "generic ctx ibget uchar");
+    shmem_barrier_all(); /* every PE has read before the next writes */
+    shmem_iput(SHMEM_CTX_DEFAULT, i_dst, i_src, 3, 2, 3, right); /* i_dst[0,3,6] = src[0,2,4] */
+    shmem_ibput(d_dst, d_src, 4, 3, 1, 2, right);                /* d_dst[0,4] = src[0,3] */
+    shmem_barrier_all();
+    CHECK(i_dst[0] == left * 10 && i_dst[3] == left * 10 + 2 && i_dst[6] == left * 10 + 4 &&
+              i_dst[1] == left * 10 + 1 && i_dst[4] == left * 10 + 4,
+          "generic ctx iput int");
+    CHECK(d_dst[0] == left && d_dst[4] == left + 3 / 4.0 && d_dst[1] == left + 1 / 4.0,
+          "generic ibput double");
+
     shmem_barrier_all(); /* every PE has checked l_dst and d_dst before they change */
     shmem_p(&l_dst[7], 77L * me, right);
     shmem_p(SHMEM_CTX_DEFAULT, &d_dst[7], 0.25 * me, right);
@@ -83,7 +110,7 @@ int main(void)
     shmem_put_signal_nbi(SHMEM_CTX_DEFAULT, l_dst, l_src, 2, &sig, 1, SHMEM_SIGNAL_ADD, right);
     shmem_quiet();
     while (shmem_signal_fetch(&sig) < 2)
-        ;
+        sched_yield(); /* oversubscribed: let the sender run */
     CHECK(i_dst[1] == left * 10 + 1 && l_dst[1] == left * 20 + 1, "generic put_signal data");
     shmem_barrier_all();
     return check_finish();

@@ -72,6 +72,98 @@ static void test_untyped(int me, int n)
     shmem_free(dest);
 }
 
+/* Sized forms: put##BITS_nbi / get##BITS_nbi count elements of BITS bits; plain and ctx forms,
+ * to every PE, all outstanding until one quiet. */
+#define SIZED_COUNT 5
+#define TEST_SIZED(BITS, BYTES)                                                                    \
+    static void test_sized##BITS(int me, int n)                                                    \
+    {                                                                                              \
+        enum { ROW = (2 * SIZED_COUNT + 2) * BYTES };                                              \
+        unsigned char *dest = shmem_calloc((size_t)n, ROW), *src = shmem_malloc(ROW);              \
+        unsigned char *got = malloc((size_t)n * ROW);                                              \
+        for (int i = 0; i < ROW; i++)                                                              \
+            src[i] = (unsigned char)(me * 40 + i + 1);                                             \
+        memset(got, 0xEE, (size_t)n *ROW);                                                         \
+        shmem_barrier_all();                                                                       \
+        for (int pe = 0; pe < n; pe++) {                                                           \
+            shmem_put##BITS##_nbi(dest + me * ROW, src, SIZED_COUNT, pe);                          \
+            shmem_ctx_put##BITS##_nbi(SHMEM_CTX_DEFAULT, dest + me * ROW + SIZED_COUNT * BYTES,    \
+                                      src + SIZED_COUNT * BYTES, SIZED_COUNT, pe);                 \
+        }                                                                                          \
+        shmem_quiet();                                                                             \
+        shmem_barrier_all();                                                                       \
+        size_t bad = 0;                                                                            \
+        for (int p = 0; p < n; p++)                                                                \
+            for (int i = 0; i < ROW; i++)                                                          \
+                bad += dest[p * ROW + i] !=                                                        \
+                       (i < 2 * SIZED_COUNT * BYTES ? (unsigned char)(p * 40 + i + 1) : 0);        \
+        CHECK(bad == 0, "put%d_nbi of %d elements: %zu wrong bytes", BITS, SIZED_COUNT, bad);      \
+        for (int pe = 0; pe < n; pe++) {                                                           \
+            shmem_get##BITS##_nbi(got + pe * ROW, src, SIZED_COUNT, pe);                           \
+            shmem_ctx_get##BITS##_nbi(SHMEM_CTX_DEFAULT, got + pe * ROW + SIZED_COUNT * BYTES,     \
+                                      src + SIZED_COUNT * BYTES, SIZED_COUNT, pe);                 \
+        }                                                                                          \
+        shmem_quiet();                                                                             \
+        bad = 0;                                                                                   \
+        for (int p = 0; p < n; p++)                                                                \
+            for (int i = 0; i < ROW; i++)                                                          \
+                bad += got[p * ROW + i] !=                                                         \
+                       (i < 2 * SIZED_COUNT * BYTES ? (unsigned char)(p * 40 + i + 1) : 0xEE);     \
+        CHECK(bad == 0, "get%d_nbi of %d elements: %zu wrong bytes", BITS, SIZED_COUNT, bad);      \
+        shmem_barrier_all();                                                                       \
+        free(got);                                                                                 \
+        shmem_free(src);                                                                           \
+        shmem_free(dest);                                                                          \
+    }
+STRATA_RMA_SIZES(TEST_SIZED)
+
+/* Many small operations to every PE outstanding at once: 256 one-element puts per target, each
+ * from its own source slot (so no source is reused before the quiet), then one quiet. */
+static void test_many(int me, int n)
+{
+    enum { OPS = 256 };
+    long *dest = shmem_calloc((size_t)n * OPS, sizeof(long));
+    long *src = malloc(OPS * sizeof(long)), *got = malloc((size_t)n * OPS * sizeof(long));
+    for (int i = 0; i < n * OPS; i++)
+        got[i] = -7; /* what a get that has not landed leaves */
+    for (int k = 0; k < OPS; k++)
+        src[k] = (long)me * 100000 + k * 3 + 1;
+    shmem_barrier_all();
+    for (int k = 0; k < OPS; k++)
+        for (int pe = 0; pe < n; pe++)
+            shmem_long_put_nbi(&dest[me * OPS + k], &src[k], 1, pe);
+    shmem_quiet();
+    shmem_barrier_all();
+    long bad = 0;
+    for (int p = 0; p < n; p++)
+        for (int k = 0; k < OPS; k++)
+            bad += dest[p * OPS + k] != (long)p * 100000 + k * 3 + 1;
+    CHECK(bad == 0, "%d outstanding put_nbi per PE: %ld wrong", OPS, bad);
+    for (int k = 0; k < OPS; k++)
+        for (int pe = 0; pe < n; pe++)
+            shmem_long_get_nbi(&got[pe * OPS + k], &dest[((pe + 1) % n) * OPS + k], 1, pe);
+    shmem_quiet();
+    for (int p = 0; p < n; p++) {
+        bad = 0;
+        int first = -1;
+        for (int k = 0; k < OPS; k++)
+            if (got[p * OPS + k] != (long)((p + 1) % n) * 100000 + k * 3 + 1) {
+                bad++;
+                if (first < 0)
+                    first = k;
+            }
+        CHECK(bad == 0,
+              "%d outstanding get_nbi from PE %d: %ld wrong after shmem_quiet (first: "
+              "[%d] expected %ld, saw %ld)",
+              OPS, p, bad, first, (long)((p + 1) % n) * 100000 + first * 3 + 1,
+              first < 0 ? 0 : got[p * OPS + first]);
+    }
+    shmem_barrier_all();
+    free(got);
+    free(src);
+    shmem_free(dest);
+}
+
 int main(void)
 {
     shmem_init();
@@ -79,5 +171,8 @@ int main(void)
 #define RUN_TYPE(T, NAME, ...) test_##NAME(me, n);
     STRATA_RMA_TYPES(RUN_TYPE)
     test_untyped(me, n);
+#define RUN_SIZED(BITS, BYTES) test_sized##BITS(me, n);
+    STRATA_RMA_SIZES(RUN_SIZED)
+    test_many(me, n);
     return check_finish();
 }

@@ -72,13 +72,47 @@ static void test_mem(int me, int n)
             bad += dest[i] != expect;
         }
         CHECK(bad == 0, "putmem of %zu bytes at offset %zu: %zu wrong bytes", len, off, bad);
-        shmem_ctx_getmem(SHMEM_CTX_DEFAULT, got, src + off, len, right);
+        /* getmem into an unaligned private buffer, plain and context forms */
+        for (int form = 0; form < 2; form++) {
+            memset(got, 0xEE, max);
+            if (form)
+                shmem_ctx_getmem(SHMEM_CTX_DEFAULT, got + 1, src + off, len, right);
+            else
+                shmem_getmem(got + 1, src + off, len, right);
+            bad = got[0] != 0xEE || (len + 1 < max && got[len + 1] != 0xEE);
+            for (size_t i = 0; i < len; i++)
+                bad += got[i + 1] != (unsigned char)((i + off) * 7 + (size_t)right * 31);
+            CHECK(bad == 0, "%sgetmem of %zu bytes at offset %zu: %zu wrong bytes",
+                  form ? "ctx_" : "", len, off, bad);
+        }
+        shmem_barrier_all();
+        /* ctx_putmem from the left neighbour, to a different unaligned offset */
+        memset(dest, 0xEE, max);
+        shmem_barrier_all();
+        shmem_ctx_putmem(SHMEM_CTX_DEFAULT, dest + off + 2, src, len, right);
+        shmem_barrier_all();
         bad = 0;
-        for (size_t i = 0; i < len; i++)
-            bad += got[i] != (unsigned char)((i + off) * 7 + (size_t)right * 31);
-        CHECK(bad == 0, "getmem of %zu bytes at offset %zu: %zu wrong bytes", len, off, bad);
+        for (size_t i = 0; i < max; i++) {
+            unsigned char expect = i >= off + 2 && i < off + 2 + len
+                                       ? (unsigned char)((i - off - 2) * 7 + (size_t)left * 31)
+                                       : 0xEE;
+            bad += dest[i] != expect;
+        }
+        CHECK(bad == 0, "ctx_putmem of %zu bytes at offset %zu: %zu wrong bytes", len, off + 2,
+              bad);
         shmem_barrier_all();
     }
+    /* zero bytes: nothing moves */
+    memset(dest, 0x5A, 16);
+    memset(got, 0x5A, 16);
+    shmem_barrier_all();
+    shmem_putmem(dest, src, 0, right);
+    shmem_getmem(got, src, 0, right);
+    shmem_barrier_all();
+    size_t touched = 0;
+    for (int i = 0; i < 16; i++)
+        touched += (dest[i] != 0x5A) + (got[i] != 0x5A);
+    CHECK(touched == 0, "putmem/getmem of 0 bytes changed %zu bytes", touched);
     free(got);
     shmem_free(src);
     shmem_free(dest);

@@ -2,6 +2,7 @@
  * exactly; signal_set replaces; signal_fetch reads. Sized, mem, context and nbi forms. */
 #include "check.h"
 
+#include <sched.h>
 #include <string.h>
 
 #define N 100
@@ -13,7 +14,7 @@ static uint64_t counter;
 static void wait_signal_at_least(uint64_t value)
 {
     while (shmem_signal_fetch(&sig) < value)
-        ;
+        sched_yield(); /* oversubscribed: let the sender run */
 }
 
 #define TEST_TYPE(T, NAME, ...)                                                                    \
@@ -59,6 +60,27 @@ static void test_untyped(int me, int n)
         bad += dest[i] != (unsigned char)(left + i);
     CHECK(bad == 0, "putmem_signal: %zu wrong bytes of %d", bad, BYTES);
     shmem_barrier_all();
+    /* SET replaces a larger value; an unaligned odd-sized nbi transfer */
+    shmem_ctx_putmem_signal_nbi(SHMEM_CTX_DEFAULT, dest + 3, src + 1, 1001, &sig, 2,
+                                SHMEM_SIGNAL_SET, right);
+    while (shmem_signal_fetch(&sig) != 2)
+        sched_yield(); /* oversubscribed: let the sender run */
+    bad = 0;
+    for (int i = 3; i < 1004; i++)
+        bad += dest[i] != (unsigned char)(left + i - 2);
+    bad += dest[1004] != (unsigned char)(left + 1004); /* past the end: the first transfer's */
+    CHECK(bad == 0, "ctx_putmem_signal_nbi: %zu wrong bytes", bad);
+    /* every PE has seen its 2 before any PE sends the next SET, and this PE's nbi transfer is
+     * complete before its next one to the same PE */
+    shmem_barrier_all();
+    shmem_putmem_signal_nbi(dest, src, BYTES, &sig, 5, SHMEM_SIGNAL_SET, right);
+    wait_signal_at_least(5);
+    bad = 0;
+    for (int i = 0; i < BYTES; i++)
+        bad += dest[i] != (unsigned char)(left + i);
+    CHECK(bad == 0, "putmem_signal_nbi: %zu wrong bytes of %d", bad, BYTES);
+    shmem_quiet();
+    shmem_barrier_all();
     shmem_put64_signal_nbi(dest, src, 8, &sig, 1, SHMEM_SIGNAL_ADD, right);
     shmem_ctx_put32_signal(SHMEM_CTX_DEFAULT, dest + 64, src + 64, 4, &sig, 1, SHMEM_SIGNAL_ADD,
                            right);
@@ -71,6 +93,80 @@ static void test_untyped(int me, int n)
     shmem_barrier_all();
     free(src);
     shmem_free(dest);
+}
+
+/* Sized forms, blocking and nbi, SET then ADD: put##BITS_signal counts BITS-bit elements. */
+#define SIZED_COUNT 3
+#define TEST_SIZED(BITS, BYTES)                                                                    \
+    static void test_sized##BITS(int me, int n)                                                    \
+    {                                                                                              \
+        enum { ROOM = 4 * SIZED_COUNT * BYTES };                                                   \
+        unsigned char *dest = shmem_calloc(1, ROOM), src[ROOM];                                    \
+        int right = (me + 1) % n, left = (me + n - 1) % n;                                         \
+        for (int i = 0; i < ROOM; i++)                                                             \
+            src[i] = (unsigned char)(me * 50 + i + 1);                                             \
+        sig = 0;                                                                                   \
+        shmem_barrier_all();                                                                       \
+        shmem_put##BITS##_signal(dest, src, SIZED_COUNT, &sig, 10, SHMEM_SIGNAL_SET, right);       \
+        wait_signal_at_least(10);                                                                  \
+        size_t bad = 0; /* the third quarter may already hold the ADD transfer below */            \
+        for (int i = 0; i < ROOM; i++)                                                             \
+            if (i < 2 * SIZED_COUNT * BYTES || i >= 3 * SIZED_COUNT * BYTES)                       \
+                bad +=                                                                             \
+                    dest[i] != (i < SIZED_COUNT * BYTES ? (unsigned char)(left * 50 + i + 1) : 0); \
+        CHECK(bad == 0, "put%d_signal: %zu wrong bytes", BITS, bad);                               \
+        shmem_fence(); /* the ADD must not overtake this PE's SET to the same target */            \
+        shmem_ctx_put##BITS##_signal_nbi(SHMEM_CTX_DEFAULT, dest + 2 * SIZED_COUNT * BYTES,        \
+                                         src + 2 * SIZED_COUNT * BYTES, SIZED_COUNT, &sig, 5,      \
+                                         SHMEM_SIGNAL_ADD, right);                                 \
+        wait_signal_at_least(15);                                                                  \
+        CHECK_EQ(shmem_signal_fetch(&sig), 15);                                                    \
+        bad = 0;                                                                                   \
+        for (int i = 0; i < ROOM; i++) {                                                           \
+            int set = i < SIZED_COUNT * BYTES ||                                                   \
+                      (i >= 2 * SIZED_COUNT * BYTES && i < 3 * SIZED_COUNT * BYTES);               \
+            bad += dest[i] != (set ? (unsigned char)(left * 50 + i + 1) : 0);                      \
+        }                                                                                          \
+        CHECK(bad == 0, "ctx_put%d_signal_nbi: %zu wrong bytes", BITS, bad);                       \
+        shmem_quiet();                                                                             \
+        shmem_barrier_all();                                                                       \
+        shmem_free(dest);                                                                          \
+    }
+STRATA_RMA_SIZES(TEST_SIZED)
+
+/* Every PE sends K put-with-signal ADD operations into its own slot on PE 0; PE 0 waits until
+ * the signal reaches n*K and then finds every PE's last data in place. */
+static uint64_t gather_sig;
+static void test_signal_gather(int me, int n)
+{
+    enum { K = 20, LEN = 32 };
+    long *slots = shmem_calloc((size_t)n * LEN, sizeof(long));
+    long src[LEN];
+    shmem_barrier_all();
+    for (int k = 0; k < K; k++) {
+        for (int i = 0; i < LEN; i++)
+            src[i] = (long)me * 1000 + k * 10 + i % 10;
+        if (k % 2)
+            shmem_long_put_signal(&slots[me * LEN], src, LEN, &gather_sig, 1, SHMEM_SIGNAL_ADD, 0);
+        else
+            shmem_long_put_signal_nbi(&slots[me * LEN], src, LEN, &gather_sig, 1, SHMEM_SIGNAL_ADD,
+                                      0);
+        shmem_quiet(); /* the next round reuses src and overwrites the same slot */
+    }
+    if (me == 0) {
+        while (shmem_signal_fetch(&gather_sig) < (uint64_t)n * K)
+            sched_yield(); /* oversubscribed: let the sender run */
+        CHECK_EQ(shmem_signal_fetch(&gather_sig), (uint64_t)n * K);
+        long bad = 0;
+        for (int p = 0; p < n; p++)
+            for (int i = 0; i < LEN; i++)
+                bad += slots[p * LEN + i] != (long)p * 1000 + (K - 1) * 10 + i % 10;
+        CHECK(bad == 0, "put_signal ADD onto PE 0: %ld wrong values", bad);
+    }
+    shmem_barrier_all();
+    CHECK_EQ(shmem_signal_fetch(&gather_sig), me == 0 ? (uint64_t)n * K : 0);
+    shmem_barrier_all();
+    shmem_free(slots);
 }
 
 /* Every PE adds its (rank+1) 10 times to PE 0's counter: n(n+1)/2 * 10 exactly. */
@@ -105,6 +201,9 @@ int main(void)
 #define RUN_TYPE(T, NAME, ...) test_##NAME(me, n);
     STRATA_RMA_TYPES(RUN_TYPE)
     test_untyped(me, n);
+#define RUN_SIZED(BITS, BYTES) test_sized##BITS(me, n);
+    STRATA_RMA_SIZES(RUN_SIZED)
+    test_signal_gather(me, n);
     test_signal_add_set(me, n);
     return check_finish();
 }

@@ -38,6 +38,22 @@ static int in_block(int index, ptrdiff_t stride, size_t bsize, size_t nblocks, i
             T expect = i % 3 == 0 && i / 3 < 10 ? VALUE(T, left, (i / 3) * 2) : SENTINEL(T);       \
             CHECK(dest[i] == expect, #NAME "_iput: dest[%d]", i);                                  \
         }                                                                                          \
+        /* ctx forms: contiguous strides (1, 1) into dest[40..45), and a 0-element iput */         \
+        shmem_barrier_all();                                                                       \
+        shmem_ctx_##NAME##_iput(SHMEM_CTX_DEFAULT, dest + 40, src + 1, 1, 1, 5, right);            \
+        shmem_ctx_##NAME##_iput(SHMEM_CTX_DEFAULT, dest + 50, src, 2, 2, 0, right);                \
+        shmem_barrier_all();                                                                       \
+        for (int i = 39; i < 52; i++) {                                                            \
+            T expect = i >= 40 && i < 45 ? VALUE(T, left, i - 39) : SENTINEL(T);                   \
+            CHECK(dest[i] == expect, #NAME " ctx_iput: dest[%d]", i);                              \
+        }                                                                                          \
+        for (int i = 0; i < LEN; i++)                                                              \
+            got[i] = SENTINEL(T);                                                                  \
+        shmem_ctx_##NAME##_iget(SHMEM_CTX_DEFAULT, got + 1, src, 4, 1, 3, right);                  \
+        for (int i = 0; i < 16; i++) {                                                             \
+            T expect = i % 4 == 1 && i / 4 < 3 ? VALUE(T, right, i / 4) : SENTINEL(T);             \
+            CHECK(got[i] == expect, #NAME " ctx_iget: got[%d]", i);                                \
+        }                                                                                          \
         /* iget: local dest stride 2, remote source stride 3, 7 elements */                        \
         for (int i = 0; i < LEN; i++)                                                              \
             got[i] = SENTINEL(T);                                                                  \
@@ -58,6 +74,15 @@ static int in_block(int index, ptrdiff_t stride, size_t bsize, size_t nblocks, i
             if (in_block(i, 5, 3, 4, &e))                                                          \
                 expect = VALUE(T, left, (e / 3) * 4 + e % 3);                                      \
             CHECK(dest[i] == expect, #NAME "_ibput: dest[%d]", i);                                 \
+        }                                                                                          \
+        /* plain ibput, blocks of 1 (as iput) with dest stride 2, into dest[48..54] */             \
+        shmem_barrier_all();                                                                       \
+        shmem_##NAME##_ibput(dest + 48, src, 2, 5, 1, 4, right);                                   \
+        shmem_barrier_all();                                                                       \
+        for (int i = 47; i < LEN; i++) {                                                           \
+            T expect =                                                                             \
+                i >= 48 && i < 56 && i % 2 == 0 ? VALUE(T, left, (i - 48) / 2 * 5) : SENTINEL(T);  \
+            CHECK(dest[i] == expect, #NAME "_ibput bsize 1: dest[%d]", i);                         \
         }                                                                                          \
         /* ibget: 3 blocks of 2, local dest blocks 3 apart, remote source blocks 6 apart */        \
         for (int i = 0; i < LEN; i++)                                                              \

@@ -25,8 +25,17 @@ int main(void)
     shmem_info_get_name(name);
     CHECK(!strcmp(name, SHMEM_VENDOR_STRING), "name '%s'", name);
     CHECK(strlen(SHMEM_VENDOR_STRING) < SHMEM_MAX_NAME_LEN, "vendor string fits");
+    CHECK(strlen(name) < SHMEM_MAX_NAME_LEN, "name fits SHMEM_MAX_NAME_LEN");
     shmem_pcontrol(0);
     shmem_pcontrol(1, "ignored");
+    shmem_pcontrol(2);
+
+    /* section 9.1.7: every PE of the job is reachable, nothing outside [0, n) is */
+    int n_all = shmem_n_pes();
+    for (int pe = 0; pe < n_all; pe++)
+        CHECK(shmem_pe_accessible(pe) == 1, "shmem_pe_accessible(%d) of %d PEs", pe, n_all);
+    CHECK(shmem_pe_accessible(-1) == 0, "shmem_pe_accessible(-1)");
+    CHECK(shmem_pe_accessible(n_all) == 0, "shmem_pe_accessible(%d) with %d PEs", n_all, n_all);
 
     /* A nested init/finalize pair keeps the library up; RMA still works after it. */
     shmem_init();

@@ -30,6 +30,11 @@ struct transport_worker {
     struct ucx_peer *peers;
     pthread_mutex_t connect_lock; /* endpoints and keys are made once, by one thread */
     struct transport_worker *next;
+    /* Non-blocking gets still in flight: a worker flush does not wait for get replies over
+     * UCX 1.13's shared-memory transports, so transport_flush waits for these itself. */
+    ucs_status_ptr_t *pending_gets;
+    size_t n_pending_gets, pending_capacity;
+    pthread_mutex_t pending_lock;
 };
 
 struct transport {
@@ -64,6 +69,8 @@ static int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const 
     return status == UCS_OK ? 0 : ucx_fail(what, status);
 }
 
+static int ucx_pending_gets_wait(struct transport_worker *w);
+
 static int ucx_publish_address(struct transport_worker *w)
 {
     ucp_address_t *address;
@@ -83,6 +90,7 @@ int transport_worker_create(struct transport *t, int thread_safe, struct transpo
         return -1;
     w->t = t;
     pthread_mutex_init(&w->connect_lock, NULL);
+    pthread_mutex_init(&w->pending_lock, NULL);
     w->peers = calloc((size_t)t->config.n_pes, sizeof(*w->peers));
     ucp_worker_params_t params = {
         .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
@@ -138,8 +146,11 @@ void transport_worker_destroy(struct transport_worker *w)
     pthread_mutex_unlock(&t->workers_lock);
     for (int id = 0; id < UCX_MAX_REGIONS; id++)
         ucx_release_keys(w, id);
+    ucx_pending_gets_wait(w);
     ucp_worker_destroy(w->worker);
     pthread_mutex_destroy(&w->connect_lock);
+    pthread_mutex_destroy(&w->pending_lock);
+    free(w->pending_gets);
     free(w->peers);
     free(w);
 }
@@ -330,6 +341,35 @@ int transport_put(struct transport_worker *w, int pe, int id, size_t offset, con
     return ucx_wait(w, request, "ucp_put_nbx");
 }
 
+static int ucx_pending_get_add(struct transport_worker *w, ucs_status_ptr_t request)
+{
+    pthread_mutex_lock(&w->pending_lock);
+    if (w->n_pending_gets == w->pending_capacity) {
+        size_t capacity = w->pending_capacity ? 2 * w->pending_capacity : 64;
+        ucs_status_ptr_t *grown = realloc(w->pending_gets, capacity * sizeof(*grown));
+        if (!grown) {
+            pthread_mutex_unlock(&w->pending_lock);
+            return ucx_wait(w, request, "ucp_get_nbx"); /* complete it now instead */
+        }
+        w->pending_gets = grown;
+        w->pending_capacity = capacity;
+    }
+    w->pending_gets[w->n_pending_gets++] = request;
+    pthread_mutex_unlock(&w->pending_lock);
+    return 0;
+}
+
+static int ucx_pending_gets_wait(struct transport_worker *w)
+{
+    int rc = 0;
+    pthread_mutex_lock(&w->pending_lock);
+    for (size_t i = 0; i < w->n_pending_gets; i++)
+        rc |= ucx_wait(w, w->pending_gets[i], "ucp_get_nbx");
+    w->n_pending_gets = 0;
+    pthread_mutex_unlock(&w->pending_lock);
+    return rc;
+}
+
 int transport_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest, size_t len,
                   int nbi)
 {
@@ -340,11 +380,8 @@ int transport_get(struct transport_worker *w, int pe, int id, size_t offset, voi
         return -1;
     ucp_request_param_t param = {0};
     ucs_status_ptr_t request = ucp_get_nbx(ep, dest, len, addr, rkey, &param);
-    if (nbi && !UCS_PTR_IS_ERR(request)) {
-        if (request)
-            ucp_request_free(request);
-        return 0;
-    }
+    if (nbi && !UCS_PTR_IS_ERR(request))
+        return request ? ucx_pending_get_add(w, request) : 0;
     return ucx_wait(w, request, "ucp_get_nbx");
 }
 
@@ -399,6 +436,8 @@ int transport_fence(struct transport_worker *w)
 
 int transport_flush(struct transport_worker *w, int pe)
 {
+    if (ucx_pending_gets_wait(w))
+        return -1;
     ucp_request_param_t param = {0};
     if (pe >= 0) {
         if (!w->peers[pe].ep)
