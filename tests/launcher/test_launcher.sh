@@ -2,8 +2,8 @@
 # oshrun's own tests: job start, failure handling (status, message, survivors killed), signals,
 # bad input, and that nothing is left behind (process, shared-memory file, PMIx directory).
 # Usage: test_launcher.sh OSHRUN CLIENT
-#   CLIENT takes "ok | segv R | exit R C | abort R C | sleep | shm R" (tests/launcher/pmix_client,
-#   or the library-based tests/launcher/behave) and ignores a trailing marker argument.
+#   CLIENT is tests/launcher/behave: "ok | segv R | exit R C | abort R C | sleep | shm R", a
+#   trailing marker argument ignored.
 set -u
 oshrun=$1
 client=$2
