@@ -80,101 +80,153 @@ typedef struct strata_ctx *shmem_ctx_t;
 extern shmem_ctx_t SHMEM_CTX_DEFAULT;
 #define SHMEM_CTX_INVALID ((shmem_ctx_t)0)
 
-/* ---- Type tables (1.6 tables "Standard RMA Types and Names") ----
- * X(TYPE, TYPENAME, __VA_ARGS__). STRATA_RMA_TYPES lists every row; STRATA_GENERIC_RMA_TYPES lists
- * the rows whose TYPE is distinct in C (the fixed-width and size types are typedefs of these),
- * which is what a _Generic association list may hold. */
-#define STRATA_GENERIC_RMA_TYPES(X, ...)                                                           \
-    X(float, float, __VA_ARGS__)                                                                   \
-    X(double, double, __VA_ARGS__)                                                                 \
-    X(long double, longdouble, __VA_ARGS__)                                                        \
-    X(char, char, __VA_ARGS__)                                                                     \
-    X(signed char, schar, __VA_ARGS__)                                                             \
-    X(short, short, __VA_ARGS__)                                                                   \
-    X(int, int, __VA_ARGS__)                                                                       \
-    X(long, long, __VA_ARGS__)                                                                     \
-    X(long long, longlong, __VA_ARGS__)                                                            \
-    X(unsigned char, uchar, __VA_ARGS__)                                                           \
-    X(unsigned short, ushort, __VA_ARGS__)                                                         \
-    X(unsigned int, uint, __VA_ARGS__)                                                             \
-    X(unsigned long, ulong, __VA_ARGS__)                                                           \
-    X(unsigned long long, ulonglong, __VA_ARGS__)
-
-#define STRATA_RMA_TYPES(X, ...)                                                                   \
-    STRATA_GENERIC_RMA_TYPES(X, __VA_ARGS__)                                                       \
-    X(int8_t, int8, __VA_ARGS__)                                                                   \
-    X(int16_t, int16, __VA_ARGS__)                                                                 \
-    X(int32_t, int32, __VA_ARGS__)                                                                 \
-    X(int64_t, int64, __VA_ARGS__)                                                                 \
-    X(uint8_t, uint8, __VA_ARGS__)                                                                 \
-    X(uint16_t, uint16, __VA_ARGS__)                                                               \
-    X(uint32_t, uint32, __VA_ARGS__)                                                               \
-    X(uint64_t, uint64, __VA_ARGS__)                                                               \
-    X(size_t, size, __VA_ARGS__)                                                                   \
-    X(ptrdiff_t, ptrdiff, __VA_ARGS__)
-
-/* X(TYPE, TYPENAME, ...) for the AMO tables (1.6 section 9.7) and the point-to-point table
- * (section 9.10). The *_GENERIC_* lists hold the rows whose TYPE is distinct in C. */
-#define STRATA_AMO_STD_GENERIC_TYPES(X, ...)                                                       \
-    X(int, int, __VA_ARGS__)                                                                       \
-    X(long, long, __VA_ARGS__)                                                                     \
-    X(long long, longlong, __VA_ARGS__)                                                            \
-    X(unsigned int, uint, __VA_ARGS__)                                                             \
-    X(unsigned long, ulong, __VA_ARGS__)                                                           \
-    X(unsigned long long, ulonglong, __VA_ARGS__)
-#define STRATA_AMO_STD_TYPES(X, ...)                                                               \
-    STRATA_AMO_STD_GENERIC_TYPES(X, __VA_ARGS__)                                                   \
-    X(int32_t, int32, __VA_ARGS__)                                                                 \
-    X(int64_t, int64, __VA_ARGS__)                                                                 \
-    X(uint32_t, uint32, __VA_ARGS__)                                                               \
-    X(uint64_t, uint64, __VA_ARGS__)                                                               \
-    X(size_t, size, __VA_ARGS__)                                                                   \
-    X(ptrdiff_t, ptrdiff, __VA_ARGS__)
-#define STRATA_AMO_EXT_GENERIC_TYPES(X, ...)                                                       \
-    X(float, float, __VA_ARGS__)                                                                   \
-    X(double, double, __VA_ARGS__)                                                                 \
-    STRATA_AMO_STD_GENERIC_TYPES(X, __VA_ARGS__)
-#define STRATA_AMO_EXT_TYPES(X, ...)                                                               \
-    X(float, float, __VA_ARGS__)                                                                   \
-    X(double, double, __VA_ARGS__)                                                                 \
-    STRATA_AMO_STD_TYPES(X, __VA_ARGS__)
-#define STRATA_AMO_BIT_GENERIC_TYPES(X, ...)                                                       \
-    X(unsigned int, uint, __VA_ARGS__)                                                             \
-    X(unsigned long, ulong, __VA_ARGS__)                                                           \
-    X(unsigned long long, ulonglong, __VA_ARGS__)                                                  \
-    X(int32_t, int32, __VA_ARGS__)                                                                 \
-    X(int64_t, int64, __VA_ARGS__)
-#define STRATA_AMO_BIT_TYPES(X, ...)                                                               \
-    STRATA_AMO_BIT_GENERIC_TYPES(X, __VA_ARGS__)                                                   \
-    X(uint32_t, uint32, __VA_ARGS__)                                                               \
-    X(uint64_t, uint64, __VA_ARGS__)
-/* The deprecated AMO names exist for int, long and long long (and float, double for fetch, set
- * and swap). */
-#define STRATA_AMO_DEPRECATED_TYPES(X, ...)                                                        \
+/* ---- Type tables ----
+ * X(TYPE, TYPENAME, ...): the trailing arguments are passed through to X. Each table of the spec
+ * (standard RMA, AMO standard/extended/bitwise, point-to-point, team reductions, legacy to_all) is
+ * composed from the row groups below, so a row is written once. The *_GENERIC_* tables hold only
+ * rows whose TYPE is distinct in C (int64_t, size_t ... are typedefs of the base types), which is
+ * what a _Generic association list may hold. */
+#define STRATA_ROWS_INT(X, ...)                                                                    \
     X(int, int, __VA_ARGS__)                                                                       \
     X(long, long, __VA_ARGS__)                                                                     \
     X(long long, longlong, __VA_ARGS__)
-#define STRATA_AMO_DEPRECATED_EXT_TYPES(X, ...)                                                    \
-    X(float, float, __VA_ARGS__)                                                                   \
-    X(double, double, __VA_ARGS__)                                                                 \
-    STRATA_AMO_DEPRECATED_TYPES(X, __VA_ARGS__)
-#define STRATA_P2P_GENERIC_TYPES(X, ...)                                                           \
-    X(short, short, __VA_ARGS__)                                                                   \
-    X(int, int, __VA_ARGS__)                                                                       \
-    X(long, long, __VA_ARGS__)                                                                     \
-    X(long long, longlong, __VA_ARGS__)                                                            \
-    X(unsigned short, ushort, __VA_ARGS__)                                                         \
+#define STRATA_ROWS_UINT(X, ...)                                                                   \
     X(unsigned int, uint, __VA_ARGS__)                                                             \
     X(unsigned long, ulong, __VA_ARGS__)                                                           \
     X(unsigned long long, ulonglong, __VA_ARGS__)
+#define STRATA_ROWS_CHAR(X, ...)                                                                   \
+    X(char, char, __VA_ARGS__)                                                                     \
+    X(signed char, schar, __VA_ARGS__)
+#define STRATA_ROWS_FLOAT(X, ...)                                                                  \
+    X(float, float, __VA_ARGS__)                                                                   \
+    X(double, double, __VA_ARGS__)
+#define STRATA_ROWS_INT3264(X, ...)                                                                \
+    X(int32_t, int32, __VA_ARGS__)                                                                 \
+    X(int64_t, int64, __VA_ARGS__)
+#define STRATA_ROWS_UINT3264(X, ...)                                                               \
+    X(uint32_t, uint32, __VA_ARGS__)                                                               \
+    X(uint64_t, uint64, __VA_ARGS__)
+#define STRATA_ROWS_INT816(X, ...)                                                                 \
+    X(int8_t, int8, __VA_ARGS__)                                                                   \
+    X(int16_t, int16, __VA_ARGS__)
+#define STRATA_ROWS_UINT816(X, ...)                                                                \
+    X(uint8_t, uint8, __VA_ARGS__)                                                                 \
+    X(uint16_t, uint16, __VA_ARGS__)
+#define STRATA_ROWS_SIZE(X, ...) X(size_t, size, __VA_ARGS__)
+#define STRATA_ROWS_PTRDIFF(X, ...) X(ptrdiff_t, ptrdiff, __VA_ARGS__)
+#define STRATA_ROWS_SHORT(X, ...) X(short, short, __VA_ARGS__)
+#define STRATA_ROWS_USHORT(X, ...) X(unsigned short, ushort, __VA_ARGS__)
+#define STRATA_ROWS_UCHAR(X, ...) X(unsigned char, uchar, __VA_ARGS__)
+#define STRATA_ROWS_LONGDOUBLE(X, ...) X(long double, longdouble, __VA_ARGS__)
+#ifdef __cplusplus
+#define STRATA_ROWS_COMPLEX(X, ...)
+#else
+#define STRATA_ROWS_COMPLEX(X, ...)                                                                \
+    X(double _Complex, complexd, __VA_ARGS__)                                                      \
+    X(float _Complex, complexf, __VA_ARGS__)
+#endif
+
+/* Standard RMA types (1.6 table "Standard RMA Types and Names"). */
+#define STRATA_GENERIC_RMA_TYPES(X, ...)                                                           \
+    STRATA_ROWS_FLOAT(X, __VA_ARGS__)                                                              \
+    STRATA_ROWS_LONGDOUBLE(X, __VA_ARGS__)                                                         \
+    STRATA_ROWS_CHAR(X, __VA_ARGS__)                                                               \
+    STRATA_ROWS_SHORT(X, __VA_ARGS__)                                                              \
+    STRATA_ROWS_INT(X, __VA_ARGS__)                                                                \
+    STRATA_ROWS_UCHAR(X, __VA_ARGS__)                                                              \
+    STRATA_ROWS_USHORT(X, __VA_ARGS__)                                                             \
+    STRATA_ROWS_UINT(X, __VA_ARGS__)
+#define STRATA_RMA_TYPES(X, ...)                                                                   \
+    STRATA_GENERIC_RMA_TYPES(X, __VA_ARGS__)                                                       \
+    STRATA_ROWS_INT816(X, __VA_ARGS__)                                                             \
+    STRATA_ROWS_INT3264(X, __VA_ARGS__)                                                            \
+    STRATA_ROWS_UINT816(X, __VA_ARGS__)                                                            \
+    STRATA_ROWS_UINT3264(X, __VA_ARGS__)                                                           \
+    STRATA_ROWS_SIZE(X, __VA_ARGS__)                                                               \
+    STRATA_ROWS_PTRDIFF(X, __VA_ARGS__)
+
+/* AMO tables (1.6 section 9.7) and the point-to-point table (section 9.10). */
+#define STRATA_AMO_STD_GENERIC_TYPES(X, ...)                                                       \
+    STRATA_ROWS_INT(X, __VA_ARGS__)                                                                \
+    STRATA_ROWS_UINT(X, __VA_ARGS__)
+#define STRATA_AMO_STD_TYPES(X, ...)                                                               \
+    STRATA_AMO_STD_GENERIC_TYPES(X, __VA_ARGS__)                                                   \
+    STRATA_ROWS_INT3264(X, __VA_ARGS__)                                                            \
+    STRATA_ROWS_UINT3264(X, __VA_ARGS__)                                                           \
+    STRATA_ROWS_SIZE(X, __VA_ARGS__)                                                               \
+    STRATA_ROWS_PTRDIFF(X, __VA_ARGS__)
+#define STRATA_AMO_EXT_GENERIC_TYPES(X, ...)                                                       \
+    STRATA_ROWS_FLOAT(X, __VA_ARGS__)                                                              \
+    STRATA_AMO_STD_GENERIC_TYPES(X, __VA_ARGS__)
+#define STRATA_AMO_EXT_TYPES(X, ...)                                                               \
+    STRATA_ROWS_FLOAT(X, __VA_ARGS__)                                                              \
+    STRATA_AMO_STD_TYPES(X, __VA_ARGS__)
+#define STRATA_AMO_BIT_GENERIC_TYPES(X, ...)                                                       \
+    STRATA_ROWS_UINT(X, __VA_ARGS__)                                                               \
+    STRATA_ROWS_INT3264(X, __VA_ARGS__)
+#define STRATA_AMO_BIT_TYPES(X, ...)                                                               \
+    STRATA_AMO_BIT_GENERIC_TYPES(X, __VA_ARGS__)                                                   \
+    STRATA_ROWS_UINT3264(X, __VA_ARGS__)
+/* The deprecated AMO names exist for int, long and long long (and float, double for fetch, set
+ * and swap). */
+#define STRATA_AMO_DEPRECATED_TYPES(X, ...) STRATA_ROWS_INT(X, __VA_ARGS__)
+#define STRATA_AMO_DEPRECATED_EXT_TYPES(X, ...)                                                    \
+    STRATA_ROWS_FLOAT(X, __VA_ARGS__)                                                              \
+    STRATA_ROWS_INT(X, __VA_ARGS__)
+#define STRATA_P2P_GENERIC_TYPES(X, ...)                                                           \
+    STRATA_ROWS_SHORT(X, __VA_ARGS__)                                                              \
+    STRATA_ROWS_INT(X, __VA_ARGS__)                                                                \
+    STRATA_ROWS_USHORT(X, __VA_ARGS__)                                                             \
+    STRATA_ROWS_UINT(X, __VA_ARGS__)
 #define STRATA_P2P_TYPES(X, ...)                                                                   \
     STRATA_P2P_GENERIC_TYPES(X, __VA_ARGS__)                                                       \
-    X(int32_t, int32, __VA_ARGS__)                                                                 \
-    X(int64_t, int64, __VA_ARGS__)                                                                 \
-    X(uint32_t, uint32, __VA_ARGS__)                                                               \
-    X(uint64_t, uint64, __VA_ARGS__)                                                               \
-    X(size_t, size, __VA_ARGS__)                                                                   \
-    X(ptrdiff_t, ptrdiff, __VA_ARGS__)
+    STRATA_ROWS_INT3264(X, __VA_ARGS__)                                                            \
+    STRATA_ROWS_UINT3264(X, __VA_ARGS__)                                                           \
+    STRATA_ROWS_SIZE(X, __VA_ARGS__)                                                               \
+    STRATA_ROWS_PTRDIFF(X, __VA_ARGS__)
+
+/* Team reduction table (section 9.9.9), by the operations each row supports. */
+#define STRATA_REDUCE_BITWISE_TYPES(X, ...)                                                        \
+    STRATA_ROWS_UCHAR(X, __VA_ARGS__)                                                              \
+    STRATA_ROWS_USHORT(X, __VA_ARGS__)                                                             \
+    STRATA_ROWS_UINT(X, __VA_ARGS__)                                                               \
+    STRATA_ROWS_INT816(X, __VA_ARGS__)                                                             \
+    STRATA_ROWS_INT3264(X, __VA_ARGS__)                                                            \
+    STRATA_ROWS_UINT816(X, __VA_ARGS__)                                                            \
+    STRATA_ROWS_UINT3264(X, __VA_ARGS__)                                                           \
+    STRATA_ROWS_SIZE(X, __VA_ARGS__)
+#define STRATA_REDUCE_MINMAX_TYPES(X, ...)                                                         \
+    STRATA_ROWS_CHAR(X, __VA_ARGS__)                                                               \
+    STRATA_ROWS_SHORT(X, __VA_ARGS__)                                                              \
+    STRATA_ROWS_INT(X, __VA_ARGS__)                                                                \
+    STRATA_ROWS_PTRDIFF(X, __VA_ARGS__)                                                            \
+    STRATA_REDUCE_BITWISE_TYPES(X, __VA_ARGS__)                                                    \
+    STRATA_ROWS_FLOAT(X, __VA_ARGS__)                                                              \
+    STRATA_ROWS_LONGDOUBLE(X, __VA_ARGS__)
+#define STRATA_REDUCE_SUM_TYPES(X, ...)                                                            \
+    STRATA_REDUCE_MINMAX_TYPES(X, __VA_ARGS__)                                                     \
+    STRATA_ROWS_COMPLEX(X, __VA_ARGS__)
+#define STRATA_REDUCE_BITWISE_GENERIC_TYPES(X, ...)                                                \
+    STRATA_ROWS_UCHAR(X, __VA_ARGS__)                                                              \
+    STRATA_ROWS_USHORT(X, __VA_ARGS__)                                                             \
+    STRATA_ROWS_UINT(X, __VA_ARGS__)                                                               \
+    STRATA_ROWS_INT816(X, __VA_ARGS__)                                                             \
+    STRATA_ROWS_INT3264(X, __VA_ARGS__)
+#define STRATA_REDUCE_MINMAX_GENERIC_TYPES(X, ...) STRATA_GENERIC_RMA_TYPES(X, __VA_ARGS__)
+#define STRATA_REDUCE_SUM_GENERIC_TYPES(X, ...)                                                    \
+    STRATA_GENERIC_RMA_TYPES(X, __VA_ARGS__)                                                       \
+    STRATA_ROWS_COMPLEX(X, __VA_ARGS__)
+/* Legacy active-set reductions (shmem_<type>_<op>_to_all). */
+#define STRATA_TO_ALL_BITWISE_TYPES(X, ...)                                                        \
+    STRATA_ROWS_SHORT(X, __VA_ARGS__)                                                              \
+    STRATA_ROWS_INT(X, __VA_ARGS__)
+#define STRATA_TO_ALL_MINMAX_TYPES(X, ...)                                                         \
+    STRATA_TO_ALL_BITWISE_TYPES(X, __VA_ARGS__)                                                    \
+    STRATA_ROWS_FLOAT(X, __VA_ARGS__)                                                              \
+    STRATA_ROWS_LONGDOUBLE(X, __VA_ARGS__)
+#define STRATA_TO_ALL_SUM_TYPES(X, ...)                                                            \
+    STRATA_TO_ALL_MINMAX_TYPES(X, __VA_ARGS__)                                                     \
+    STRATA_ROWS_COMPLEX(X, __VA_ARGS__)
 
 /* X(BITS, BYTES): the sized RMA variants shmem_put8 ... shmem_put128. */
 #define STRATA_RMA_SIZES(X) X(8, 1) X(16, 2) X(32, 4) X(64, 8) X(128, 16)
@@ -444,42 +496,6 @@ void shmem_clear_lock(long *lock);
 int shmem_test_lock(long *lock);
 
 /* ---- Collectives on teams (1.6 section 9.9) ---- */
-/* X(TYPE, TYPENAME, ...) rows of the team reduction table, by the operations they support. */
-#define STRATA_REDUCE_BITWISE_TYPES(X, ...)                                                        \
-    X(unsigned char, uchar, __VA_ARGS__)                                                           \
-    X(unsigned short, ushort, __VA_ARGS__)                                                         \
-    X(unsigned int, uint, __VA_ARGS__)                                                             \
-    X(unsigned long, ulong, __VA_ARGS__)                                                           \
-    X(unsigned long long, ulonglong, __VA_ARGS__)                                                  \
-    X(int8_t, int8, __VA_ARGS__)                                                                   \
-    X(int16_t, int16, __VA_ARGS__)                                                                 \
-    X(int32_t, int32, __VA_ARGS__)                                                                 \
-    X(int64_t, int64, __VA_ARGS__)                                                                 \
-    X(uint8_t, uint8, __VA_ARGS__)                                                                 \
-    X(uint16_t, uint16, __VA_ARGS__)                                                               \
-    X(uint32_t, uint32, __VA_ARGS__)                                                               \
-    X(uint64_t, uint64, __VA_ARGS__)                                                               \
-    X(size_t, size, __VA_ARGS__)
-#define STRATA_REDUCE_MINMAX_TYPES(X, ...)                                                         \
-    X(char, char, __VA_ARGS__)                                                                     \
-    X(signed char, schar, __VA_ARGS__)                                                             \
-    X(short, short, __VA_ARGS__)                                                                   \
-    X(int, int, __VA_ARGS__)                                                                       \
-    X(long, long, __VA_ARGS__)                                                                     \
-    X(long long, longlong, __VA_ARGS__)                                                            \
-    X(ptrdiff_t, ptrdiff, __VA_ARGS__)                                                             \
-    STRATA_REDUCE_BITWISE_TYPES(X, __VA_ARGS__)                                                    \
-    X(float, float, __VA_ARGS__)                                                                   \
-    X(double, double, __VA_ARGS__)                                                                 \
-    X(long double, longdouble, __VA_ARGS__)
-#ifdef __cplusplus
-#define STRATA_REDUCE_SUM_TYPES(X, ...) STRATA_REDUCE_MINMAX_TYPES(X, __VA_ARGS__)
-#else
-#define STRATA_REDUCE_SUM_TYPES(X, ...)                                                            \
-    STRATA_REDUCE_MINMAX_TYPES(X, __VA_ARGS__)                                                     \
-    X(double _Complex, complexd, __VA_ARGS__)                                                      \
-    X(float _Complex, complexf, __VA_ARGS__)
-#endif
 
 /* The C binding of shmem_sync is the deprecated active-set form; in C11, shmem_sync(team) is
  * shmem_team_sync (the generic below picks by argument count). */
@@ -533,24 +549,6 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
                                long *pSync);
 STRATA_DECL_ACTIVE_SET_SIZED(32)
 STRATA_DECL_ACTIVE_SET_SIZED(64)
-#define STRATA_TO_ALL_BITWISE_TYPES(X, ...)                                                        \
-    X(short, short, __VA_ARGS__)                                                                   \
-    X(int, int, __VA_ARGS__)                                                                       \
-    X(long, long, __VA_ARGS__)                                                                     \
-    X(long long, longlong, __VA_ARGS__)
-#define STRATA_TO_ALL_MINMAX_TYPES(X, ...)                                                         \
-    STRATA_TO_ALL_BITWISE_TYPES(X, __VA_ARGS__)                                                    \
-    X(float, float, __VA_ARGS__)                                                                   \
-    X(double, double, __VA_ARGS__)                                                                 \
-    X(long double, longdouble, __VA_ARGS__)
-#ifdef __cplusplus
-#define STRATA_TO_ALL_SUM_TYPES(X, ...) STRATA_TO_ALL_MINMAX_TYPES(X, __VA_ARGS__)
-#else
-#define STRATA_TO_ALL_SUM_TYPES(X, ...)                                                            \
-    STRATA_TO_ALL_MINMAX_TYPES(X, __VA_ARGS__)                                                     \
-    X(double _Complex, complexd, __VA_ARGS__)                                                      \
-    X(float _Complex, complexf, __VA_ARGS__)
-#endif
 #define STRATA_DECL_TO_ALL(T, N, OP)                                                               \
     void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start,            \
                                    int logPE_stride, int PE_size, T *pWrk, long *pSync);
@@ -714,35 +712,6 @@ void strata_generic_type_error(void)
 /* Collectives select on the destination (the argument after the team). */
 #define STRATA_GENERIC_TEAM(LIST, OP, ...)                                                         \
     STRATA_SELECT_IN(LIST, STRATA_ARG2(__VA_ARGS__, 0, 0), , OP)(__VA_ARGS__)
-#define STRATA_REDUCE_BITWISE_GENERIC_TYPES(X, ...)                                                \
-    X(unsigned char, uchar, __VA_ARGS__)                                                           \
-    X(unsigned short, ushort, __VA_ARGS__)                                                         \
-    X(unsigned int, uint, __VA_ARGS__)                                                             \
-    X(unsigned long, ulong, __VA_ARGS__)                                                           \
-    X(unsigned long long, ulonglong, __VA_ARGS__)                                                  \
-    X(int8_t, int8, __VA_ARGS__)                                                                   \
-    X(int16_t, int16, __VA_ARGS__)                                                                 \
-    X(int32_t, int32, __VA_ARGS__)                                                                 \
-    X(int64_t, int64, __VA_ARGS__)
-#define STRATA_REDUCE_MINMAX_GENERIC_TYPES(X, ...)                                                 \
-    X(char, char, __VA_ARGS__)                                                                     \
-    X(signed char, schar, __VA_ARGS__)                                                             \
-    X(short, short, __VA_ARGS__)                                                                   \
-    X(int, int, __VA_ARGS__)                                                                       \
-    X(long, long, __VA_ARGS__)                                                                     \
-    X(long long, longlong, __VA_ARGS__)                                                            \
-    X(unsigned char, uchar, __VA_ARGS__)                                                           \
-    X(unsigned short, ushort, __VA_ARGS__)                                                         \
-    X(unsigned int, uint, __VA_ARGS__)                                                             \
-    X(unsigned long, ulong, __VA_ARGS__)                                                           \
-    X(unsigned long long, ulonglong, __VA_ARGS__)                                                  \
-    X(float, float, __VA_ARGS__)                                                                   \
-    X(double, double, __VA_ARGS__)                                                                 \
-    X(long double, longdouble, __VA_ARGS__)
-#define STRATA_REDUCE_SUM_GENERIC_TYPES(X, ...)                                                    \
-    STRATA_REDUCE_MINMAX_GENERIC_TYPES(X, __VA_ARGS__)                                             \
-    X(double _Complex, complexd, __VA_ARGS__)                                                      \
-    X(float _Complex, complexf, __VA_ARGS__)
 #define shmem_broadcast(...) STRATA_GENERIC_TEAM(STRATA_GENERIC_RMA_TYPES, broadcast, __VA_ARGS__)
 #define shmem_collect(...) STRATA_GENERIC_TEAM(STRATA_GENERIC_RMA_TYPES, collect, __VA_ARGS__)
 #define shmem_fcollect(...) STRATA_GENERIC_TEAM(STRATA_GENERIC_RMA_TYPES, fcollect, __VA_ARGS__)
