@@ -267,6 +267,51 @@ void shmem_team_destroy(shmem_team_t team);
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 int shmem_team_sync(shmem_team_t team);
 
+/* ---- Memory spaces (Strata: the OpenSHMEM dynamic memory spaces proposal) ----
+ * A space is a symmetric heap on one device type, with the team of the PEs that can reach it.
+ * The default space (the heap of shmem_malloc) is one of them. */
+typedef enum {
+    SHMEM_DEVICE_CPU = 0, /* host memory */
+    SHMEM_DEVICE_GPU,     /* this PE's GPU, of whatever vendor */
+    SHMEM_DEVICE_CUDA,    /* an NVIDIA GPU through CUDA */
+    SHMEM_DEVICE_HIP      /* an AMD GPU through HIP */
+} shmem_device_type_t;
+
+typedef struct {
+    shmem_device_type_t device_type;
+    size_t size; /* per PE, in bytes */
+    int flags;   /* SHMEM_SPACE_FLAG_* */
+} shmem_space_config_t;
+
+typedef void *shmem_space_t;
+typedef uint64_t shmem_space_cap_t;
+
+#define SHMEM_SPACE_FLAG_DEFAULT 0x0000
+
+#define SHMEM_SPACE_CAP_RMA UINT64_C(0x0001)           /* RMA to this space is supported */
+#define SHMEM_SPACE_CAP_COLLECTIVES UINT64_C(0x0002)   /* collectives on this space */
+#define SHMEM_SPACE_CAP_ATOMICS UINT64_C(0x0004)       /* atomics targeting this space */
+#define SHMEM_SPACE_CAP_DIRECT_ACCESS UINT64_C(0x0008) /* load/store by member PEs */
+#define SHMEM_SPACE_CAP_WORLD_ACCESS UINT64_C(0x0010)  /* its team is SHMEM_TEAM_WORLD */
+#define SHMEM_SPACE_CAP_IDENT_ADDR UINT64_C(0x0020)    /* same numeric addresses on members */
+
+extern shmem_space_t SHMEM_SPACE_INVALID;
+extern shmem_space_t SHMEM_SPACE_DEFAULT;
+
+int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space,
+                       shmem_team_t *team);
+int shmem_space_destroy(shmem_space_t space);
+void *shmem_space_malloc(shmem_space_t space, size_t size);
+void *shmem_space_calloc(shmem_space_t space, size_t count, size_t size);
+void shmem_space_free(shmem_space_t space, void *ptr);
+int shmem_space_get_team(shmem_space_t space, shmem_team_t *team);
+int shmem_space_get_device_type(shmem_space_t space, shmem_device_type_t *type);
+int shmem_space_get_caps(shmem_space_t space, shmem_space_cap_t *caps);
+int shmem_get_space(void *ptr, shmem_space_t *space);
+int shmem_team_get_space(shmem_team_t team, shmem_space_t *space);
+/* Nonzero when team is a valid team handle (the proposal's examples use it). */
+int shmem_team_is_valid(shmem_team_t team);
+
 /* ---- Communication contexts (1.6 section 9.5) ---- */
 int shmem_ctx_create(long options, shmem_ctx_t *ctx);
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);

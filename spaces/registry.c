@@ -63,3 +63,14 @@ struct region *registry_lookup_slow(const void *addr)
     }
     return NULL;
 }
+
+struct region *registry_find_id(int id)
+{
+    pthread_mutex_lock(&registry_lock);
+    struct region *found = NULL;
+    for (int i = 0; i < registry_count && !found; i++)
+        if (registry[i]->id == id)
+            found = registry[i];
+    pthread_mutex_unlock(&registry_lock);
+    return found;
+}

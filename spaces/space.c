@@ -21,42 +21,46 @@ static int region_init_peers(const struct space_job *job, struct region *region)
     region->peer_base = calloc((size_t)job->n_pes, sizeof(char *));
     if (!region->peer_base)
         return -1;
-    region->peer_base[job->my_pe] = region->base;
-    if (job->transport && region->size &&
-        transport_region_register(job->transport, region->id, region->base, region->size))
+    /* Device memory is not this process's to load or store either. */
+    if (kind_direct(region->kind))
+        region->peer_base[job->my_pe] = region->base;
+    if (job->transport && region->size && kind_direct(region->kind) &&
+        transport_region_register(job->transport, region->id, region->generation, region->base,
+                                  region->size))
         return -1;
     return registry_add(region);
 }
 
-static int space_heap_create(const struct space_job *job, size_t size, struct space *space)
+static int space_heap_create(const struct space_job *job, const struct space_params *params,
+                             struct space *space)
 {
     struct region *heap = &space->heap;
-    heap->id = REGION_ID_DEFAULT_HEAP;
+    heap->id = params->id;
+    heap->generation = params->generation;
     heap->space = space;
-    heap->kind = &kind_host;
+    heap->kind = params->kind;
     region_name(job, job->my_pe, heap->id, heap->name, sizeof(heap->name));
-    if (heap->kind->create(heap->name, size, &heap->mem))
+    if (heap->kind->create(heap->name, params->size, &heap->mem))
         return -1;
     heap->base = heap->mem.base;
-    heap->size = size;
-    space->allocator = heap_create(size, SPACE_MIN_ALIGN);
+    heap->size = params->size;
+    space->allocator = heap_create(params->size, SPACE_MIN_ALIGN);
     return space->allocator ? 0 : -1;
 }
 
-static struct region static_region;
-
-int space_default_create(const struct space_job *job, size_t heap_size, struct space **out)
+int space_create(const struct space_job *job, const struct space_params *params,
+                 struct space **out)
 {
     struct space *space = calloc(1, sizeof(*space));
     if (!space)
         return -1;
-    space->transport_atomics = job->transport != NULL;
-    if (space_heap_create(job, heap_size, space) || region_init_peers(job, &space->heap))
+    space->member = malloc((size_t)job->n_pes);
+    if (!space->member)
         goto fail;
-    static_region.id = REGION_ID_STATIC_DATA;
-    static_region.space = space;
-    static_region.kind = &kind_host;
-    if (static_data_create(job, &static_region) || region_init_peers(job, &static_region))
+    memcpy(space->member, params->member, (size_t)job->n_pes);
+    space->device_type = params->device_type;
+    space->transport_atomics = job->transport != NULL || !kind_direct(params->kind);
+    if (space_heap_create(job, params, space) || region_init_peers(job, &space->heap))
         goto fail;
     *out = space;
     return 0;
@@ -65,14 +69,39 @@ fail:
     return -1;
 }
 
-/* Maps every node peer's copy of region, unless the job reaches peers through the transport. */
-static int region_map_peers(const struct space_job *job, struct region *region)
+static struct region static_region;
+
+int space_default_create(const struct space_job *job, size_t heap_size, struct space **out)
 {
-    if (!job->node_direct || !region->size)
+    unsigned char *all = malloc((size_t)job->n_pes);
+    if (!all)
+        return -1;
+    memset(all, 1, (size_t)job->n_pes);
+    struct space_params params = {&kind_host, heap_size, REGION_ID_DEFAULT_HEAP, 0, all, 0};
+    int rc = space_create(job, &params, out);
+    free(all);
+    if (rc)
+        return -1;
+    static_region.id = REGION_ID_STATIC_DATA;
+    static_region.space = *out;
+    static_region.kind = &kind_host;
+    if (static_data_create(job, &static_region) || region_init_peers(job, &static_region)) {
+        space_destroy(job, *out);
+        return -1;
+    }
+    return 0;
+}
+
+/* Maps every node peer's copy of region that the kind lets peers map, unless the job reaches
+ * peers through the transport. */
+static int region_map_peers(const struct space_job *job, const struct space *space,
+                            struct region *region)
+{
+    if (!job->node_direct || !region->size || !region->kind->map_peer)
         return 0;
     for (int i = 0; i < job->local_size; i++) {
         int pe = job->local_peers[i];
-        if (pe == job->my_pe)
+        if (pe == job->my_pe || !space->member[pe])
             continue;
         char name[sizeof(region->name)];
         region_name(job, pe, region->id, name, sizeof(name));
@@ -88,9 +117,9 @@ static int region_map_peers(const struct space_job *job, struct region *region)
 
 int space_map_peers(const struct space_job *job, struct space *space)
 {
-    if (region_map_peers(job, &space->heap))
+    if (region_map_peers(job, space, &space->heap))
         return -1;
-    return static_region.space == space ? region_map_peers(job, &static_region) : 0;
+    return static_region.space == space ? region_map_peers(job, space, &static_region) : 0;
 }
 
 void space_unlink(struct space *space)
@@ -105,7 +134,7 @@ static void region_destroy(const struct space_job *job, struct region *region)
     if (!region->peer_base)
         return;
     registry_remove(region);
-    if (job->transport)
+    if (job->transport && kind_direct(region->kind))
         transport_region_deregister(job->transport, region->id);
     for (int pe = 0; pe < job->n_pes; pe++)
         if (pe != job->my_pe && region->peer_base[pe])
@@ -126,5 +155,6 @@ void space_destroy(const struct space_job *job, struct space *space)
         space->heap.kind->destroy(&space->heap.mem);
     if (space->allocator)
         heap_destroy(space->allocator);
+    free(space->member);
     free(space);
 }

@@ -26,6 +26,7 @@ struct region {
     char **peer_base;
     const struct kind_ops *kind;
     struct kind_mem mem;
+    unsigned generation;
     char name[300]; /* the name node peers open */
 };
 
@@ -35,8 +36,16 @@ struct space {
     /* Atomics coherence (one mechanism per space): when any member reaches this space's memory
      * through the transport, every member, including the owner itself, must use transport
      * atomics, because CPU atomics are not atomic with respect to a NIC or a target-side
-     * emulation. Decided once at creation. */
+     * emulation. Decided once at creation. Device memory is never touched by CPU atomics. */
     int transport_atomics;
+    int device_type;       /* the shmem_device_type_t it was created for */
+    uint64_t caps;         /* SHMEM_SPACE_CAP_* bits that hold for it */
+    unsigned char *member; /* per world PE: nonzero for the members of its team */
+    struct strata_team *team; /* the space-associated team, the user's to destroy */
+    /* The library's own team over the same members: allocation and destruction synchronize on
+     * it, since the user destroys the space team before the space. */
+    struct strata_team *members_team;
+    int live_teams;           /* teams of this space alive on this PE, its own team included */
 };
 
 /* What a space needs to know about the job. */
@@ -46,18 +55,35 @@ struct space_job {
     const int *local_peers; /* world ranks on this node, ascending */
     int local_size;
     const char *job_id;
-    struct transport *transport; /* NULL when every PE is mapped */
+    struct transport *transport; /* NULL while every PE is mapped */
     int node_direct;             /* map node peers' memory */
 };
 
-/* Creates the default space: a heap of heap_size bytes and the program's static data, both
- * registered with the transport (if any) and in the registry. Peers are not yet mapped. */
+/* A space as every member creates it: the same on every member. */
+struct space_params {
+    const struct kind_ops *kind;
+    size_t size;
+    int id;                      /* region id of its heap, agreed by all PEs */
+    unsigned generation;         /* distinguishes reuses of an id in the transport's keys */
+    const unsigned char *member; /* per world PE */
+    int device_type;
+};
+
+/* Creates this PE's part of a space: its memory, allocator, transport registration and registry
+ * entry. Peers are not yet mapped. Returns 0 or -1. */
+int space_create(const struct space_job *job, const struct space_params *params,
+                 struct space **out);
+/* The default space: a host heap of heap_size bytes and the program's static data. */
 int space_default_create(const struct space_job *job, size_t heap_size, struct space **out);
-/* After every PE created its space: maps node peers' copies of each region of the space. */
+/* After every member created its part: maps node peers' copies of each region of the space
+ * (where the kind allows it). */
 int space_map_peers(const struct space_job *job, struct space *space);
 /* After every PE mapped: removes the names, so a crashed job leaves no file behind. */
 void space_unlink(struct space *space);
 void space_destroy(const struct space_job *job, struct space *space);
+
+/* The region with this id on this PE, or NULL. */
+struct region *registry_find_id(int id);
 
 /* ---- Registry: address -> region ---- */
 int registry_add(struct region *region);

@@ -1,6 +1,7 @@
 #include "amo.h"
 
 #include "rma.h"
+#include "staged.h"
 
 /* CPU atomics on a mapped word. Fetching AND/OR/XOR are done here, never by UCX over shared
  * memory, whose fetching forms store a wrong value on this platform. */
@@ -71,6 +72,8 @@ uint64_t amo_op(shmem_ctx_t ctx, const char *routine, enum transport_amo op, voi
     if (likely(target.mapped && !target.region->space->transport_atomics))
         return size == 4 ? AMO_CPU(uint32_t, target.mapped, op, value, compare)
                          : AMO_CPU(uint64_t, target.mapped, op, value, compare);
+    if (unlikely(!kind_direct(target.region->kind)))
+        return staged_atomic(ctx, routine, op, &target, size, value, compare, pe);
     struct transport_worker *worker = ctx_worker(ctx, routine, pe);
     int bitwise = op == TRANSPORT_AMO_AND || op == TRANSPORT_AMO_OR || op == TRANSPORT_AMO_XOR;
     if (fetch && bitwise)

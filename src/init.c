@@ -1,6 +1,7 @@
 /* Library setup, exit and query routines (1.6 section 9.1). */
 #include "../transports/transport.h"
 #include "runtime.h"
+#include "staged.h"
 #include "team.h"
 
 #include <stdarg.h>
@@ -51,22 +52,37 @@ static void init_fail(const char *fmt, ...)
     boot_abort(1, "Strata: shmem_init failed");
 }
 
-static void init_transport(int thread_multiple)
+int runtime_transport_start(void)
 {
-    struct space_job *job = &rt.job;
-    int all_mapped = job->node_direct && job->local_size == job->n_pes;
-    if (all_mapped)
-        return;
     struct transport_config config = {
         .my_pe = rt.my_pe,
         .n_pes = rt.n_pes,
-        .thread_safe = thread_multiple || strcmp(rt.knobs.PROGRESS_THREAD, "0"),
+        .thread_safe = rt.thread_level == SHMEM_THREAD_MULTIPLE ||
+                       strcmp(rt.knobs.PROGRESS_THREAD, "0"),
         .exchange = {init_publish, init_fetch},
     };
     if (transport_init(&config, &rt.transport))
-        init_fail("cannot initialize the UCX transport");
-    job->transport = rt.transport;
+        return -1;
+    transport_set_target_ops(rt.transport, &staged_target_ops);
+    rt.job.transport = rt.transport;
     rt.worker = transport_default_worker(rt.transport);
+    strata_default_ctx.worker = rt.worker;
+    return 0;
+}
+
+int runtime_progress_start(void)
+{
+    if (!rt.transport || !init_wants_progress_thread())
+        return 0;
+    return transport_progress_thread_start(rt.transport, (unsigned)rt.knobs.PROGRESS_INTERVAL_US);
+}
+
+static void init_transport(void)
+{
+    struct space_job *job = &rt.job;
+    int all_mapped = job->node_direct && job->local_size == job->n_pes;
+    if (!all_mapped && runtime_transport_start())
+        init_fail("cannot initialize the UCX transport");
 }
 
 static void init_default_space(void)
@@ -74,6 +90,15 @@ static void init_default_space(void)
     if (space_default_create(&rt.job, rt.knobs.SYMMETRIC_SIZE, &rt.default_space))
         init_fail("cannot create the default symmetric heap of %zu bytes (SHMEM_SYMMETRIC_SIZE)",
                   rt.knobs.SYMMETRIC_SIZE);
+    /* Host memory reached by every PE; identical addresses are checked once peers are known. */
+    rt.default_space->device_type = SHMEM_DEVICE_CPU;
+    rt.default_space->caps = SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES |
+                             SHMEM_SPACE_CAP_ATOMICS | SHMEM_SPACE_CAP_DIRECT_ACCESS |
+                             SHMEM_SPACE_CAP_WORLD_ACCESS;
+    SHMEM_SPACE_DEFAULT = rt.default_space;
+    uint64_t base = (uint64_t)(uintptr_t)rt.default_space->heap.base;
+    if (boot_put("strata.heap.base", &base, sizeof(base)))
+        init_fail("cannot publish the heap address");
     size_t offset;
     if (heap_alloc(rt.default_space->allocator, SYNC_WORDS * sizeof(uint64_t), 0, &offset))
         init_fail("SHMEM_SYMMETRIC_SIZE=%zu leaves no room for the library's own %zu bytes",
@@ -88,6 +113,22 @@ static void init_default_space(void)
         init_fail("SHMEM_SYMMETRIC_SIZE=%zu leaves no room for the library's %zu bytes of team "
                   "state",
                   rt.knobs.SYMMETRIC_SIZE, team_bytes + gather_bytes);
+    rt.default_space->team = rt.default_space->members_team = SHMEM_TEAM_WORLD;
+}
+
+/* TEMPORARY until discovery lands. */
+static void init_devices(void)
+{
+    const char *pes = getenv("SHMEM_TEST_DEVICE_PES");
+    for (const char *c = pes; c && *c;) {
+        char *end;
+        long pe = strtol(c, &end, 10);
+        if (end == c)
+            break;
+        rt.test_device |= pe == rt.my_pe;
+        c = *end == ',' ? end + 1 : end;
+    }
+    rt.test_device_size = (size_t)1 << 30;
 }
 
 static void init_report(void)
@@ -125,8 +166,8 @@ static void runtime_start(int requested)
         .job_id = rt.boot.job_id,
         .node_direct = rt.knobs.NODE_DIRECT,
     };
-    init_transport(rt.thread_level == SHMEM_THREAD_MULTIPLE);
-    strata_default_ctx.worker = rt.worker;
+    init_devices();
+    init_transport();
     init_default_space();
     /* With no peer on this node nobody needs the names: drop them before anything can fail. */
     if (rt.job.local_size == 1)
@@ -136,8 +177,7 @@ static void runtime_start(int requested)
         init_fail("the process manager's fence failed");
     if (space_map_peers(&rt.job, rt.default_space))
         init_fail("cannot map the symmetric memory of the PEs on this node");
-    if (rt.transport && init_wants_progress_thread() &&
-        transport_progress_thread_start(rt.transport, (unsigned)rt.knobs.PROGRESS_INTERVAL_US))
+    if (runtime_progress_start())
         init_fail("cannot start the progress thread");
     rt.init_count = 1;
     rt.barrier_epoch = 0;

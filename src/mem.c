@@ -2,16 +2,16 @@
  * every PE runs the same deterministic allocator on the same calls, so offsets agree without
  * communication, and an out-of-memory result is the same on every PE. */
 #include "runtime.h"
+#include "team.h"
 
 #include <pthread.h>
 #include <string.h>
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void *mem_alloc(const char *routine, size_t size, size_t align)
+static void *mem_alloc(const char *routine, struct space *space, size_t size, size_t align)
 {
     runtime_require_init(routine);
-    struct space *space = rt.default_space;
     size_t offset;
     pthread_mutex_lock(&mem_lock);
     int rc = heap_alloc(space->allocator, size, align, &offset);
@@ -25,31 +25,54 @@ static void *mem_alloc(const char *routine, size_t size, size_t align)
         heap_stats(space->allocator, &stats);
         log_error(routine,
                   "out of symmetric memory: %zu bytes requested, %zu of %zu bytes free (largest "
-                  "free block %zu); set SHMEM_SYMMETRIC_SIZE larger",
-                  size, stats.free, space->heap.size, stats.largest_free);
+                  "free block %zu)%s",
+                  size, stats.free, space->heap.size, stats.largest_free,
+                  space == rt.default_space ? "; set SHMEM_SYMMETRIC_SIZE larger" : "");
     }
     return NULL;
 }
 
-/* Returns the offset of a block start in the default heap, or reports and returns -1. */
-static int mem_block_offset(const char *routine, const void *ptr, size_t *offset)
+/* Returns the offset of a block start in space's heap, or reports and returns -1. */
+static int mem_block_offset(const char *routine, struct space *space, const void *ptr,
+                            size_t *offset)
 {
-    struct space *space = rt.default_space;
     char *p = (char *)ptr;
     if (p >= space->heap.base && p < space->heap.base + space->heap.size) {
         *offset = (size_t)(p - space->heap.base);
         if (heap_block_size(space->allocator, *offset))
             return 0;
     }
-    log_error(routine, "pointer %p was not returned by shmem_malloc (or was already freed)", ptr);
+    log_error(routine, "pointer %p was not allocated from this space (or was already freed)",
+              ptr);
     return -1;
+}
+
+static void mem_free(const char *routine, struct space *space, void *ptr)
+{
+    size_t offset;
+    if (mem_block_offset(routine, space, ptr, &offset))
+        return;
+    LOG(LOG_MEM, routine, "block at heap offset %zu", offset);
+    pthread_mutex_lock(&mem_lock);
+    heap_free(space->allocator, offset);
+    pthread_mutex_unlock(&mem_lock);
+}
+
+/* Zeroes a fresh block, through the kind where the library may not store into it. */
+static void mem_zero(struct space *space, void *p, size_t size)
+{
+    struct region *heap = &space->heap;
+    if (kind_direct(heap->kind))
+        memset(p, 0, size);
+    else
+        heap->kind->fill(&heap->mem, (size_t)((char *)p - heap->base), 0, size);
 }
 
 void *shmem_malloc(size_t size)
 {
     if (!size)
         return NULL;
-    void *p = mem_alloc("shmem_malloc", size, 0);
+    void *p = mem_alloc("shmem_malloc", rt.default_space, size, 0);
     order_barrier_all();
     return p;
 }
@@ -68,9 +91,9 @@ void *shmem_calloc(size_t count, size_t size)
         return NULL;
     void *p = NULL;
     if (count <= SIZE_MAX / size) {
-        p = mem_alloc("shmem_calloc", count * size, 0);
-        if (p)
-            memset(p, 0, count * size); /* before the barrier: peers may write right after it */
+        p = mem_alloc("shmem_calloc", rt.default_space, count * size, 0);
+        if (p) /* before the barrier: peers may write right after it */
+            mem_zero(rt.default_space, p, count * size);
     }
     order_barrier_all();
     return p;
@@ -83,7 +106,7 @@ void *shmem_align(size_t alignment, size_t size)
     void *p = NULL;
     size_t limit = kind_base_alignment(rt.default_space->heap.size);
     if (alignment && !(alignment & (alignment - 1)) && alignment <= limit)
-        p = mem_alloc("shmem_align", size, alignment);
+        p = mem_alloc("shmem_align", rt.default_space, size, alignment);
     else if (rt.debug)
         log_error("shmem_align", "alignment %zu is not a power of two of at most %zu bytes",
                   alignment, limit);
@@ -98,13 +121,7 @@ void shmem_free(void *ptr)
     runtime_require_init("shmem_free");
     /* The barrier comes first: no PE may still be using the block when it is reused. */
     order_barrier_all();
-    size_t offset;
-    if (mem_block_offset("shmem_free", ptr, &offset))
-        return;
-    LOG(LOG_MEM, "shmem_free", "block at heap offset %zu", offset);
-    pthread_mutex_lock(&mem_lock);
-    heap_free(rt.default_space->allocator, offset);
-    pthread_mutex_unlock(&mem_lock);
+    mem_free("shmem_free", rt.default_space, ptr);
 }
 
 void *shmem_realloc(void *ptr, size_t size)
@@ -118,7 +135,7 @@ void *shmem_realloc(void *ptr, size_t size)
     runtime_require_init("shmem_realloc");
     order_barrier_all();
     size_t offset;
-    if (mem_block_offset("shmem_realloc", ptr, &offset))
+    if (mem_block_offset("shmem_realloc", rt.default_space, ptr, &offset))
         return NULL;
     struct space *space = rt.default_space;
     pthread_mutex_lock(&mem_lock);
@@ -158,4 +175,52 @@ void *shrealloc(void *ptr, size_t size)
 void shfree(void *ptr)
 {
     shmem_free(ptr);
+}
+
+/* ---- Allocation in a space (the memory spaces proposal): collective on the space's team,
+ * which they synchronize, as shmem_malloc does the world ---- */
+/* The space behind a handle, or NULL for SHMEM_SPACE_INVALID and for PEs outside its team. */
+static struct space *mem_space(const char *routine, shmem_space_t handle)
+{
+    runtime_require_init(routine);
+    struct space *space = handle;
+    if (!space)
+        return NULL;
+    if (unlikely(!space->member[rt.my_pe])) {
+        log_error(routine, "PE %d is not a member of the space's team", rt.my_pe);
+        return NULL;
+    }
+    return space;
+}
+
+void *shmem_space_malloc(shmem_space_t handle, size_t size)
+{
+    struct space *space = mem_space("shmem_space_malloc", handle);
+    if (!space || !size)
+        return NULL;
+    void *p = mem_alloc("shmem_space_malloc", space, size, 0);
+    shmem_team_sync(space->members_team);
+    return p;
+}
+
+void *shmem_space_calloc(shmem_space_t handle, size_t count, size_t size)
+{
+    struct space *space = mem_space("shmem_space_calloc", handle);
+    if (!space || !count || !size)
+        return NULL;
+    void *p = NULL;
+    if (count <= SIZE_MAX / size && (p = mem_alloc("shmem_space_calloc", space, count * size, 0)))
+        mem_zero(space, p, count * size);
+    shmem_team_sync(space->members_team);
+    return p;
+}
+
+void shmem_space_free(shmem_space_t handle, void *ptr)
+{
+    struct space *space = mem_space("shmem_space_free", handle);
+    if (!space || !ptr)
+        return;
+    shmem_quiet(); /* this PE's writes into the block are done before anyone reuses it */
+    shmem_team_sync(space->members_team);
+    mem_free("shmem_space_free", space, ptr);
 }

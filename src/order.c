@@ -10,7 +10,12 @@
 void order_quiet(struct strata_ctx *ctx)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (ctx != SHMEM_CTX_INVALID && ctx->worker && transport_flush(ctx->worker, -1))
+    if (ctx == SHMEM_CTX_INVALID)
+        return;
+    /* A context made before the transport started (for a device space) sends on the default
+     * worker. */
+    struct transport_worker *w = ctx->worker ? ctx->worker : rt.worker;
+    if (w && transport_flush(w, -1))
         log_fatal("shmem_quiet", "the transport failed to complete outstanding operations");
 }
 

@@ -5,6 +5,7 @@
 
 #include "../transports/transport.h"
 #include "amo.h"
+#include "staged.h"
 
 #include <string.h>
 
@@ -47,6 +48,11 @@ static inline void rma_put(shmem_ctx_t ctx, const char *routine, void *dest, con
     struct rma_target target = rma_resolve(routine, dest, len, pe);
     LOG(LOG_RMA, routine, "%zu bytes to %p on PE %d (%s)", len, dest, pe,
         target.mapped ? "mapped" : "transport");
+    if (unlikely(rt.device_memory) &&
+        (!kind_direct(target.region->kind) || staged_is_device(src))) {
+        staged_put(ctx, routine, &target, src, len, pe);
+        return;
+    }
     if (likely(target.mapped)) {
         memcpy(target.mapped, src, len);
         return;
@@ -65,6 +71,11 @@ static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, con
     struct rma_target target = rma_resolve(routine, src, len, pe);
     LOG(LOG_RMA, routine, "%zu bytes from %p on PE %d (%s)", len, src, pe,
         target.mapped ? "mapped" : "transport");
+    if (unlikely(rt.device_memory) &&
+        (!kind_direct(target.region->kind) || staged_is_device(dest))) {
+        staged_get(ctx, routine, &target, dest, len, pe);
+        return;
+    }
     if (likely(target.mapped)) {
         memcpy(dest, target.mapped, len);
         return;

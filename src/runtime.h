@@ -40,6 +40,10 @@ struct runtime {
     /* Internal symmetric words in the default heap: barrier counters, one per round. */
     uint64_t *sync_words;
     uint64_t barrier_epoch;
+    int device_memory; /* some space of this PE is device memory: buffers need a lookup */
+    /* The test device kind stands in for a GPU on this PE, with this much memory. */
+    int test_device;
+    size_t test_device_size;
 };
 
 extern struct runtime rt;
@@ -71,6 +75,12 @@ void runtime_require_init(const char *routine);
 /* One step of a wait loop: progresses the transport, and yields the CPU after a short spin so
  * that oversubscribed PEs let each other run. */
 void progress_wait_step(unsigned *spins);
+
+/* Starts the transport after init (world collective: a space needs it); its address is
+ * published for the next exchange. Returns 0 or -1. */
+int runtime_transport_start(void);
+/* Starts the progress thread if the transport is up and SHMEM_PROGRESS_THREAD wants it (once). */
+int runtime_progress_start(void);
 
 /* ---- Ordering (order.c) ---- */
 void order_quiet(struct strata_ctx *ctx);

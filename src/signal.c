@@ -1,9 +1,14 @@
 /* Signal operations (1.6 sections 9.8.3-9.8.5). */
 #include "amo.h"
+#include "staged.h"
 
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
 {
-    return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+    if (likely(!staged_is_device(sig_addr)))
+        return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+    uint64_t value;
+    staged_read_local(sig_addr, &value, sizeof(value));
+    return value;
 }
 
 void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)

@@ -97,7 +97,7 @@ void team_fini(void)
  * with put-with-signal; idempotence of OR makes the overlapping contributions harmless. The
  * scratch alternates between two halves by epoch parity: a member cannot be two agreements ahead
  * of another, since finishing one needs everyone's contribution to it. */
-static uint64_t team_agree_or(struct strata_team *team, uint64_t value)
+uint64_t team_agree_or(struct strata_team *team, uint64_t value)
 {
     uint64_t epoch = ++team->agree_epoch, acc = value;
     uint64_t *scratch = slot_words(team->slot) + TEAM_ROUNDS + (epoch & 1) * TEAM_ROUNDS * 2;
@@ -141,27 +141,48 @@ static int team_claim_slots(struct strata_team *parent, int count, int *slots)
     return found;
 }
 
+/* The team of the given world ranks on slot, if this PE is one of them; it belongs to space. */
+static shmem_team_t team_create_world_ranks(int slot, const int *members, int size,
+                                            struct space *space)
+{
+    int mine = 0;
+    for (int i = 0; i < size; i++)
+        mine |= members[i] == rt.my_pe;
+    struct strata_team *team = mine ? calloc(1, sizeof(*team)) : NULL;
+    if (!team || team_set_members(team, slot, members, size)) {
+        free(team);
+        return SHMEM_TEAM_INVALID;
+    }
+    team->space = space;
+    if (space)
+        space->live_teams++;
+    return team;
+}
+
 static shmem_team_t team_create(struct strata_team *parent, int slot, const int *parent_ranks,
                                 int size, const shmem_team_config_t *config, long config_mask)
 {
-    int *members = malloc((size_t)size * sizeof(int)), mine = 0;
-    struct strata_team *team = calloc(1, sizeof(*team));
-    if (!members || !team)
-        goto fail;
-    for (int i = 0; i < size; i++) {
+    int *members = malloc((size_t)size * sizeof(int));
+    if (!members)
+        return SHMEM_TEAM_INVALID;
+    for (int i = 0; i < size; i++)
         members[i] = team_world_rank(parent, parent_ranks[i]);
-        mine |= members[i] == rt.my_pe;
-    }
-    if (!mine || team_set_members(team, slot, members, size))
-        goto fail;
-    if (config && (config_mask & SHMEM_TEAM_NUM_CONTEXTS))
+    shmem_team_t team = team_create_world_ranks(slot, members, size, parent->space);
+    free(members);
+    if (team != SHMEM_TEAM_INVALID && config && (config_mask & SHMEM_TEAM_NUM_CONTEXTS))
         team->config.num_contexts = config->num_contexts;
-    free(members);
     return team;
-fail:
-    free(members);
-    free(team);
-    return SHMEM_TEAM_INVALID;
+}
+
+int team_create_members(struct strata_team *parent, const int *world_ranks, int size,
+                        struct space *space, shmem_team_t *out)
+{
+    int slot;
+    *out = SHMEM_TEAM_INVALID;
+    if (team_claim_slots(parent, 1, &slot) != 1)
+        return -1;
+    *out = team_create_world_ranks(slot, world_ranks, size, space);
+    return 0;
 }
 
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
@@ -226,6 +247,8 @@ void shmem_team_destroy(shmem_team_t team)
         return;
     shmem_team_sync(team); /* no member still uses the slot when it is released */
     team_slots_used &= ~(1ull << team->slot);
+    if (team->space)
+        team->space->live_teams--;
     free(team->members);
     free(team);
 }
@@ -266,4 +289,9 @@ void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
     if (team == SHMEM_TEAM_INVALID || pe < 0 || pe >= team->size)
         return NULL;
     return shmem_ptr(dest, team_world_rank(team, pe));
+}
+
+int shmem_team_is_valid(shmem_team_t team)
+{
+    return team != SHMEM_TEAM_INVALID;
 }

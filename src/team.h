@@ -25,6 +25,9 @@ struct strata_team {
     shmem_team_config_t config;
     uint64_t sync_epoch;
     uint64_t agree_epoch;
+    /* The space whose team this team is or descends from (NULL: the default space); that space
+     * cannot be destroyed while such a team lives. */
+    struct space *space;
 };
 
 /* Creates SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED over the slots in area (TEAM_SLOTS *
@@ -36,6 +39,14 @@ uint64_t *team_gather_words(const struct strata_team *team);
 /* Gather words for active sets, indexed by world rank. */
 uint64_t *team_active_set_gather(void);
 void team_fini(void);
+
+/* OR of value over every member of team (a small collective on it). */
+uint64_t team_agree_or(struct strata_team *team, uint64_t value);
+/* Creates, collectively over parent, the team of the given world ranks (ascending) belonging to
+ * space; PEs outside it get SHMEM_TEAM_INVALID. Returns 0, or -1 on every PE when no team slot
+ * is free. */
+int team_create_members(struct strata_team *parent, const int *world_ranks, int size,
+                        struct space *space, shmem_team_t *out);
 
 /* Dissemination barrier: in round k this PE bumps counter k of the member 2^k ahead and waits
  * until its own counter k reaches epoch. members == NULL means world rank == team rank. */

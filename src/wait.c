@@ -7,6 +7,7 @@
  * a stride of 1. */
 #include "../transports/transport.h"
 #include "runtime.h"
+#include "staged.h"
 
 #include <stdint.h>
 
@@ -31,10 +32,21 @@ static inline void p2p_poll(void)
         transport_progress(rt.worker);
 }
 
+/* An ivar in device memory is read through its kind, never loaded. */
+static void p2p_read_device(const void *ivar, void *seen, size_t size)
+{
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    staged_read_local(ivar, seen, size);
+}
+
 #define DEFINE_P2P(T, N, ...)                                                                      \
     static inline int N##_holds(T *ivar, int cmp, T value)                                         \
     {                                                                                              \
-        T seen = __atomic_load_n(ivar, __ATOMIC_ACQUIRE);                                          \
+        T seen;                                                                                    \
+        if (unlikely(rt.device_memory))                                                            \
+            p2p_read_device(ivar, &seen, sizeof(T));                                               \
+        else                                                                                       \
+            seen = __atomic_load_n(ivar, __ATOMIC_ACQUIRE);                                        \
         return P2P_HOLDS(cmp, seen, value);                                                        \
     }                                                                                              \
     /* Returns how many included elements hold; stores the indices when asked; stops at the        \
@@ -199,7 +211,7 @@ STRATA_P2P_TYPES(DEFINE_P2P)
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
     shmem_uint64_wait_until(sig_addr, cmp, cmp_value);
-    return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+    return shmem_signal_fetch(sig_addr);
 }
 
 /* Deprecated forms: wait while the variable still equals the value. */

@@ -48,8 +48,10 @@ int transport_worker_create(struct transport *t, int thread_safe, struct transpo
 /* Releases a worker; its operations must have been completed (transport_flush). */
 void transport_worker_destroy(struct transport_worker *w);
 
-/* Registers [base, base+len) as region id and publishes its key. */
-int transport_region_register(struct transport *t, int id, void *base, size_t len);
+/* Registers [base, base+len) as region id and publishes its key. generation tells a reuse of an
+ * id apart from the region that had it before; it is the same on every PE. */
+int transport_region_register(struct transport *t, int id, unsigned generation, void *base,
+                              size_t len);
 void transport_region_deregister(struct transport *t, int id);
 
 /* Blocking put: returns when src may be reused. nbi: returns at once; src must stay valid until
@@ -63,13 +65,40 @@ int transport_get(struct transport_worker *w, int pe, int id, size_t offset, voi
  * the old value is stored (the call then blocks until it arrives). compare is used by CSWAP. */
 int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, int id,
                      size_t offset, uint64_t value, uint64_t compare, void *fetch, size_t size);
-/* Orders the operations issued before against those issued after, per target. */
+/* Orders the operations issued before against those issued after, per target (active-message
+ * puts: waits until the targets have performed them). */
 int transport_fence(struct transport_worker *w);
 /* Completes every outstanding operation (all targets, or one pe when pe >= 0). */
 int transport_flush(struct transport_worker *w, int pe);
 /* Makes progress on incoming and outstanding work; cheap when there is none. */
 void transport_progress(struct transport_worker *w);
-/* Starts a thread that progresses the transport while the PE computes. */
+/* ---- Memory only its owner can touch (device memory) ----
+ * Operations on such memory travel as active messages and are performed at the target by the
+ * callbacks it registered, from its progress engine (the GASNet-EX reference path for memory
+ * kinds). Data is carried in host buffers on both sides. */
+struct transport_target_ops {
+    /* Writes len bytes of host memory src at (id, offset) of this PE; returns 0 or -1. */
+    int (*write)(int id, size_t offset, const void *src, size_t len);
+    int (*read)(int id, size_t offset, void *dst, size_t len);
+    /* Performs op on the size-byte word at (id, offset); returns 0 or -1 and the old value. */
+    int (*atomic)(int id, size_t offset, enum transport_amo op, uint64_t value, uint64_t compare,
+                  size_t size, uint64_t *old);
+};
+/* Installs the callbacks that serve this PE's side; set once, before any peer may send. */
+void transport_set_target_ops(struct transport *t, const struct transport_target_ops *ops);
+/* Sends src to (pe, id, offset): returns when src may be reused; the data is in place at the
+ * target after transport_fence/flush. */
+int transport_am_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                     size_t len);
+/* Blocking: returns with dest (host memory) filled. */
+int transport_am_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest,
+                     size_t len);
+/* Blocking atomic performed by the target; *old receives the previous value. */
+int transport_am_atomic(struct transport_worker *w, enum transport_amo op, int pe, int id,
+                        size_t offset, uint64_t value, uint64_t compare, size_t size,
+                        uint64_t *old);
+
+/* Starts a thread that progresses the transport while the PE computes (once). */
 int transport_progress_thread_start(struct transport *t, unsigned interval_us);
 
 #endif

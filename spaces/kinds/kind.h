@@ -10,6 +10,7 @@ struct kind_mem {
     void *base;
     size_t size;
     int fd; /* backing file while peers may still open it, else -1 */
+    void *storage; /* kind-private: where device-like memory really lives */
 };
 
 struct kind_ops {
@@ -24,9 +25,23 @@ struct kind_ops {
     /* Removes the name once every peer has mapped it, so nothing is left if the job dies. */
     void (*unlink)(const char *name, struct kind_mem *mem);
     void (*destroy)(struct kind_mem *mem);
+    /* Device memory that neither the library nor node peers may load or store: every byte moves
+     * through these, at an offset from the memory's base. NULL for host-accessible kinds. */
+    void (*copy_in)(struct kind_mem *mem, size_t offset, const void *src, size_t len);
+    void (*copy_out)(struct kind_mem *mem, size_t offset, void *dst, size_t len);
+    void (*fill)(struct kind_mem *mem, size_t offset, int byte, size_t len);
 };
 
+/* Whether the library may load and store this kind's memory itself. */
+static inline int kind_direct(const struct kind_ops *kind)
+{
+    return kind->copy_in == NULL;
+}
+
 extern const struct kind_ops kind_host;
+/* A testing aid: memory that behaves like a GPU's (its addresses fault on load/store, every access
+ * goes through the copy functions), so device routing and staging are exercised without a GPU. */
+extern const struct kind_ops kind_testdev;
 
 /* Every space's local base is aligned to kind_base_alignment(size) (the heap size rounded up to
  * a power of two, at most KIND_MAX_BASE_ALIGN), the same on every PE: the largest alignment an

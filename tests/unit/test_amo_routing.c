@@ -4,6 +4,7 @@
  * (UCX stores op(old, old) for those over shared memory): it must arrive as fetch + compare-swap,
  * and still give the right old value and leave the right result. */
 #include "../../src/amo.h"
+#include "../../src/staged.h"
 #include "unit.h"
 
 #include <stdlib.h>
@@ -86,13 +87,24 @@ void rma_report_transport(const char *routine, int pe)
     log_fatal(routine, "transport");
 }
 
+/* Host memory: atomics on it never take the device path. */
+uint64_t staged_atomic(shmem_ctx_t ctx, const char *routine, enum transport_amo op,
+                       const struct rma_target *target, size_t size, uint64_t value,
+                       uint64_t compare, int pe)
+{
+    (void)ctx, (void)op, (void)target, (void)size, (void)value, (void)compare, (void)pe;
+    log_fatal(routine, "device path taken for host memory");
+}
+
 int main(void)
 {
+    static const struct kind_ops host_like = {.name = "host"};
     static uint64_t local[8], peer_copy[8];
     struct space space = {.transport_atomics = 1};
     char *peers[2] = {(char *)local, (char *)peer_copy};
     struct region region = {
-        .base = (char *)local, .size = sizeof(local), .space = &space, .peer_base = peers};
+        .base = (char *)local, .size = sizeof(local), .space = &space, .peer_base = peers,
+        .kind = &host_like};
     registry_add(&region);
     rt.n_pes = 2;
     strata_default_ctx.worker = (struct transport_worker *)&region; /* any non-NULL handle */

@@ -2,61 +2,20 @@
  * default worker serves SHMEM_CTX_DEFAULT and is the one peers connect to). Endpoints and remote
  * keys belong to a worker and are made on first use from what peers published through the
  * exchange callbacks. */
-#include "../transport.h"
+#include "ucx_internal.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <ucp/api/ucp.h>
 
-#define UCX_MAX_REGIONS 64
-#define UCX_BLOB_MAX 4096
-
-struct ucx_remote_region {
-    uint64_t base;   /* the region's address in the peer's process */
-    ucp_rkey_h rkey; /* NULL until first use */
-};
-
-struct ucx_peer {
-    ucp_ep_h ep; /* NULL until first use */
-    struct ucx_remote_region regions[UCX_MAX_REGIONS];
-};
-
-struct transport_worker {
-    struct transport *t;
-    ucp_worker_h worker;
-    struct ucx_peer *peers;
-    pthread_mutex_t connect_lock; /* endpoints and keys are made once, by one thread */
-    struct transport_worker *next;
-    /* Non-blocking gets still in flight: a worker flush does not wait for get replies over
-     * UCX 1.13's shared-memory transports, so transport_flush waits for these itself. */
-    ucs_status_ptr_t *pending_gets;
-    size_t n_pending_gets, pending_capacity;
-    pthread_mutex_t pending_lock;
-};
-
-struct transport {
-    struct transport_config config;
-    ucp_context_h context;
-    ucp_mem_h regions[UCX_MAX_REGIONS];
-    struct transport_worker *workers; /* the default worker first */
-    pthread_mutex_t workers_lock;
-    pthread_t progress_thread;
-    int progress_running;
-    volatile int progress_stop;
-    unsigned progress_interval_us;
-};
-
-static int ucx_fail(const char *what, ucs_status_t status)
+int ucx_fail(const char *what, ucs_status_t status)
 {
     fprintf(stderr, "Strata: UCX %s failed: %s\n", what, ucs_status_string(status));
     return -1;
 }
 
-/* Waits for a request returned by a _nbx call, progressing the worker meanwhile. */
-static int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what)
+int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what)
 {
     if (request == NULL)
         return 0;
@@ -100,6 +59,12 @@ int transport_worker_create(struct transport *t, int thread_safe, struct transpo
         w->peers ? ucp_worker_create(t->context, &params, &w->worker) : UCS_ERR_NO_MEMORY;
     if (status != UCS_OK) {
         ucx_fail("ucp_worker_create", status);
+        free(w->peers);
+        free(w);
+        return -1;
+    }
+    if (ucx_am_worker_init(w)) {
+        ucp_worker_destroy(w->worker);
         free(w->peers);
         free(w);
         return -1;
@@ -168,7 +133,7 @@ int transport_init(const struct transport_config *config, struct transport **out
         goto fail;
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64,
+        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM,
         .mt_workers_shared = 1, /* contexts' workers share registrations */
     };
     status = ucp_init(&params, ucp_config, &t->context);
@@ -206,10 +171,18 @@ void transport_fini(struct transport *t)
     free(t);
 }
 
-int transport_region_register(struct transport *t, int id, void *base, size_t len)
+/* The exchange key of a region id's current use. */
+static void ucx_region_key(const struct transport *t, int id, char *key, size_t len)
+{
+    snprintf(key, len, "ucx.rkey.%d.%u", id, t->region_generation[id]);
+}
+
+int transport_region_register(struct transport *t, int id, unsigned generation, void *base,
+                              size_t len)
 {
     if (id < 0 || id >= UCX_MAX_REGIONS || t->regions[id])
         return -1;
+    t->region_generation[id] = generation;
     ucp_mem_map_params_t params = {
         .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
         .address = base,
@@ -230,8 +203,8 @@ int transport_region_register(struct transport *t, int id, void *base, size_t le
     if (packed_len + sizeof(base_addr) <= sizeof(blob)) {
         memcpy(blob, &base_addr, sizeof(base_addr));
         memcpy(blob + sizeof(base_addr), packed, packed_len);
-        char key[32];
-        snprintf(key, sizeof(key), "ucx.rkey.%d", id);
+        char key[48];
+        ucx_region_key(t, id, key, sizeof(key));
         rc = t->config.exchange.publish(key, blob, sizeof(base_addr) + packed_len);
     }
     ucp_rkey_buffer_release(packed);
@@ -265,12 +238,14 @@ static ucp_ep_h ucx_endpoint(struct transport_worker *w, int pe)
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
         .address = (ucp_address_t *)address,
     };
-    ucs_status_t status = ucp_ep_create(w->worker, &params, &peer->ep);
+    ucp_ep_h ep;
+    ucs_status_t status = ucp_ep_create(w->worker, &params, &ep);
     if (status != UCS_OK) {
         ucx_fail("ucp_ep_create", status);
-        peer->ep = NULL;
+        return NULL;
     }
-    return peer->ep;
+    __atomic_store_n(&peer->ep, ep, __ATOMIC_RELEASE);
+    return ep;
 }
 
 /* Makes the endpoint to pe and unpacks the key of region id there, once. Returns 0 or -1. */
@@ -282,9 +257,9 @@ static int ucx_connect(struct transport_worker *w, int pe, int id)
     struct ucx_remote_region *remote = &w->peers[pe].regions[id];
     if (remote->rkey)
         return 0;
-    char blob[UCX_BLOB_MAX], key[32];
+    char blob[UCX_BLOB_MAX], key[48];
     size_t len = sizeof(blob);
-    snprintf(key, sizeof(key), "ucx.rkey.%d", id);
+    ucx_region_key(w->t, id, key, sizeof(key));
     if (w->t->config.exchange.fetch(pe, key, blob, &len) || len <= sizeof(uint64_t)) {
         fprintf(stderr, "Strata: no key for region %d published by PE %d\n", id, pe);
         return -1;
@@ -296,6 +271,17 @@ static int ucx_connect(struct transport_worker *w, int pe, int id)
         return ucx_fail("ucp_ep_rkey_unpack", status);
     __atomic_store_n(&remote->rkey, rkey, __ATOMIC_RELEASE);
     return 0;
+}
+
+ucp_ep_h ucx_endpoint_get(struct transport_worker *w, int pe)
+{
+    ucp_ep_h ep = __atomic_load_n(&w->peers[pe].ep, __ATOMIC_ACQUIRE);
+    if (ep)
+        return ep;
+    pthread_mutex_lock(&w->connect_lock);
+    ep = ucx_endpoint(w, pe);
+    pthread_mutex_unlock(&w->connect_lock);
+    return ep;
 }
 
 /* Resolves (pe, id, offset) to an endpoint, remote address and key. The first use connects under
@@ -430,13 +416,15 @@ int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, 
 
 int transport_fence(struct transport_worker *w)
 {
+    if (ucx_am_wait_acks(w))
+        return -1;
     ucs_status_t status = ucp_worker_fence(w->worker);
     return status == UCS_OK ? 0 : ucx_fail("ucp_worker_fence", status);
 }
 
 int transport_flush(struct transport_worker *w, int pe)
 {
-    if (ucx_pending_gets_wait(w))
+    if (ucx_pending_gets_wait(w) || ucx_am_wait_acks(w))
         return -1;
     ucp_request_param_t param = {0};
     if (pe >= 0) {
@@ -468,6 +456,8 @@ static void *ucx_progress_loop(void *arg)
 
 int transport_progress_thread_start(struct transport *t, unsigned interval_us)
 {
+    if (t->progress_running)
+        return 0;
     if (!t->config.thread_safe) {
         fprintf(stderr, "Strata: a progress thread needs a thread-safe transport\n");
         return -1;

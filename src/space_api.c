@@ -1,0 +1,305 @@
+/* Memory spaces (the OpenSHMEM dynamic memory spaces proposal): creation, destruction and the
+ * queries. Creating a space is a world collective that agrees, with two exchanges, on who can
+ * reach the device, which region id names the space, and whether every member made its memory;
+ * every PE reaches the same verdict. */
+#include "space_reach.h"
+#include "team.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+shmem_space_t SHMEM_SPACE_INVALID = NULL;
+shmem_space_t SHMEM_SPACE_DEFAULT = NULL;
+
+#define SPACE_MAX_ID 63 /* region ids 0..63 name regions to the transport */
+
+static unsigned space_creations; /* world collective: the same count on every PE */
+static uint64_t space_ids_used = 1ull << REGION_ID_DEFAULT_HEAP | 1ull << REGION_ID_STATIC_DATA;
+
+/* What each PE says in the first exchange. */
+struct space_offer {
+    int32_t verdict; /* enum space_verdict */
+    int32_t direct;  /* the kind it would use may be loaded and stored */
+    uint64_t ids_used;
+};
+
+/* What each member says in the second. */
+struct space_made {
+    int32_t ok;
+    uint64_t base;
+};
+
+/* Everyone's len-byte record under this creation's key; NULL if the exchange failed. */
+static void *space_exchange(const char *what, const void *mine, size_t len)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "strata.space.%u.%s", space_creations, what);
+    char *all = malloc((size_t)rt.n_pes * len);
+    if (!all)
+        log_fatal("shmem_space_create", "out of memory for %d records", rt.n_pes);
+    memcpy(all + (size_t)rt.my_pe * len, mine, len);
+    if (rt.n_pes == 1)
+        return all;
+    if (boot_put(key, mine, len) || boot_fence())
+        log_fatal("shmem_space_create", "the process manager's exchange failed");
+    for (int pe = 0; pe < rt.n_pes; pe++) {
+        size_t got = len;
+        if (pe != rt.my_pe && (boot_get(pe, key, all + (size_t)pe * len, &got) || got != len))
+            log_fatal("shmem_space_create", "no record from PE %d", pe);
+    }
+    return all;
+}
+
+/* The decision every PE derives from the same offers. */
+struct space_plan {
+    int *members; /* world ranks, ascending */
+    int size;
+    int id;
+    int all_direct;
+    unsigned char *member;
+};
+
+static int space_plan_make(const shmem_space_config_t *config, const struct space_offer *offers,
+                           struct space_plan *plan)
+{
+    uint64_t used = 0;
+    int bad = 0;
+    plan->all_direct = 1;
+    for (int pe = 0; pe < rt.n_pes; pe++) {
+        used |= offers[pe].ids_used;
+        bad |= offers[pe].verdict == SPACE_BAD_CONFIG || offers[pe].verdict == SPACE_TOO_BIG;
+        if (offers[pe].verdict == SPACE_REACHABLE) {
+            plan->member[pe] = 1;
+            plan->members[plan->size++] = pe;
+            plan->all_direct &= offers[pe].direct;
+        }
+    }
+    plan->id = -1;
+    for (int id = 0; id <= SPACE_MAX_ID && plan->id < 0; id++)
+        if (!(used >> id & 1))
+            plan->id = id;
+    if (bad || plan->size == 0 || plan->id < 0) {
+        if (rt.debug && rt.my_pe == 0)
+            log_error("shmem_space_create",
+                      "no space for device type %d, %zu bytes: %s", (int)config->device_type,
+                      config->size,
+                      bad              ? "invalid configuration or a device too small"
+                      : plan->size == 0 ? "no PE can reach the device type"
+                                        : "every region id is in use");
+        return -1;
+    }
+    return 0;
+}
+
+/* The transport is needed once a member must reach another member's memory and cannot map it:
+ * device memory of another PE, or memory on another node (or with node mapping turned off). */
+static int space_needs_transport(const struct space_plan *plan)
+{
+    if (plan->size < 2)
+        return 0;
+    if (!plan->all_direct || !rt.job.node_direct)
+        return 1;
+    for (int i = 0; i < plan->size; i++) {
+        int local = 0;
+        for (int j = 0; j < rt.job.local_size; j++)
+            local |= rt.job.local_peers[j] == plan->members[i];
+        if (!local)
+            return 1;
+    }
+    return 0;
+}
+
+static uint64_t space_caps(const struct space_plan *plan, const struct space_made *made)
+{
+    shmem_space_cap_t caps =
+        SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES | SHMEM_SPACE_CAP_ATOMICS;
+    if (plan->all_direct)
+        caps |= SHMEM_SPACE_CAP_DIRECT_ACCESS;
+    if (plan->size == rt.n_pes)
+        caps |= SHMEM_SPACE_CAP_WORLD_ACCESS;
+    int same = 1;
+    for (int i = 1; i < plan->size; i++)
+        same &= made[plan->members[i]].base == made[plan->members[0]].base;
+    if (same)
+        caps |= SHMEM_SPACE_CAP_IDENT_ADDR;
+    return caps;
+}
+
+/* Members make their memory; then all agree whether every member did. */
+static struct space *space_build(const shmem_space_config_t *config,
+                                 const struct space_plan *plan, const struct kind_ops *kind)
+{
+    struct space *space = NULL;
+    struct space_made mine = {0, 0};
+    if (plan->member[rt.my_pe]) {
+        struct space_params params = {kind,        config->size, plan->id, space_creations,
+                                      plan->member, (int)config->device_type};
+        if (space_create(&rt.job, &params, &space) == 0)
+            mine = (struct space_made){1, (uint64_t)(uintptr_t)space->heap.base};
+    }
+    struct space_made *made = space_exchange("made", &mine, sizeof(mine));
+    int all_made = 1;
+    for (int i = 0; i < plan->size; i++)
+        all_made &= made[plan->members[i]].ok;
+    if (all_made && space)
+        space->caps = space_caps(plan, made);
+    free(made);
+    if (!all_made && space) {
+        space_destroy(&rt.job, space);
+        space = NULL;
+    }
+    if (!all_made && rt.my_pe == 0)
+        log_error("shmem_space_create", "a member could not create %zu bytes of device type %d",
+                  config->size, (int)config->device_type);
+    return all_made ? space : (struct space *)-1;
+}
+
+int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_out,
+                       shmem_team_t *team_out)
+{
+    runtime_require_init("shmem_space_create");
+    *space_out = SHMEM_SPACE_INVALID;
+    *team_out = SHMEM_TEAM_INVALID;
+    space_creations++;
+    const struct kind_ops *kind = NULL;
+    struct space_offer offer = {space_reach("shmem_space_create", config, &kind), 0,
+                                space_ids_used};
+    offer.direct = kind ? kind_direct(kind) : 1;
+    struct space_offer *offers = space_exchange("offer", &offer, sizeof(offer));
+    struct space_plan plan = {malloc((size_t)rt.n_pes * sizeof(int)), 0, -1, 1,
+                              calloc((size_t)rt.n_pes, 1)};
+    if (!plan.members || !plan.member)
+        log_fatal("shmem_space_create", "out of memory for a plan of %d PEs", rt.n_pes);
+    int rc = space_plan_make(config, offers, &plan);
+    free(offers);
+    if (rc == 0 && !rt.transport && space_needs_transport(&plan) && runtime_transport_start())
+        log_fatal("shmem_space_create", "cannot start the UCX transport");
+    struct space *space = rc ? (struct space *)-1 : space_build(config, &plan, kind);
+    if (space == (struct space *)-1) {
+        free(plan.members);
+        free(plan.member);
+        return -1;
+    }
+    /* Every member's memory exists: map node peers', then agree on the team (which also
+     * synchronizes the world, so the names can go). */
+    if (space && space_map_peers(&rt.job, space))
+        log_fatal("shmem_space_create", "cannot map the space of the PEs on this node");
+    shmem_team_t team, members_team;
+    if (team_create_members(SHMEM_TEAM_WORLD, plan.members, plan.size, space, &team) ||
+        team_create_members(SHMEM_TEAM_WORLD, plan.members, plan.size, NULL, &members_team))
+        log_fatal("shmem_space_create", "no team slot is free for the space's team");
+    if (space) {
+        space_unlink(space);
+        space->team = team;
+        space->members_team = members_team;
+        rt.device_memory |= !kind_direct(space->heap.kind);
+        space_ids_used |= 1ull << plan.id;
+        if (!kind_direct(space->heap.kind) && runtime_progress_start())
+            log_fatal("shmem_space_create", "cannot start the progress thread");
+        *space_out = space;
+        *team_out = team;
+    }
+    LOG(LOG_MEM, "shmem_space_create", "device type %d, %zu bytes, %d members, region %d",
+        (int)config->device_type, config->size, plan.size, plan.id);
+    free(plan.members);
+    free(plan.member);
+    return 0;
+}
+
+int shmem_space_destroy(shmem_space_t handle)
+{
+    struct space *space = handle;
+    if (!space || space == rt.default_space || !space->member[rt.my_pe])
+        return space == rt.default_space ? -1 : 0;
+    /* Whether a team of the space lives anywhere: every member must give the same answer. */
+    if (team_agree_or(space->members_team, (uint64_t)(space->live_teams > 0))) {
+        if (rt.debug)
+            log_error("shmem_space_destroy",
+                      "a team of the space still exists (the space team included): destroy it "
+                      "first");
+        return -1;
+    }
+    shmem_quiet();
+    shmem_team_destroy(space->members_team); /* synchronizes: nobody uses the memory any more */
+    int id = space->heap.id;
+    space_destroy(&rt.job, space);
+    space_ids_used &= ~(1ull << id);
+    return 0;
+}
+
+int shmem_space_get_team(shmem_space_t handle, shmem_team_t *team)
+{
+    struct space *space = handle;
+    if (!space)
+        return -1;
+    if (space == rt.default_space)
+        *team = SHMEM_TEAM_WORLD;
+    else
+        *team = space->member[rt.my_pe] ? space->team : SHMEM_TEAM_INVALID;
+    return 0;
+}
+
+int shmem_space_get_device_type(shmem_space_t handle, shmem_device_type_t *type)
+{
+    struct space *space = handle;
+    if (!space)
+        return -1;
+    *type = (shmem_device_type_t)space->device_type;
+    return 0;
+}
+
+/* Whether every PE's default heap sits at the same address: asked once, on first query, from
+ * what each PE published at init. */
+static void space_default_check_addresses(struct space *space)
+{
+    static int checked;
+    if (checked)
+        return;
+    checked = 1;
+    uint64_t first = 0;
+    for (int pe = 0; pe < rt.n_pes; pe++) {
+        uint64_t base = (uint64_t)(uintptr_t)space->heap.base;
+        size_t len = sizeof(base);
+        if (pe != rt.my_pe && boot_get(pe, "strata.heap.base", &base, &len))
+            return;
+        if (pe == 0)
+            first = base;
+        else if (base != first)
+            return;
+    }
+    space->caps |= SHMEM_SPACE_CAP_IDENT_ADDR;
+}
+
+int shmem_space_get_caps(shmem_space_t handle, shmem_space_cap_t *caps)
+{
+    struct space *space = handle;
+    if (!space)
+        return -1;
+    if (space == rt.default_space)
+        space_default_check_addresses(space);
+    *caps = space->caps;
+    return 0;
+}
+
+int shmem_get_space(void *ptr, shmem_space_t *space)
+{
+    if (!ptr)
+        return -1;
+    struct region *region = region_lookup(ptr);
+    if (!region) {
+        if (rt.debug)
+            log_error("shmem_get_space", "%p is not symmetric memory", ptr);
+        return -1;
+    }
+    *space = region->space;
+    return 0;
+}
+
+int shmem_team_get_space(shmem_team_t team, shmem_space_t *space)
+{
+    if (team == SHMEM_TEAM_INVALID)
+        return -1;
+    *space = team->space ? team->space : rt.default_space;
+    return 0;
+}

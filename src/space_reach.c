@@ -1,0 +1,59 @@
+/* Device types -> memory kinds. SHMEM_DEVICE_GPU is the PE's GPU of any vendor; without one, the
+ * test device kind stands in on the PEs SHMEM_TEST_DEVICE_PES names (a testing aid). */
+#include "space_reach.h"
+
+#include <stdlib.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+/* Host spaces live in shared-memory files: the smaller of memory and the room of /dev/shm. */
+static size_t reach_host_capacity(void)
+{
+    size_t memory = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+    struct statvfs fs;
+    if (statvfs("/dev/shm", &fs) == 0 && (size_t)fs.f_bavail * fs.f_frsize < memory)
+        memory = (size_t)fs.f_bavail * fs.f_frsize;
+    return memory;
+}
+
+enum space_verdict space_reach(const char *routine, const shmem_space_config_t *config,
+                               const struct kind_ops **kind)
+{
+    if (!config) {
+        log_error(routine, "config is NULL");
+        return SPACE_BAD_CONFIG;
+    }
+    if (config->flags != SHMEM_SPACE_FLAG_DEFAULT) {
+        log_error(routine, "unknown flags 0x%x in the space configuration", config->flags);
+        return SPACE_BAD_CONFIG;
+    }
+    if (config->size == 0) {
+        log_error(routine, "the space size is 0 bytes");
+        return SPACE_BAD_CONFIG;
+    }
+    size_t capacity;
+    switch (config->device_type) {
+    case SHMEM_DEVICE_CPU:
+        *kind = &kind_host;
+        capacity = reach_host_capacity();
+        break;
+    case SHMEM_DEVICE_GPU:
+        if (!rt.test_device)
+            return SPACE_NO_DEVICE;
+        *kind = &kind_testdev;
+        capacity = rt.test_device_size;
+        break;
+    case SHMEM_DEVICE_CUDA:
+    case SHMEM_DEVICE_HIP:
+        return SPACE_NO_DEVICE; /* no CUDA or HIP memory kind in this release */
+    default:
+        log_error(routine, "unknown device type %d", (int)config->device_type);
+        return SPACE_BAD_CONFIG;
+    }
+    if (config->size > capacity) {
+        log_error(routine, "%zu bytes exceed the %zu bytes of the device", config->size,
+                  capacity);
+        return SPACE_TOO_BIG;
+    }
+    return SPACE_REACHABLE;
+}

@@ -1,0 +1,20 @@
+/* Whether this PE can hold a space of a given configuration, and in which memory kind: the
+ * bridge between the device types of the API and what discovery found on this PE. */
+#ifndef STRATA_SPACE_REACH_H
+#define STRATA_SPACE_REACH_H
+
+#include "runtime.h"
+
+enum space_verdict {
+    SPACE_REACHABLE,  /* this PE has the device and room for the size */
+    SPACE_NO_DEVICE,  /* this PE cannot reach the device type */
+    SPACE_TOO_BIG,    /* it can, but the size exceeds the device's memory */
+    SPACE_BAD_CONFIG, /* the configuration is invalid everywhere */
+};
+
+/* The verdict for config on this PE, and the kind to use when reachable. A bad configuration
+ * is reported, naming routine and the bad value. */
+enum space_verdict space_reach(const char *routine, const shmem_space_config_t *config,
+                               const struct kind_ops **kind);
+
+#endif

@@ -1,0 +1,263 @@
+/* Active messages for memory only its owner can touch (device memory that UCX cannot register
+ * here). The initiator sends the request with its data in host memory; the target's progress
+ * engine performs it through the callbacks the layer above installed, and answers on the reply
+ * endpoint: an acknowledgement for a put (so fence and quiet know it is done), the data for a
+ * get, the old value for an atomic. Messages are forced eager and cut into chunks, so a handler
+ * always holds its whole payload and never has to pull a rendezvous. */
+#include "ucx_internal.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AM_CHUNK ((size_t)64 * 1024)
+
+enum am_id { AM_PUT = 1, AM_PUT_ACK, AM_GET, AM_GET_REPLY, AM_ATOMIC, AM_ATOMIC_REPLY };
+
+/* What an initiator waits on: the reply handler fills it in and sets done last. */
+struct am_wait {
+    void *dest;
+    size_t len;
+    uint64_t old;
+    int status;
+    int done;
+};
+
+struct am_request_header {
+    uint64_t offset;
+    uint64_t value, compare; /* atomics */
+    uint64_t len;            /* gets */
+    uint64_t token;          /* the initiator's struct am_wait */
+    int32_t id, op, size;
+};
+
+struct am_reply_header {
+    uint64_t token;
+    uint64_t old;
+    int32_t status;
+};
+
+static void am_send_done(void *request, ucs_status_t status, void *buffer)
+{
+    (void)status;
+    free(buffer);
+    ucp_request_free(request);
+}
+
+/* Answers a request from inside a handler, which may not wait: header and payload travel in one
+ * malloc'd buffer that the send completion frees. */
+static void am_reply(ucp_ep_h ep, unsigned id, const struct am_reply_header *header,
+                     const void *payload, size_t len)
+{
+    char *buffer = malloc(sizeof(*header) + len);
+    if (!buffer) {
+        fprintf(stderr, "Strata: out of memory answering an active message\n");
+        return;
+    }
+    memcpy(buffer, header, sizeof(*header));
+    if (len)
+        memcpy(buffer + sizeof(*header), payload, len);
+    ucp_request_param_t param = {
+        .op_attr_mask =
+            UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .flags = UCP_AM_SEND_FLAG_EAGER,
+        .cb.send = am_send_done,
+        .user_data = buffer,
+    };
+    ucs_status_ptr_t request =
+        ucp_am_send_nbx(ep, id, buffer, sizeof(*header), buffer + sizeof(*header), len, &param);
+    if (UCS_PTR_IS_ERR(request))
+        ucx_fail("ucp_am_send_nbx (reply)", UCS_PTR_STATUS(request));
+    if (!UCS_PTR_IS_PTR(request))
+        free(buffer);
+}
+
+static int am_payload_ok(const ucp_am_recv_param_t *param)
+{
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+        fprintf(stderr, "Strata: unexpected rendezvous active message\n");
+        return 0;
+    }
+    return 1;
+}
+
+static ucs_status_t am_on_put(void *arg, const void *header, size_t header_len, void *data,
+                              size_t len, const ucp_am_recv_param_t *param)
+{
+    (void)header_len;
+    struct transport_worker *w = arg;
+    const struct am_request_header *h = header;
+    struct am_reply_header reply = {h->token, 0, -1};
+    if (am_payload_ok(param))
+        reply.status = w->t->target_ops->write(h->id, h->offset, data, len);
+    am_reply(param->reply_ep, AM_PUT_ACK, &reply, NULL, 0);
+    return UCS_OK;
+}
+
+static ucs_status_t am_on_get(void *arg, const void *header, size_t header_len, void *data,
+                              size_t len, const ucp_am_recv_param_t *param)
+{
+    (void)header_len, (void)data, (void)len;
+    struct transport_worker *w = arg;
+    const struct am_request_header *h = header;
+    struct am_reply_header reply = {h->token, 0, -1};
+    void *buffer = malloc(h->len ? h->len : 1);
+    if (buffer)
+        reply.status = w->t->target_ops->read(h->id, h->offset, buffer, h->len);
+    am_reply(param->reply_ep, AM_GET_REPLY, &reply, buffer, reply.status ? 0 : h->len);
+    free(buffer);
+    return UCS_OK;
+}
+
+static ucs_status_t am_on_atomic(void *arg, const void *header, size_t header_len, void *data,
+                                 size_t len, const ucp_am_recv_param_t *param)
+{
+    (void)header_len, (void)data, (void)len;
+    struct transport_worker *w = arg;
+    const struct am_request_header *h = header;
+    struct am_reply_header reply = {h->token, 0, 0};
+    reply.status = w->t->target_ops->atomic(h->id, h->offset, (enum transport_amo)h->op, h->value,
+                                            h->compare, (size_t)h->size, &reply.old);
+    am_reply(param->reply_ep, AM_ATOMIC_REPLY, &reply, NULL, 0);
+    return UCS_OK;
+}
+
+static ucs_status_t am_on_put_ack(void *arg, const void *header, size_t header_len, void *data,
+                                  size_t len, const ucp_am_recv_param_t *param)
+{
+    (void)header_len, (void)data, (void)len, (void)param;
+    struct transport_worker *w = arg;
+    const struct am_reply_header *h = header;
+    if (h->status)
+        fprintf(stderr, "Strata: a target failed to write an active-message put\n");
+    __atomic_fetch_sub(&w->am_unacked, 1, __ATOMIC_RELEASE);
+    return UCS_OK;
+}
+
+static ucs_status_t am_on_reply(void *arg, const void *header, size_t header_len, void *data,
+                                size_t len, const ucp_am_recv_param_t *param)
+{
+    (void)arg, (void)header_len, (void)param;
+    const struct am_reply_header *h = header;
+    struct am_wait *wait = (struct am_wait *)(uintptr_t)h->token;
+    wait->status = h->status;
+    wait->old = h->old;
+    if (!h->status && wait->dest)
+        memcpy(wait->dest, data, len < wait->len ? len : wait->len);
+    __atomic_store_n(&wait->done, 1, __ATOMIC_RELEASE);
+    return UCS_OK;
+}
+
+int ucx_am_worker_init(struct transport_worker *w)
+{
+    static const struct {
+        enum am_id id;
+        ucp_am_recv_callback_t cb;
+    } handlers[] = {
+        {AM_PUT, am_on_put},         {AM_PUT_ACK, am_on_put_ack}, {AM_GET, am_on_get},
+        {AM_GET_REPLY, am_on_reply}, {AM_ATOMIC, am_on_atomic},   {AM_ATOMIC_REPLY, am_on_reply},
+    };
+    for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+        ucp_am_handler_param_t param = {
+            .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                          UCP_AM_HANDLER_PARAM_FIELD_ARG,
+            .id = handlers[i].id,
+            .cb = handlers[i].cb,
+            .arg = w,
+        };
+        ucs_status_t status = ucp_worker_set_am_recv_handler(w->worker, &param);
+        if (status != UCS_OK)
+            return ucx_fail("ucp_worker_set_am_recv_handler", status);
+    }
+    return 0;
+}
+
+void transport_set_target_ops(struct transport *t, const struct transport_target_ops *ops)
+{
+    t->target_ops = ops;
+}
+
+/* Sends one request and waits until its buffers may be reused. */
+static int am_send(struct transport_worker *w, int pe, enum am_id id,
+                   const struct am_request_header *header, const void *data, size_t len)
+{
+    ucp_ep_h ep = ucx_endpoint_get(w, pe);
+    if (!ep)
+        return -1;
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+        .flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER,
+    };
+    return ucx_wait(w, ucp_am_send_nbx(ep, id, header, sizeof(*header), data, len, &param),
+                    "ucp_am_send_nbx");
+}
+
+/* Progresses w until the reply lands. The worker may be shared with other threads, which may
+ * run the reply handler; done is the only thing read here. */
+static int am_wait_reply(struct transport_worker *w, struct am_wait *wait)
+{
+    unsigned spins = 0;
+    while (!__atomic_load_n(&wait->done, __ATOMIC_ACQUIRE))
+        if (!ucp_worker_progress(w->worker) && ++spins > 64)
+            sched_yield();
+    return wait->status ? -1 : 0;
+}
+
+int ucx_am_wait_acks(struct transport_worker *w)
+{
+    unsigned spins = 0;
+    while (__atomic_load_n(&w->am_unacked, __ATOMIC_ACQUIRE))
+        if (!ucp_worker_progress(w->worker) && ++spins > 64)
+            sched_yield();
+    return 0;
+}
+
+int transport_am_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                     size_t len)
+{
+    for (size_t done = 0; done < len; done += AM_CHUNK) {
+        size_t chunk = len - done < AM_CHUNK ? len - done : AM_CHUNK;
+        struct am_request_header h = {.offset = offset + done, .id = id};
+        __atomic_fetch_add(&w->am_unacked, 1, __ATOMIC_RELAXED);
+        if (am_send(w, pe, AM_PUT, &h, (const char *)src + done, chunk)) {
+            __atomic_fetch_sub(&w->am_unacked, 1, __ATOMIC_RELAXED);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int transport_am_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest,
+                     size_t len)
+{
+    for (size_t done = 0; done < len; done += AM_CHUNK) {
+        size_t chunk = len - done < AM_CHUNK ? len - done : AM_CHUNK;
+        struct am_wait wait = {.dest = (char *)dest + done, .len = chunk};
+        struct am_request_header h = {
+            .offset = offset + done, .len = chunk, .token = (uintptr_t)&wait, .id = id};
+        if (am_send(w, pe, AM_GET, &h, NULL, 0) || am_wait_reply(w, &wait))
+            return -1;
+    }
+    return 0;
+}
+
+int transport_am_atomic(struct transport_worker *w, enum transport_amo op, int pe, int id,
+                        size_t offset, uint64_t value, uint64_t compare, size_t size,
+                        uint64_t *old)
+{
+    struct am_wait wait = {0};
+    struct am_request_header h = {
+        .offset = offset,
+        .value = value,
+        .compare = compare,
+        .token = (uintptr_t)&wait,
+        .id = id,
+        .op = (int32_t)op,
+        .size = (int32_t)size,
+    };
+    if (am_send(w, pe, AM_ATOMIC, &h, NULL, 0) || am_wait_reply(w, &wait))
+        return -1;
+    *old = wait.old;
+    return 0;
+}

@@ -1,0 +1,63 @@
+/* The UCX transport's shared state: ucx.c (context, workers, RMA, atomics) and ucx_am.c (active
+ * messages for memory only its owner can touch). */
+#ifndef STRATA_UCX_INTERNAL_H
+#define STRATA_UCX_INTERNAL_H
+
+#include "../transport.h"
+
+#include <pthread.h>
+#include <ucp/api/ucp.h>
+
+#define UCX_MAX_REGIONS 64
+#define UCX_BLOB_MAX 4096
+
+struct ucx_remote_region {
+    uint64_t base;   /* the region's address in the peer's process */
+    ucp_rkey_h rkey; /* NULL until first use */
+};
+
+struct ucx_peer {
+    ucp_ep_h ep; /* NULL until first use */
+    struct ucx_remote_region regions[UCX_MAX_REGIONS];
+};
+
+struct transport_worker {
+    struct transport *t;
+    ucp_worker_h worker;
+    struct ucx_peer *peers;
+    pthread_mutex_t connect_lock; /* endpoints and keys are made once, by one thread */
+    struct transport_worker *next;
+    /* Non-blocking gets still in flight: a worker flush does not wait for get replies over
+     * UCX 1.13's shared-memory transports, so transport_flush waits for these itself. */
+    ucs_status_ptr_t *pending_gets;
+    size_t n_pending_gets, pending_capacity;
+    pthread_mutex_t pending_lock;
+    /* Active-message puts sent and not yet acknowledged by their targets. */
+    uint64_t am_unacked;
+};
+
+struct transport {
+    struct transport_config config;
+    ucp_context_h context;
+    ucp_mem_h regions[UCX_MAX_REGIONS];
+    unsigned region_generation[UCX_MAX_REGIONS]; /* names the keys of each id's current use */
+    const struct transport_target_ops *target_ops;
+    struct transport_worker *workers; /* the default worker first */
+    pthread_mutex_t workers_lock;
+    pthread_t progress_thread;
+    int progress_running;
+    volatile int progress_stop;
+    unsigned progress_interval_us;
+};
+
+int ucx_fail(const char *what, ucs_status_t status);
+/* Waits for a request returned by a _nbx call, progressing the worker meanwhile. */
+int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what);
+/* The endpoint to pe on w, made on first use (under w->connect_lock). */
+ucp_ep_h ucx_endpoint_get(struct transport_worker *w, int pe);
+/* Installs the active-message handlers on a new worker. */
+int ucx_am_worker_init(struct transport_worker *w);
+/* Waits until every active-message put of w has been performed by its target. */
+int ucx_am_wait_acks(struct transport_worker *w);
+
+#endif
