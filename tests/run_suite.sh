@@ -65,6 +65,25 @@ for t in amo_contention lock; do
 done
 run "spmd/lazy_heap -np 2 (4 GiB heap)" env SHMEM_SYMMETRIC_SIZE=4G "$oshrun" -np 2 \
     "$build/tests/spmd/lazy_heap"
+# Memory spaces: host spaces on every PE count, through UCX too; a device space on some PEs only
+# (the test device kind stands in for a GPU).
+for np in 1 2 4; do
+    run "spmd/spaces -np $np" "$oshrun" -np "$np" "$build/tests/spmd/spaces"
+done
+run "spmd/spaces -np 3 via UCX" env SHMEM_NODE_DIRECT=0 "$oshrun" -np 3 "$build/tests/spmd/spaces"
+run "spmd/spaces_device -np 1, device on PE 0" env SHMEM_TEST_DEVICE_PES=0 "$oshrun" -np 1 \
+    "$build/tests/spmd/spaces_device"
+run "spmd/spaces_device -np 2, devices on every PE" env SHMEM_TEST_DEVICE_PES=0-1 "$oshrun" \
+    -np 2 "$build/tests/spmd/spaces_device"
+run "spmd/spaces_device -np 4, devices on PEs 0,2" env SHMEM_TEST_DEVICE_PES=0,2 "$oshrun" \
+    -np 4 "$build/tests/spmd/spaces_device"
+run "spmd/spaces_device -np 4, devices on PEs 1-3, no progress thread" env \
+    SHMEM_TEST_DEVICE_PES=1-3 SHMEM_PROGRESS_THREAD=0 "$oshrun" -np 4 \
+    "$build/tests/spmd/spaces_device"
+run "spmd/spaces_device -np 2, no device anywhere" "$oshrun" -np 2 \
+    "$build/tests/spmd/spaces_device"
+run "examples/spaces_tour -np 4, devices on PEs 0,2" env SHMEM_TEST_DEVICE_PES=0,2 "$oshrun" \
+    -np 4 "$build/examples/spaces_tour"
 run "spmd/hello singleton" "$build/tests/spmd/hello"
 run "examples/ring -np 4" "$oshrun" -np 4 "$build/examples/ring"
 # The README's knob table is generated from the knob table in the code: it must match.

@@ -1,0 +1,173 @@
+/* A device space on the PEs SHMEM_TEST_DEVICE_PES names (the test device kind stands in for a
+ * GPU): membership and team, truthful caps, RMA between members and from host memory, device to
+ * device, put-with-signal and waits on device words, contended atomics performed by their owner,
+ * and a reduction on device buffers. Device memory is never loaded or stored here: every value is
+ * read back with shmem_get. */
+#include "check.h"
+
+#include <stdint.h>
+#include <string.h>
+
+enum { N = 1000 };
+
+/* Whether world PE pe is listed in SHMEM_TEST_DEVICE_PES ("0,2" or ranges "1-3"). */
+static int listed(int pe)
+{
+    const char *list = getenv("SHMEM_TEST_DEVICE_PES");
+    while (list && *list) {
+        char *end;
+        long first = strtol(list, &end, 10), last = first;
+        if (*end == '-')
+            last = strtol(end + 1, &end, 10);
+        if (pe >= first && pe <= last)
+            return 1;
+        list = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
+static void check_membership(shmem_space_t space, shmem_team_t team, int expected_size)
+{
+    int me = shmem_my_pe();
+    if (!listed(me)) {
+        CHECK(space == SHMEM_SPACE_INVALID && team == SHMEM_TEAM_INVALID,
+              "PE %d has no device: invalid handles", me);
+        return;
+    }
+    CHECK(space != SHMEM_SPACE_INVALID && team != SHMEM_TEAM_INVALID, "member handles");
+    CHECK_EQ(shmem_team_n_pes(team), expected_size);
+    int rank = 0;
+    for (int pe = 0; pe < me; pe++)
+        rank += listed(pe);
+    CHECK_EQ(shmem_team_my_pe(team), rank);
+    shmem_device_type_t type;
+    CHECK(shmem_space_get_device_type(space, &type) == 0 && type == SHMEM_DEVICE_GPU, "GPU");
+    shmem_team_t of_space;
+    CHECK(shmem_space_get_team(space, &of_space) == 0 && of_space == team, "space team");
+    shmem_space_t of_team;
+    CHECK(shmem_team_get_space(team, &of_team) == 0 && of_team == space, "team's space");
+}
+
+static void check_caps(shmem_space_t space, shmem_team_t team, int *bases_same)
+{
+    shmem_space_cap_t caps = 0;
+    CHECK(shmem_space_get_caps(space, &caps) == 0, "caps");
+    shmem_space_cap_t must = SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES |
+                             SHMEM_SPACE_CAP_ATOMICS;
+    CHECK((caps & must) == must, "RMA, collectives, atomics: 0x%llx", (unsigned long long)caps);
+    CHECK(!(caps & SHMEM_SPACE_CAP_DIRECT_ACCESS), "device memory is not load/store");
+    CHECK(!!(caps & SHMEM_SPACE_CAP_WORLD_ACCESS) == (shmem_team_n_pes(team) == shmem_n_pes()),
+          "WORLD_ACCESS iff every PE is a member");
+    *bases_same = !!(caps & SHMEM_SPACE_CAP_IDENT_ADDR);
+}
+
+int main(void)
+{
+    shmem_init();
+    int me = shmem_my_pe(), n = shmem_n_pes(), members = 0;
+    for (int pe = 0; pe < n; pe++)
+        members += listed(pe);
+    shmem_space_config_t config = {SHMEM_DEVICE_GPU, 1 << 22, SHMEM_SPACE_FLAG_DEFAULT};
+    shmem_space_t space = (shmem_space_t)&config;
+    shmem_team_t team = SHMEM_TEAM_WORLD;
+    int rc = shmem_space_create(&config, &space, &team);
+    CHECK(members ? rc == 0 : rc != 0, "create returns %d with %d members", rc, members);
+    check_membership(space, team, members);
+
+    /* Host-side scratch in the default space: every PE, member or not, has it. */
+    uintptr_t *bases = shmem_calloc((size_t)n, sizeof(uintptr_t));
+    if (space != SHMEM_SPACE_INVALID) {
+        int rank = shmem_team_my_pe(team), size = shmem_team_n_pes(team);
+        int right = shmem_team_translate_pe(team, (rank + 1) % size, SHMEM_TEAM_WORLD);
+        int left = shmem_team_translate_pe(team, (rank + size - 1) % size, SHMEM_TEAM_WORLD);
+        int same;
+        check_caps(space, team, &same);
+
+        long *dev = shmem_space_calloc(space, N, sizeof(long));
+        long *dev2 = shmem_space_malloc(space, N * sizeof(long));
+        uint64_t *sig = shmem_space_calloc(space, 1, sizeof(uint64_t));
+        long *counter = shmem_space_calloc(space, 1, sizeof(long));
+        CHECK(dev && dev2 && sig && counter, "device allocations");
+        CHECK(shmem_ptr(dev, me) == NULL, "no direct pointer to device memory");
+        shmem_space_t owner;
+        CHECK(shmem_get_space(dev + 10, &owner) == 0 && owner == space, "pointer -> space");
+
+        /* IDENT_ADDR tells the truth about the members' addresses */
+        uintptr_t mine = (uintptr_t)dev;
+        for (int r = 0; r < size; r++)
+            shmem_putmem(&bases[rank], &mine, sizeof(mine),
+                         shmem_team_translate_pe(team, r, SHMEM_TEAM_WORLD));
+        shmem_quiet();
+        shmem_team_sync(team);
+        int all_same = 1;
+        for (int r = 0; r < size; r++)
+            all_same &= bases[r] == mine;
+        CHECK(same == all_same, "IDENT_ADDR %d, addresses equal %d", same, all_same);
+
+        /* calloc zeroed the device memory */
+        long host[N];
+        shmem_long_get(host, dev, N, me);
+        CHECK(host[0] == 0 && host[N - 1] == 0, "calloc zeroes device memory");
+
+        /* host -> device on the right, then device -> device back to the left */
+        for (int i = 0; i < N; i++)
+            host[i] = me * 100000L + i;
+        shmem_long_put(dev, host, N, right);
+        shmem_quiet();
+        shmem_team_sync(team);
+        shmem_long_get(host, dev, N, me);
+        CHECK(host[0] == left * 100000L && host[N - 1] == left * 100000L + N - 1,
+              "device received %ld..%ld from PE %d", host[0], host[N - 1], left);
+        shmem_long_put(dev2, dev, N, left); /* source in device memory too */
+        shmem_quiet();
+        shmem_team_sync(team);
+        shmem_long_get(host, dev2, N, me);
+        CHECK(host[7] == me * 100000L + 7, "device to device: %ld", host[7]);
+        CHECK_EQ(shmem_long_g(&dev2[N - 1], right), right * 100000L + N - 1);
+
+        /* put-with-signal into device memory, waited for on the device word */
+        long payload[4] = {me, me + 1, me + 2, me + 3};
+        shmem_long_put_signal(dev, payload, 4, sig, 1, SHMEM_SIGNAL_ADD, right);
+        shmem_uint64_wait_until(sig, SHMEM_CMP_EQ, 1);
+        CHECK_EQ(shmem_signal_fetch(sig), 1);
+        shmem_long_get(host, dev, 4, me);
+        CHECK(host[0] == left && host[3] == left + 3, "signalled data %ld %ld", host[0], host[3]);
+
+        /* contended atomics on rank 0's device word, performed by its owner */
+        int root = shmem_team_translate_pe(team, 0, SHMEM_TEAM_WORLD);
+        for (int i = 0; i < 200; i++)
+            shmem_long_atomic_fetch_add(counter, 1, root);
+        for (int i = 0; i < 50; i++) {
+            long seen = shmem_long_atomic_fetch(counter, root), swapped;
+            while ((swapped = shmem_long_atomic_compare_swap(counter, seen, seen + 2, root)) !=
+                   seen)
+                seen = swapped;
+        }
+        shmem_long_atomic_add(counter, 0, root);
+        shmem_team_sync(team);
+        CHECK_EQ(shmem_long_atomic_fetch(counter, root), 300L * size);
+
+        /* a reduction and a broadcast on device buffers */
+        for (int i = 0; i < N; i++)
+            host[i] = rank + i;
+        shmem_long_put(dev, host, N, me);
+        shmem_quiet();
+        shmem_long_sum_reduce(team, dev2, dev, N);
+        shmem_long_get(host, dev2, N, me);
+        long ranks_sum = (long)size * (size - 1) / 2;
+        CHECK(host[0] == ranks_sum && host[N - 1] == ranks_sum + (long)(N - 1) * size,
+              "device reduction: %ld %ld", host[0], host[N - 1]);
+        shmem_long_broadcast(team, dev, dev2, N, size - 1);
+        shmem_long_get(host, dev, N, me);
+        CHECK_EQ(host[5], ranks_sum + 5L * size);
+
+        shmem_space_free(space, counter);
+        shmem_space_free(space, sig);
+        shmem_space_free(space, dev2);
+        shmem_space_free(space, dev);
+        shmem_team_destroy(team);
+        CHECK_EQ(shmem_space_destroy(space), 0);
+    }
+    shmem_free(bases);
+    return check_finish();
+}
