@@ -92,3 +92,21 @@ void coll_device_reduce(struct strata_team *team, void *dest, const void *source
     free(acc);
     coll_device_end(team);
 }
+
+void coll_space_check(const char *routine, const struct strata_team *team, const void *dest,
+                      const void *source)
+{
+    struct region *d = region_lookup(dest), *s = source ? region_lookup(source) : d;
+    if (!d || !s)
+        return; /* the symmetric-buffer check reports these */
+    if (d->space != s->space)
+        log_fatal(routine, "mixed-space collective: dest %p and source %p are in different spaces",
+                  dest, source);
+    const struct space *space = d->space;
+    if (!space->member[rt.my_pe])
+        log_fatal(routine, "PE %d is not a member of the space that holds %p", rt.my_pe, dest);
+    for (int r = 0; r < team->size; r++)
+        if (!space->member[team->members[r]])
+            log_fatal(routine, "team rank %d (PE %d) is not a member of the space that holds %p",
+                      r, team->members[r], dest);
+}

@@ -11,6 +11,11 @@
 
 typedef void (*coll_combine_fn)(void *acc, const void *in, size_t count);
 
+/* SHMEM_DEBUG: a collective's buffers share one space, this PE is a member of it, and the team
+ * lies inside the space's team; reports and ends the job otherwise (a mismatch would hang). */
+void coll_space_check(const char *routine, const struct strata_team *team, const void *dest,
+                      const void *source);
+
 /* Whether a collective with these buffers must take the device path. */
 int coll_device_buffers(const void *dest, const void *source);
 
