@@ -34,6 +34,11 @@ void rma_report_transport(const char *routine, int pe)
     log_fatal(routine, "the transport failed to reach PE %d", pe);
 }
 
+void rma_report_not_member(const char *routine, const void *addr, int pe)
+{
+    log_fatal(routine, "target PE %d is not a member of the space that holds %p", pe, addr);
+}
+
 void rma_report_no_transport(const char *routine, int pe)
 {
     log_fatal(routine, "no transport reaches PE %d from this context", pe);

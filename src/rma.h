@@ -19,6 +19,8 @@ void rma_report_bad_address(const char *routine, const void *addr, int pe)
 void rma_report_overrun(const char *routine, const void *addr, size_t len, int pe)
     __attribute__((noreturn, cold));
 void rma_report_transport(const char *routine, int pe) __attribute__((noreturn, cold));
+void rma_report_not_member(const char *routine, const void *addr, int pe)
+    __attribute__((noreturn, cold));
 void rma_report_no_transport(const char *routine, int pe) __attribute__((noreturn, cold));
 
 int ctx_translate_pe(shmem_ctx_t ctx, const char *routine, int pe);
@@ -52,6 +54,8 @@ static inline struct rma_target rma_resolve(const char *routine, const void *add
     if (unlikely(rt.debug && len > region->size - offset))
         rma_report_overrun(routine, addr, len, pe);
     char *peer = region->peer_base[pe];
+    if (!peer && unlikely(!region->space->member[pe]))
+        rma_report_not_member(routine, addr, pe);
     return (struct rma_target){region, offset, peer ? peer + offset : NULL};
 }
 

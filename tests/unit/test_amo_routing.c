@@ -70,6 +70,12 @@ void rma_report_overrun(const char *routine, const void *addr, size_t len, int p
     (void)addr, (void)len, (void)pe;
     log_fatal(routine, "overrun");
 }
+void rma_report_not_member(const char *routine, const void *addr, int pe)
+{
+    (void)addr, (void)pe;
+    log_fatal(routine, "not a member");
+}
+
 void rma_report_no_transport(const char *routine, int pe)
 {
     (void)pe;
@@ -100,7 +106,8 @@ int main(void)
 {
     static const struct kind_ops host_like = {.name = "host"};
     static uint64_t local[8], peer_copy[8];
-    struct space space = {.transport_atomics = 1};
+    unsigned char members[2] = {1, 1};
+    struct space space = {.transport_atomics = 1, .member = members};
     char *peers[2] = {(char *)local, (char *)peer_copy};
     struct region region = {
         .base = (char *)local, .size = sizeof(local), .space = &space, .peer_base = peers,
