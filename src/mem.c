@@ -42,8 +42,8 @@ static int mem_block_offset(const char *routine, struct space *space, const void
         if (heap_block_size(space->allocator, *offset))
             return 0;
     }
-    log_error(routine, "pointer %p was not allocated from this space (or was already freed)",
-              ptr);
+    log_error(routine, "pointer %p was not returned by %s (or was already freed)", ptr,
+              space == rt.default_space ? "shmem_malloc" : "shmem_space_malloc on this space");
     return -1;
 }
 
