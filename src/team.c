@@ -61,6 +61,11 @@ uint64_t *team_gather_words(const struct strata_team *team)
     return team_gather + (size_t)team->slot * (size_t)rt.n_pes;
 }
 
+uint64_t *team_coll_words(const struct strata_team *team)
+{
+    return slot_words(team->slot) + TEAM_SLOT_WORDS - TEAM_COLL_WORDS;
+}
+
 uint64_t *team_active_set_gather(void)
 {
     return team_gather + (size_t)TEAM_SLOT_ACTIVE_SETS * (size_t)rt.n_pes;

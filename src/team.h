@@ -11,8 +11,10 @@
 #define TEAM_SLOTS 64
 #define TEAM_ROUNDS 32 /* dissemination rounds: enough for 2^32 members */
 /* Per slot: one counter per round for syncs, then [parity][round] = {value, signal} for the
- * agreement allreduce. */
-#define TEAM_SLOT_WORDS (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
+ * agreement allreduce, then the collectives' signal words and scratch (coll.h: struct
+ * coll_area). All of it is zeroed when a team claims the slot. */
+#define TEAM_COLL_WORDS 2304
+#define TEAM_SLOT_WORDS (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2 + TEAM_COLL_WORDS)
 #define TEAM_SLOT_WORLD 0
 #define TEAM_SLOT_SHARED 1
 #define TEAM_SLOT_ACTIVE_SETS 2 /* reserved: its gather words serve the legacy active-set forms */
@@ -38,6 +40,8 @@ int team_init(uint64_t *area, uint64_t *gather);
 uint64_t *team_gather_words(const struct strata_team *team);
 /* Gather words for active sets, indexed by world rank. */
 uint64_t *team_active_set_gather(void);
+/* The collectives' TEAM_COLL_WORDS words of a team's slot. */
+uint64_t *team_coll_words(const struct strata_team *team);
 void team_fini(void);
 
 /* OR of value over every member of team (a small collective on it). */
