@@ -4,7 +4,9 @@
  * 1.6 section 9.9: team collectives for every type of their tables, on the world team, on a
  * reversed team and on a strided sub-team: broadcast (root's dest too), collect with blocks of
  * different sizes, fcollect, alltoall, alltoalls with strides, every reduction, in-place
- * reduction, inclusive and exclusive scans, the mem forms, and an invalid team. */
+ * reduction, inclusive and exclusive scans, the mem forms, and an invalid team. A collective may
+ * write a member's dest before that member has entered it (1.6: the caller makes every dest ready
+ * first), so a dest that was just read is synced before the next collective into it. */
 #include "check.h"
 
 #include <string.h>
@@ -25,15 +27,18 @@
         CHECK(shmem_##NAME##_broadcast(team, dst, src, N, n - 1) == 0, #NAME " broadcast");        \
         for (int i = 0; i < N; i++)                                                                \
             CHECK(dst[i] == VALUE(T, n - 1, i), #NAME " broadcast [%d]", i);                       \
+        shmem_team_sync(team); /* everyone has read dst: it is ready for the next result */        \
         CHECK(shmem_##NAME##_fcollect(team, dst, src, N) == 0, #NAME " fcollect");                 \
         for (int r = 0; r < n; r++)                                                                \
             for (int i = 0; i < N; i++)                                                            \
                 CHECK(dst[r * N + i] == VALUE(T, r, i), #NAME " fcollect [%d][%d]", r, i);         \
+        shmem_team_sync(team);                                                                     \
         /* collect: rank r contributes r + 1 elements */                                           \
         CHECK(shmem_##NAME##_collect(team, dst, src, (size_t)me + 1) == 0, #NAME " collect");      \
         for (int r = 0, at = 0; r < n; at += r + 1, r++)                                           \
             for (int i = 0; i <= r; i++)                                                           \
                 CHECK(dst[at + i] == VALUE(T, r, i), #NAME " collect rank %d [%d]", r, i);         \
+        shmem_team_sync(team);                                                                     \
         /* alltoall: block r of my source goes to rank r */                                        \
         for (int r = 0; r < n; r++)                                                                \
             for (int i = 0; i < N; i++)                                                            \
@@ -42,9 +47,11 @@
         for (int r = 0; r < n; r++)                                                                \
             for (int i = 0; i < N; i++)                                                            \
                 CHECK(dst[r * N + i] == VALUE(T, r, me + i), #NAME " alltoall [%d][%d]", r, i);    \
+        shmem_team_sync(team);                                                                     \
         /* alltoalls: source stride 3, dest stride 2 */                                            \
         for (int i = 0; i < MAXPES * N * 3; i++)                                                   \
             src[i] = VALUE(T, me, i % 8), dst[i] = (T)0;                                           \
+        shmem_team_sync(team);                                                                     \
         CHECK(shmem_##NAME##_alltoalls(team, dst, src, 2, 3, N) == 0, #NAME " alltoalls");         \
         for (int r = 0; r < n; r++)                                                                \
             for (int k = 0; k < N; k++) {                                                          \
@@ -127,14 +134,19 @@ static void mem_forms(shmem_team_t team)
     static unsigned char src[MAXPES * 16], dst[MAXPES * 16];
     for (int i = 0; i < MAXPES * 16; i++)
         src[i] = (unsigned char)(me * 16 + i % 16);
+    /* dst is read after each call and written by others in the next: a sync in between */
     shmem_broadcastmem(team, dst, src, 7, 0);
     CHECK(dst[6] == 6, "broadcastmem");
+    shmem_sync(team);
     shmem_fcollectmem(team, dst, src, 5);
     CHECK(dst[(n - 1) * 5 + 4] == (unsigned char)((n - 1) * 16 + 4), "fcollectmem");
+    shmem_sync(team);
     shmem_collectmem(team, dst, src, 3);
     CHECK(dst[(n - 1) * 3] == (unsigned char)((n - 1) * 16), "collectmem");
+    shmem_sync(team);
     shmem_alltoallmem(team, dst, src, 2);
     CHECK(dst[(n - 1) * 2 + 1] == (unsigned char)((n - 1) * 16 + me * 2 + 1), "alltoallmem");
+    shmem_sync(team);
     shmem_alltoallsmem(team, dst, src, 1, 1, 2);
     CHECK(dst[0] == (unsigned char)(me * 2), "alltoallsmem");
     CHECK(shmem_sync(team) == 0, "shmem_sync");
@@ -145,10 +157,13 @@ static void mem_forms(shmem_team_t team)
     dsrc = 0.5 * (me + 1);
     shmem_sync(team);
     CHECK(shmem_broadcast(team, ldst, lsrc, 2, 0) == 0 && ldst[1] == 1, "generic broadcast");
+    shmem_sync(team);
     CHECK(shmem_fcollect(team, ldst, lsrc, 1) == 0 && ldst[n - 1] == n, "generic fcollect");
     CHECK(shmem_sum_reduce(team, &ddst, &dsrc, 1) == 0 && ddst == 0.25 * n * (n + 1),
           "generic sum_reduce: %g", ddst);
+    shmem_sync(team);
     CHECK(shmem_max_reduce(team, ldst, lsrc, 2) == 0 && ldst[0] == n, "generic max_reduce");
+    shmem_sync(team);
 }
 
 static void run_all(shmem_team_t team)

@@ -6,7 +6,15 @@
 
 #define MAXPES 16
 
-static long psync[SHMEM_BCAST_SYNC_SIZE];
+/* Back-to-back calls take the two pSync arrays in turn: 1.6 lets a pSync be reused only once every
+ * PE has finished the previous call on it, which the call in between guarantees. */
+static long psyncs[2][SHMEM_BCAST_SYNC_SIZE];
+static int turn;
+
+static long *next_psync(void)
+{
+    return psyncs[turn++ & 1];
+}
 static long pwrk_long[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
 static double pwrk_double[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
 static int32_t src32[MAXPES * 4], dst32[MAXPES * 8];
@@ -22,10 +30,9 @@ static void check_psync_clean(const char *what)
 {
     shmem_barrier_all();
     long dirty = 0;
-    for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; i++)
-        dirty += psync[i] != SHMEM_SYNC_VALUE;
-    CHECK(dirty == 0, "%s left %ld pSync words changed (psync[0..2] = %ld %ld %ld)", what, dirty,
-          psync[0], psync[1], psync[2]);
+    for (int i = 0; i < 2 * SHMEM_BCAST_SYNC_SIZE; i++)
+        dirty += psyncs[i / SHMEM_BCAST_SYNC_SIZE][i % SHMEM_BCAST_SYNC_SIZE] != SHMEM_SYNC_VALUE;
+    CHECK(dirty == 0, "%s left %ld pSync words changed", what, dirty);
     shmem_barrier_all();
 }
 
@@ -38,41 +45,41 @@ static void run(int start, int log_stride, int size, int me)
     }
     for (int i = 0; i < MAXPES * 8; i++)
         dst32[i] = -1, dst64[i] = -1;
-    shmem_barrier(start, log_stride, size, psync);
-    shmem_sync(start, log_stride, size, psync);
+    shmem_barrier(start, log_stride, size, next_psync());
+    shmem_sync(start, log_stride, size, next_psync());
     check_psync_clean("barrier/sync");
 
-    shmem_broadcast64(dst64, src64, 3, 0, start, log_stride, size, psync);
+    shmem_broadcast64(dst64, src64, 3, 0, start, log_stride, size, next_psync());
     for (int i = 0; i < 3; i++)
         CHECK(dst64[i] == (rank == 0 ? -1 : (int64_t)i), "broadcast64 [%d] rank %d", i, rank);
     check_psync_clean("broadcast64");
-    shmem_broadcast32(dst32, src32, 2, size - 1, start, log_stride, size, psync);
+    shmem_broadcast32(dst32, src32, 2, size - 1, start, log_stride, size, next_psync());
     CHECK(dst32[1] == (rank == size - 1 ? -1 : (size - 1) * 100 + 1), "broadcast32");
     check_psync_clean("broadcast32");
 
-    shmem_fcollect32(dst32, src32, 2, start, log_stride, size, psync);
+    shmem_fcollect32(dst32, src32, 2, start, log_stride, size, next_psync());
     for (int r = 0; r < size; r++)
         CHECK(dst32[2 * r + 1] == r * 100 + 1, "fcollect32 rank %d", r);
-    shmem_collect64(dst64, src64, (size_t)rank + 1, start, log_stride, size, psync);
+    shmem_collect64(dst64, src64, (size_t)rank + 1, start, log_stride, size, next_psync());
     for (int r = 0, at = 0; r < size; at += r + 1, r++)
         CHECK(dst64[at + r] == ((int64_t)r << 40 | r), "collect64 rank %d", r);
     check_psync_clean("collect");
 
-    shmem_alltoall32(dst32, src32, 2, start, log_stride, size, psync);
+    shmem_alltoall32(dst32, src32, 2, start, log_stride, size, next_psync());
     for (int r = 0; r < size; r++)
         CHECK(dst32[2 * r] == r * 100 + 2 * rank, "alltoall32 from rank %d", r);
-    shmem_alltoalls64(dst64, src64, 2, 1, 1, start, log_stride, size, psync);
+    shmem_alltoalls64(dst64, src64, 2, 1, 1, start, log_stride, size, next_psync());
     for (int r = 0; r < size; r++)
         CHECK(dst64[2 * r] == ((int64_t)r << 40 | rank), "alltoalls64 from rank %d", r);
     check_psync_clean("alltoall");
 
     for (int i = 0; i < 4; i++)
         lsrc[i] = rank + 1, dsrc[i] = 0.5 * (rank + 1);
-    shmem_long_sum_to_all(ldst, lsrc, 4, start, log_stride, size, pwrk_long, psync);
+    shmem_long_sum_to_all(ldst, lsrc, 4, start, log_stride, size, pwrk_long, next_psync());
     CHECK(ldst[3] == (long)size * (size + 1) / 2, "long_sum_to_all %ld", ldst[3]);
-    shmem_double_max_to_all(ddst, dsrc, 4, start, log_stride, size, pwrk_double, psync);
+    shmem_double_max_to_all(ddst, dsrc, 4, start, log_stride, size, pwrk_double, next_psync());
     CHECK(ddst[0] == 0.5 * size, "double_max_to_all %g", ddst[0]);
-    shmem_long_xor_to_all(lsrc, lsrc, 4, start, log_stride, size, pwrk_long, psync);
+    shmem_long_xor_to_all(lsrc, lsrc, 4, start, log_stride, size, pwrk_long, next_psync());
     long x = 0;
     for (int r = 0; r < size; r++)
         x ^= r + 1;
@@ -83,7 +90,7 @@ static void run(int start, int log_stride, int size, int me)
 int main(void)
 {
     for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; i++)
-        psync[i] = SHMEM_SYNC_VALUE;
+        psyncs[0][i] = psyncs[1][i] = SHMEM_SYNC_VALUE;
     shmem_init();
     int me = shmem_my_pe(), n = shmem_n_pes();
     run(0, 0, n, me);

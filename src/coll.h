@@ -1,0 +1,129 @@
+/* Collectives, internal: the group a collective runs over, its signals and scratch, and the
+ * algorithms, by placement:
+ *   coll_shm.c    every member mapped: copies into mapped buffers, published step counters
+ *   coll_tree.c   any placement: binomial broadcast, ring collect, pairwise alltoall
+ *   coll_reduce.c any placement: recursive doubling / Rabenseifner (teams), pSync mailboxes and
+ *                 gathered sources (active sets, scans)
+ *   coll_sig.c    the signals those use
+ * No collective synchronizes on entry: 1.6 makes the caller guarantee that every member's dest
+ * is ready before any member calls (and, for active sets, that pSync is not in use), so data may
+ * land before its owner arrives; what a collective waits for is its data and, where a buffer of
+ * this PE is read by others, their reading. */
+#ifndef STRATA_COLL_H
+#define STRATA_COLL_H
+
+#include "coll_device.h"
+#include "team.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Signal channels: counters that others add to and this PE waits on. A channel has a single
+ * sender per call pattern that matters (see each), so counts from different calls never mix:
+ *   COLL_CH_BCAST + j  binomial broadcast, from the member 2^j behind
+ *   COLL_CH_PAIR + j   recursive doubling/halving (teams) and the active-set sync, round j
+ *   COLL_CH_RING       ring collect, from the member behind
+ *   COLL_CH_FOLD       the non-power-of-two fold partner of a reduction
+ *   COLL_CH_ALL        everyone (active sets only: pSync is never shared by two live calls) */
+enum {
+    COLL_CH_BCAST = 0,
+    COLL_CH_PAIR = 32,
+    COLL_CH_RING = 64,
+    COLL_CH_FOLD,
+    COLL_CH_ALL,
+    COLL_CHANNELS
+};
+
+/* Bytes of each of the two scratch buffers of a team (reduction chunks). */
+#define COLL_BUF_BYTES 8192
+
+/* A team's collective words (team_coll_words), zeroed when the slot is claimed. Everything but
+ * pub, size, the channel counters and the buffers is private to this PE; the step counters
+ * advance identically on every member, since members make the same calls in the same order. */
+struct coll_area {
+    uint64_t pub;  /* last step this PE published (shared-memory algorithms) */
+    uint64_t size; /* collect: this PE's block size, valid once its step is published */
+    uint64_t pad0[6];
+    uint64_t flags[COLL_CHANNELS]; /* added to by senders */
+    uint64_t expect[COLL_CHANNELS];
+    uint64_t step;  /* steps so far */
+    uint64_t dstep; /* steps that used the buffers: buf[dstep & 1] is this one's */
+    uint64_t pad1[8];
+    char buf[2][COLL_BUF_BYTES];
+};
+
+/* The PEs a collective runs over: a team, or the active set of a legacy routine, whose signals
+ * live in the caller's pSync. */
+struct coll_group {
+    int size, my_rank;
+    const int *members; /* world rank of each rank */
+    struct strata_team *team;
+    struct coll_area *area; /* teams */
+    uint64_t *flags;        /* area->flags or pSync */
+    uint64_t *expect;       /* area->expect or set_expect */
+    uint64_t *gather;       /* collect's sizes: entry per rank (teams) or per world rank (sets) */
+    int gather_by_world;
+    const char *routine;
+    uint64_t set_expect[COLL_CHANNELS];
+};
+
+/* ---- Signals (coll_sig.c) ---- */
+/* Adds 1 to channel ch of rank. */
+void coll_signal(struct coll_group *g, int ch, int rank);
+/* Puts bytes to dest on rank, then adds 1 to its channel ch (delivered after the data). */
+void coll_put_signal(struct coll_group *g, void *dest, const void *src, size_t bytes, int ch,
+                     int rank);
+/* Waits for count more signals on this PE's channel ch. */
+void coll_wait(struct coll_group *g, int ch, uint64_t count);
+/* Dissemination barrier over the group (a team's own sync for teams). */
+void coll_sync(struct coll_group *g);
+/* Active sets: gives back the counts consumed from pSync, which is then SHMEM_SYNC_VALUE again
+ * once every sender's signals have arrived (they all have: each was waited for). */
+void coll_end(struct coll_group *g);
+/* Shared-memory steps: the next step number, publishing it, and waiting for rank's. */
+uint64_t coll_step(struct coll_group *g);
+void coll_publish(struct coll_group *g, uint64_t step);
+void coll_wait_step(struct coll_group *g, int rank, uint64_t step);
+/* rank's copy of a symmetric address (every member is mapped on the shared-memory path). */
+void *coll_peer(const struct coll_group *g, const void *addr, int rank);
+
+/* ---- Every member mapped (coll_shm.c) ---- */
+void coll_shm_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                        int root, int root_receives);
+/* fixed: fcollect (every block bytes long); else collect. */
+void coll_shm_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                      int fixed);
+void coll_shm_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
+                        ptrdiff_t sst, size_t nelems, size_t elem);
+/* scan: 0 reduce, 1 inclusive, -1 exclusive prefix. */
+void coll_shm_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
+                     size_t elem, int scan, coll_combine_fn combine);
+
+/* ---- Any placement (coll_tree.c) ---- */
+void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                         int root, int root_receives);
+void coll_ring_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                       int fixed);
+/* Puts rank's block of an alltoalls (elements of elem bytes, strides dst and sst) to it. */
+void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
+                    ptrdiff_t sst, size_t nelems, size_t elem, int rank);
+void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t nelems, size_t elem);
+/* A member's block offsets in collect's dest: fixed-size blocks, or sizes exchanged through the
+ * gather words (synchronizes the group). Returns n + 1 offsets (malloc'd). */
+size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed);
+
+/* ---- Reductions (coll_reduce.c) ---- */
+/* Teams off the shared-memory path: recursive doubling, or Rabenseifner for large vectors. */
+void coll_allreduce(struct coll_group *g, void *dest, const void *source, size_t count, size_t elem,
+                    coll_combine_fn combine);
+/* Active sets: through pSync mailboxes when the vector fits, else as coll_gather_reduce. */
+void coll_set_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
+                     size_t elem, coll_combine_fn combine);
+/* Any group: reads the sources of ranks 0..last between two syncs (scans off shared memory). */
+void coll_gather_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
+                        size_t elem, int scan, coll_combine_fn combine);
+/* Private scratch reused across calls. */
+char *coll_scratch_get(size_t bytes);
+
+#endif

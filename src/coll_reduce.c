@@ -1,0 +1,221 @@
+/* Reductions for any placement. Teams: recursive doubling for short vectors and Rabenseifner's
+ * reduce-scatter + allgather for long ones, chunk by chunk through the team's buffers, with the
+ * usual fold for a non-power-of-two size. Active sets: pSync mailboxes for short vectors, else
+ * every member reads every source between two syncs, as scans do off shared memory. */
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Above this many bytes a team reduction goes by Rabenseifner, whose traffic per member stays
+ * about twice the vector instead of growing with log2 of the team size. */
+#define COLL_RD_MAX_BYTES 2048
+
+/* Private scratch reused across calls: a fresh malloc of a large buffer costs a page fault per
+ * page on every call. Per thread, since different teams' collectives may run concurrently. */
+static __thread char *coll_scratch;
+static __thread size_t coll_scratch_size;
+
+char *coll_scratch_get(size_t bytes)
+{
+    if (bytes > coll_scratch_size) {
+        free(coll_scratch);
+        coll_scratch = malloc(bytes);
+        coll_scratch_size = coll_scratch ? bytes : 0;
+        if (!coll_scratch)
+            log_fatal("shmem_reduce", "cannot allocate %zu bytes of private memory", bytes);
+    }
+    return coll_scratch;
+}
+
+/* ---- Teams: recursive doubling and Rabenseifner ----
+ * The power-of-two core: p is the largest power of two <= n and the first 2(n - p) ranks pair up;
+ * the even one of a pair hands its chunk to the odd one (core rank rank / 2) and gets the result
+ * back, the others have core rank rank - (n - p). In round j a core member trades with core rank
+ * ^ 2^j on channel COLL_CH_PAIR + j, a single sender. Each chunk takes the buffer of its own
+ * parity: a member writes a partner's buffer two chunks later only after that partner has traded
+ * with it in the chunk between, so after it finished reading this one. */
+struct coll_core {
+    int p, log_p, rank; /* rank: core rank, -1 for a member that hands its chunk over */
+    int fold;           /* the fold partner's team rank, or -1 */
+};
+
+static struct coll_core coll_core(const struct coll_group *g)
+{
+    struct coll_core c = {1, 0, 0, -1};
+    while (c.p * 2 <= g->size)
+        c.p *= 2, c.log_p++;
+    int extra = g->size - c.p, me = g->my_rank;
+    if (me < 2 * extra) {
+        c.rank = me % 2 ? me / 2 : -1;
+        c.fold = me % 2 ? me - 1 : me + 1;
+    } else {
+        c.rank = me - extra;
+    }
+    return c;
+}
+
+static int core_member(const struct coll_group *g, const struct coll_core *c, int core_rank)
+{
+    int extra = g->size - c->p;
+    return core_rank < extra ? 2 * core_rank + 1 : core_rank + extra;
+}
+
+/* One chunk's recursive doubling: round j's partial arrives in region j + 1 (region 0 is the
+ * fold's), since a later round's partner may send before this PE has used an earlier one. */
+static void reduce_doubling(struct coll_group *g, const struct coll_core *c, char *acc, char *buf,
+                            size_t region, size_t count, coll_combine_fn combine)
+{
+    size_t bytes = region;
+    for (int j = 0; j < c->log_p; j++) {
+        char *in = buf + (size_t)(j + 1) * region;
+        coll_put_signal(g, in, acc, bytes, COLL_CH_PAIR + j, core_member(g, c, c->rank ^ (1 << j)));
+        coll_wait(g, COLL_CH_PAIR + j, 1);
+        combine(acc, in, count);
+    }
+}
+
+/* One chunk's Rabenseifner: recursive halving leaves core rank r with segment r of p reduced,
+ * then recursive doubling puts every segment straight into the partners' dest. Each halving
+ * round's half arrives in its own region after the fold's, sized for the larger half (segments
+ * differ by one element at most) so that both partners place it alike. */
+static void reduce_rabenseifner(struct coll_group *g, const struct coll_core *c, char *acc,
+                                char *buf, size_t count, size_t elem, coll_combine_fn combine)
+{
+#define SEG(i) ((size_t)(i)*count / (size_t)c->p)
+    int lo = 0, hi = c->p;
+    size_t region = count * elem; /* after the fold's region */
+    for (int j = c->log_p - 1; j >= 0; j--) {
+        int mid = (lo + hi) / 2, upper = c->rank >> j & 1;
+        int give_lo = upper ? lo : mid, give_hi = upper ? mid : hi;
+        lo = upper ? mid : lo, hi = upper ? hi : mid;
+        char *in = buf + region;
+        coll_put_signal(g, in, acc + SEG(give_lo) * elem, (SEG(give_hi) - SEG(give_lo)) * elem,
+                        COLL_CH_PAIR + j, core_member(g, c, c->rank ^ (1 << j)));
+        coll_wait(g, COLL_CH_PAIR + j, 1);
+        combine(acc + SEG(lo) * elem, in, SEG(hi) - SEG(lo));
+        region += ((count >> (c->log_p - j)) + 1) * elem;
+    }
+    for (int j = 0; j < c->log_p; j++) {
+        coll_put_signal(g, acc + SEG(lo) * elem, acc + SEG(lo) * elem, (SEG(hi) - SEG(lo)) * elem,
+                        COLL_CH_PAIR + j, core_member(g, c, c->rank ^ (1 << j)));
+        coll_wait(g, COLL_CH_PAIR + j, 1);
+        int width = hi - lo;
+        if (c->rank >> j & 1)
+            lo -= width;
+        else
+            hi += width;
+    }
+#undef SEG
+}
+
+/* Elements per chunk: doubling needs the fold's region and one per round, Rabenseifner the
+ * fold's and the halves (each under half of the chunk, plus a rounding element). */
+static size_t chunk_count(const struct coll_core *c, size_t elem, int rabenseifner)
+{
+    size_t per = COLL_BUF_BYTES / elem;
+    return rabenseifner ? (per - (size_t)c->log_p) / 2 : per / (size_t)(c->log_p + 1);
+}
+
+void coll_allreduce(struct coll_group *g, void *dest, const void *source, size_t count, size_t elem,
+                    coll_combine_fn combine)
+{
+    struct coll_core c = coll_core(g);
+    int rabenseifner = count * elem > COLL_RD_MAX_BYTES;
+    size_t per_chunk = chunk_count(&c, elem, rabenseifner);
+    if (dest != source)
+        memcpy(dest, source, count * elem);
+    for (size_t done = 0; done < count; done += per_chunk) {
+        size_t n = count - done < per_chunk ? count - done : per_chunk, bytes = n * elem;
+        char *buf = g->area->buf[++g->area->dstep & 1], *acc = (char *)dest + done * elem;
+        if (c.rank < 0) { /* hand the chunk over, get the result back in dest */
+            coll_put_signal(g, buf, acc, bytes, COLL_CH_FOLD, c.fold);
+            coll_wait(g, COLL_CH_FOLD, 1);
+            continue;
+        }
+        if (c.fold >= 0) {
+            coll_wait(g, COLL_CH_FOLD, 1);
+            combine(acc, buf, n);
+        }
+        if (rabenseifner)
+            reduce_rabenseifner(g, &c, acc, buf, n, elem, combine);
+        else
+            reduce_doubling(g, &c, acc, buf, bytes, n, combine);
+        if (c.fold >= 0)
+            coll_put_signal(g, acc, acc, bytes, COLL_CH_FOLD, c.fold);
+    }
+    shmem_quiet();
+}
+
+/* ---- Active sets ---- */
+
+/* Reads the sources of ranks 0..last into acc: a mapped member's in place, the others' fetched
+ * into the scratch behind acc. */
+static void gather_combine(struct coll_group *g, const void *source, size_t count, size_t elem,
+                           int last, coll_combine_fn combine, char *acc, char *in)
+{
+    size_t bytes = count * elem;
+    for (int r = 0; r <= last; r++) {
+        const void *peer = shmem_ptr(source, g->members[r]);
+        if (!peer) {
+            shmem_getmem(r == 0 ? acc : in, source, bytes, g->members[r]);
+            peer = r == 0 ? acc : in;
+        }
+        if (r == 0 && peer != acc)
+            memcpy(acc, peer, bytes);
+        else if (r > 0)
+            combine(acc, peer, count);
+    }
+}
+
+/* The first sync says every source is ready, the second that every member has read them, which
+ * also makes dest == source safe. */
+void coll_gather_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
+                        size_t elem, int scan, coll_combine_fn combine)
+{
+    int last = scan == 0 ? g->size - 1 : g->my_rank - (scan < 0);
+    size_t bytes = count * elem;
+    char *acc = coll_scratch_get(2 * bytes + 1);
+    coll_sync(g);
+    if (last >= 0)
+        gather_combine(g, source, count, elem, last, combine, acc, acc + bytes);
+    else
+        memset(acc, 0, bytes); /* exscan on rank 0 */
+    coll_sync(g);
+    memcpy(dest, acc, bytes);
+}
+
+/* pSync words after the channels, 16-byte aligned in pSync, serve as mailboxes: box i of a member
+ * receives from the member i + 1 ahead of it. */
+#define COLL_MAIL_FIRST ((COLL_CHANNELS + 1) & ~1)
+#define COLL_MAIL_WORDS (SHMEM_REDUCE_SYNC_SIZE - COLL_MAIL_FIRST)
+
+/* Short vectors: every member puts its source into its box on every other member, and each
+ * combines what arrived in rank order; one hop, and the boxes go back to SHMEM_SYNC_VALUE once
+ * read. */
+void coll_set_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
+                     size_t elem, coll_combine_fn combine)
+{
+    int n = g->size, me = g->my_rank;
+    size_t bytes = count * elem, words = (bytes + 15) / 16 * 2;
+    if ((size_t)(n - 1) * words > COLL_MAIL_WORDS) {
+        coll_gather_reduce(g, dest, source, count, elem, 0, combine);
+        return;
+    }
+    uint64_t *mail = g->flags + COLL_MAIL_FIRST;
+    for (int k = 1; k < n; k++)
+        coll_put_signal(g, mail + (size_t)(n - 1 - k) * words, source, bytes, COLL_CH_ALL,
+                        (me + k) % n);
+    coll_wait(g, COLL_CH_ALL, (uint64_t)(n - 1));
+    char *acc = coll_scratch_get(2 * bytes + 1), *in = acc + bytes;
+    for (int r = 0; r < n; r++) {
+        /* copied out first: pSync need not be aligned for the type */
+        memcpy(r == 0 ? acc : in, r == me ? source : mail + (size_t)((r - me - 1 + n) % n) * words,
+               bytes);
+        if (r > 0)
+            combine(acc, in, count);
+    }
+    for (size_t i = 0; i < (size_t)(n - 1) * words; i++)
+        mail[i] = SHMEM_SYNC_VALUE;
+    memcpy(dest, acc, bytes);
+}

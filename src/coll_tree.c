@@ -1,0 +1,106 @@
+/* Broadcast, collect and alltoall for any placement: every transfer is a put (a copy when the
+ * target is mapped) and every wait is on this PE's own channel counters, so nothing polls remote
+ * memory. */
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Broadcast chunk: large messages flow down the tree in pieces, so a member forwards the first
+ * while the next is still arriving. */
+#define COLL_PIPE_BYTES (64 * 1024)
+
+static int ceil_log2(int n)
+{
+    int k = 0;
+    while ((1 << k) < n)
+        k++;
+    return k;
+}
+
+/* Binomial tree rooted at root: the member at relative rank rel receives from rel - 2^j (j its
+ * lowest set bit), always the member 2^j behind it whoever the root, so channel j has one
+ * sender; it forwards to rel + 2^k for k < j, the largest subtree first. Interior members
+ * forward from their dest, which the legacy broadcast leaves alone on the root only. */
+void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                         int root, int root_receives)
+{
+    int n = g->size, rel = (g->my_rank - root + n) % n;
+    int top = rel ? __builtin_ctz((unsigned)rel) : ceil_log2(n);
+    const char *from = rel ? dest : source;
+    for (size_t off = 0; off < bytes; off += COLL_PIPE_BYTES) {
+        size_t len = bytes - off < COLL_PIPE_BYTES ? bytes - off : COLL_PIPE_BYTES;
+        if (rel)
+            coll_wait(g, COLL_CH_BCAST + top, 1);
+        for (int k = top - 1; k >= 0; k--)
+            if (rel + (1 << k) < n)
+                coll_put_signal(g, (char *)dest + off, from + off, len, COLL_CH_BCAST + k,
+                                (g->my_rank + (1 << k)) % n);
+    }
+    if (!rel && root_receives && dest != source)
+        memcpy(dest, source, bytes);
+    shmem_quiet();
+}
+
+size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed)
+{
+    size_t *off = malloc(((size_t)g->size + 1) * sizeof(size_t));
+    if (!off)
+        log_fatal(g->routine, "cannot allocate %d block offsets", g->size + 1);
+    if (!fixed) {
+        /* A size word is rewritten only by a later collect, which its writer cannot finish
+         * before this PE has forwarded (so read the sizes) in this one. */
+        uint64_t mine = bytes, *word = &g->gather[g->gather_by_world ? rt.my_pe : g->my_rank];
+        for (int r = 0; r < g->size; r++)
+            shmem_putmem(word, &mine, sizeof(mine), g->members[r]);
+        shmem_quiet();
+        coll_sync(g);
+    }
+    off[0] = 0;
+    for (int r = 0; r < g->size; r++)
+        off[r + 1] = off[r] + (fixed ? bytes : g->gather[g->gather_by_world ? g->members[r] : r]);
+    return off;
+}
+
+/* Ring: in step k each member passes the block it got in step k - 1 (its own first) to the next
+ * member, straight into the block's place in dest; n - 1 steps, each block crossing each link
+ * once. */
+void coll_ring_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                       int fixed)
+{
+    int n = g->size, me = g->my_rank;
+    size_t *off = coll_block_offsets(g, bytes, fixed);
+    memcpy((char *)dest + off[me], source, bytes);
+    for (int k = 0; k < n - 1; k++) {
+        int blk = (me - k + n) % n;
+        coll_put_signal(g, (char *)dest + off[blk], (char *)dest + off[blk],
+                        off[blk + 1] - off[blk], COLL_CH_RING, (me + 1) % n);
+        coll_wait(g, COLL_CH_RING, 1);
+    }
+    free(off);
+    shmem_quiet();
+}
+
+void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
+                    ptrdiff_t sst, size_t nelems, size_t elem, int rank)
+{
+    ptrdiff_t n = (ptrdiff_t)nelems, e = (ptrdiff_t)elem, me = g->my_rank;
+    char *to = (char *)dest + me * n * dst * e;
+    const char *from = (const char *)source + (ptrdiff_t)rank * n * sst * e;
+    if (dst == 1 && sst == 1)
+        shmem_putmem(to, from, nelems * elem, g->members[rank]);
+    else
+        for (ptrdiff_t k = 0; k < n; k++)
+            shmem_putmem(to + k * dst * e, from + k * sst * e, elem, g->members[rank]);
+}
+
+/* Pairwise: in step k each member sends to the member k ahead, so every step is a permutation and
+ * no member is the target of all at once; then one sync says every block has landed. */
+void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
+                             ptrdiff_t sst, size_t nelems, size_t elem)
+{
+    for (int k = 0; k < g->size; k++)
+        coll_put_block(g, dest, source, dst, sst, nelems, elem, (g->my_rank + k) % g->size);
+    shmem_quiet();
+    coll_sync(g);
+}
