@@ -48,8 +48,7 @@ static int space_heap_create(const struct space_job *job, const struct space_par
     return space->allocator ? 0 : -1;
 }
 
-int space_create(const struct space_job *job, const struct space_params *params,
-                 struct space **out)
+int space_create(const struct space_job *job, const struct space_params *params, struct space **out)
 {
     struct space *space = calloc(1, sizeof(*space));
     if (!space)
@@ -71,13 +70,14 @@ fail:
 
 static struct region static_region;
 
-int space_default_create(const struct space_job *job, size_t heap_size, struct space **out)
+int space_default_create(const struct space_job *job, size_t heap_size, int heap_id,
+                         struct space **out)
 {
     unsigned char *all = malloc((size_t)job->n_pes);
     if (!all)
         return -1;
     memset(all, 1, (size_t)job->n_pes);
-    struct space_params params = {&kind_host, heap_size, REGION_ID_DEFAULT_HEAP, 0, all, 0};
+    struct space_params params = {&kind_host, heap_size, heap_id, 0, all, 0};
     int rc = space_create(job, &params, out);
     free(all);
     if (rc)

@@ -14,7 +14,7 @@
 
 struct transport;
 
-enum { REGION_ID_DEFAULT_HEAP = 0, REGION_ID_STATIC_DATA = 1 };
+enum { REGION_ID_DEFAULT_HEAP = 0, REGION_ID_STATIC_DATA = 1, REGION_ID_LIBRARY = 2 };
 
 struct region {
     char *base; /* this PE's copy */
@@ -38,14 +38,14 @@ struct space {
      * atomics, because CPU atomics are not atomic with respect to a NIC or a target-side
      * emulation. Decided once at creation. Device memory is never touched by CPU atomics. */
     int transport_atomics;
-    int device_type;       /* the shmem_device_type_t it was created for */
-    uint64_t caps;         /* SHMEM_SPACE_CAP_* bits that hold for it */
-    unsigned char *member; /* per world PE: nonzero for the members of its team */
+    int device_type;          /* the shmem_device_type_t it was created for */
+    uint64_t caps;            /* SHMEM_SPACE_CAP_* bits that hold for it */
+    unsigned char *member;    /* per world PE: nonzero for the members of its team */
     struct strata_team *team; /* the space-associated team, the user's to destroy */
     /* The library's own team over the same members: allocation and destruction synchronize on
      * it, since the user destroys the space team before the space. */
     struct strata_team *members_team;
-    int live_teams;           /* teams of this space alive on this PE, its own team included */
+    int live_teams; /* teams of this space alive on this PE, its own team included */
 };
 
 /* What a space needs to know about the job. */
@@ -73,8 +73,10 @@ struct space_params {
  * entry. Peers are not yet mapped. Returns 0 or -1. */
 int space_create(const struct space_job *job, const struct space_params *params,
                  struct space **out);
-/* The default space: a host heap of heap_size bytes and the program's static data. */
-int space_default_create(const struct space_job *job, size_t heap_size, struct space **out);
+/* The default space, or the host space beside a device default space: a host heap of
+ * heap_size bytes (region heap_id) and the program's static data. */
+int space_default_create(const struct space_job *job, size_t heap_size, int heap_id,
+                         struct space **out);
 /* After every member created its part: maps node peers' copies of each region of the space
  * (where the kind allows it). */
 int space_map_peers(const struct space_job *job, struct space *space);

@@ -54,8 +54,8 @@ void coll_device_collect(struct strata_team *team, void *dest, const void *sourc
     coll_device_end(team);
 }
 
-void coll_device_alltoalls(struct strata_team *team, void *dest, const void *source,
-                           ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem)
+void coll_device_alltoalls(struct strata_team *team, void *dest, const void *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, size_t elem)
 {
     shmem_team_sync(team);
     ptrdiff_t me = team->my_rank, n = (ptrdiff_t)nelems, e = (ptrdiff_t)elem;
@@ -107,6 +107,6 @@ void coll_space_check(const char *routine, const struct strata_team *team, const
         log_fatal(routine, "PE %d is not a member of the space that holds %p", rt.my_pe, dest);
     for (int r = 0; r < team->size; r++)
         if (!space->member[team->members[r]])
-            log_fatal(routine, "team rank %d (PE %d) is not a member of the space that holds %p",
-                      r, team->members[r], dest);
+            log_fatal(routine, "team rank %d (PE %d) is not a member of the space that holds %p", r,
+                      team->members[r], dest);
 }

@@ -23,8 +23,8 @@ void coll_device_broadcast(struct strata_team *team, void *dest, const void *sou
                            int root);
 void coll_device_collect(struct strata_team *team, void *dest, const void *source, size_t bytes,
                          int fixed);
-void coll_device_alltoalls(struct strata_team *team, void *dest, const void *source,
-                           ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t elem);
+void coll_device_alltoalls(struct strata_team *team, void *dest, const void *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, size_t elem);
 /* scan: 0 reduce, 1 inclusive, -1 exclusive prefix. */
 void coll_device_reduce(struct strata_team *team, void *dest, const void *source, size_t count,
                         size_t elem, int scan, coll_combine_fn combine);

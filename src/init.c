@@ -1,6 +1,7 @@
 /* Library setup, exit and query routines (1.6 section 9.1). */
 #include "../transports/transport.h"
 #include "runtime.h"
+#include "space_reach.h"
 #include "staged.h"
 #include "team.h"
 
@@ -57,8 +58,8 @@ int runtime_transport_start(void)
     struct transport_config config = {
         .my_pe = rt.my_pe,
         .n_pes = rt.n_pes,
-        .thread_safe = rt.thread_level == SHMEM_THREAD_MULTIPLE ||
-                       strcmp(rt.knobs.PROGRESS_THREAD, "0"),
+        .thread_safe =
+            rt.thread_level == SHMEM_THREAD_MULTIPLE || strcmp(rt.knobs.PROGRESS_THREAD, "0"),
         .exchange = {init_publish, init_fetch},
     };
     if (transport_init(&config, &rt.transport))
@@ -81,39 +82,99 @@ static void init_transport(void)
 {
     struct space_job *job = &rt.job;
     int all_mapped = job->node_direct && job->local_size == job->n_pes;
-    if (!all_mapped && runtime_transport_start())
+    /* A device default space of several PEs is reached through active messages. */
+    int device_default = strcmp(rt.knobs.DEFAULT_SPACE, "cpu") != 0 && job->n_pes > 1;
+    if ((!all_mapped || device_default) && runtime_transport_start())
         init_fail("cannot initialize the UCX transport");
 }
 
+/* The library's own symmetric words, carved from the library space's heap: barrier counters,
+ * team slots and the gather area (one word per PE per slot). */
+static size_t init_library_bytes(void)
+{
+    return SYNC_WORDS * sizeof(uint64_t) + TEAM_SLOTS * TEAM_SLOT_WORDS * sizeof(uint64_t) +
+           TEAM_SLOTS * (size_t)rt.n_pes * sizeof(uint64_t) + 3 * 64;
+}
+
+static void init_library_state(void)
+{
+    struct space *library = rt.library_space;
+    size_t sync_bytes = SYNC_WORDS * sizeof(uint64_t), sync_offset, team_offset, gather_offset;
+    size_t team_bytes = TEAM_SLOTS * TEAM_SLOT_WORDS * sizeof(uint64_t);
+    size_t gather_bytes = TEAM_SLOTS * (size_t)rt.n_pes * sizeof(uint64_t);
+    if (heap_alloc(library->allocator, sync_bytes, 0, &sync_offset) ||
+        heap_alloc(library->allocator, team_bytes, 0, &team_offset) ||
+        heap_alloc(library->allocator, gather_bytes, 0, &gather_offset))
+        init_fail("SHMEM_SYMMETRIC_SIZE=%zu leaves no room for the library's own %zu bytes",
+                  rt.knobs.SYMMETRIC_SIZE, init_library_bytes());
+    rt.sync_words = (uint64_t *)(library->heap.base + sync_offset);
+    if (team_init((uint64_t *)(library->heap.base + team_offset),
+                  (uint64_t *)(library->heap.base + gather_offset)))
+        init_fail("out of memory for the predefined teams");
+    rt.default_space->team = rt.default_space->members_team = SHMEM_TEAM_WORLD;
+    library->team = library->members_team = SHMEM_TEAM_WORLD;
+}
+
+/* The default space: a host heap that also holds the library's words, or, when
+ * SHMEM_DEFAULT_SPACE names a device, device memory beside a small host space for them. Every
+ * PE must reach the device: each says whether it can before the start-up exchange, and
+ * init_default_space_check reads the verdicts after it. */
 static void init_default_space(void)
 {
-    if (space_default_create(&rt.job, rt.knobs.SYMMETRIC_SIZE, &rt.default_space))
+    const struct kind_ops *kind = &kind_host;
+    int type = SHMEM_DEVICE_CPU;
+    char err[256];
+    int32_t reachable = space_reach_default(rt.knobs.DEFAULT_SPACE, rt.knobs.SYMMETRIC_SIZE, &kind,
+                                            &type, err, sizeof(err));
+    if (reachable < 0)
+        init_fail("%s", err);
+    int on_device = type != SHMEM_DEVICE_CPU;
+    if (on_device && boot_put("strata.default.reach", &reachable, sizeof(reachable)))
+        init_fail("cannot publish the default space's reach");
+    size_t host_size = on_device ? init_library_bytes() : rt.knobs.SYMMETRIC_SIZE;
+    int host_id = on_device ? REGION_ID_LIBRARY : REGION_ID_DEFAULT_HEAP;
+    if (space_default_create(&rt.job, host_size, host_id, &rt.library_space))
         init_fail("cannot create the default symmetric heap of %zu bytes (SHMEM_SYMMETRIC_SIZE)",
-                  rt.knobs.SYMMETRIC_SIZE);
-    /* Host memory reached by every PE; identical addresses are checked once peers are known. */
-    rt.default_space->device_type = SHMEM_DEVICE_CPU;
+                  host_size);
+    rt.default_space = rt.library_space;
+    if (on_device) {
+        unsigned char *all = malloc((size_t)rt.n_pes);
+        memset(all, 1, (size_t)rt.n_pes);
+        struct space_params params = {kind, rt.knobs.SYMMETRIC_SIZE, REGION_ID_DEFAULT_HEAP, 0, all,
+                                      type};
+        if (reachable && space_create(&rt.job, &params, &rt.default_space))
+            init_fail("cannot create %zu bytes of device memory for the default space",
+                      rt.knobs.SYMMETRIC_SIZE);
+        free(all);
+        rt.device_memory = 1;
+    }
+    rt.default_space->device_type = type;
     rt.default_space->caps = SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES |
-                             SHMEM_SPACE_CAP_ATOMICS | SHMEM_SPACE_CAP_DIRECT_ACCESS |
-                             SHMEM_SPACE_CAP_WORLD_ACCESS;
+                             SHMEM_SPACE_CAP_ATOMICS | SHMEM_SPACE_CAP_WORLD_ACCESS |
+                             (on_device ? 0 : SHMEM_SPACE_CAP_DIRECT_ACCESS);
     SHMEM_SPACE_DEFAULT = rt.default_space;
     uint64_t base = (uint64_t)(uintptr_t)rt.default_space->heap.base;
     if (boot_put("strata.heap.base", &base, sizeof(base)))
         init_fail("cannot publish the heap address");
-    size_t offset;
-    if (heap_alloc(rt.default_space->allocator, SYNC_WORDS * sizeof(uint64_t), 0, &offset))
-        init_fail("SHMEM_SYMMETRIC_SIZE=%zu leaves no room for the library's own %zu bytes",
-                  rt.knobs.SYMMETRIC_SIZE, SYNC_WORDS * sizeof(uint64_t));
-    rt.sync_words = (uint64_t *)(rt.default_space->heap.base + offset);
-    size_t team_bytes = TEAM_SLOTS * TEAM_SLOT_WORDS * sizeof(uint64_t);
-    size_t gather_bytes = TEAM_SLOTS * (size_t)rt.n_pes * sizeof(uint64_t), gather_offset;
-    if (heap_alloc(rt.default_space->allocator, team_bytes, 0, &offset) ||
-        heap_alloc(rt.default_space->allocator, gather_bytes, 0, &gather_offset) ||
-        team_init((uint64_t *)(rt.default_space->heap.base + offset),
-                  (uint64_t *)(rt.default_space->heap.base + gather_offset)))
-        init_fail("SHMEM_SYMMETRIC_SIZE=%zu leaves no room for the library's %zu bytes of team "
-                  "state",
-                  rt.knobs.SYMMETRIC_SIZE, team_bytes + gather_bytes);
-    rt.default_space->team = rt.default_space->members_team = SHMEM_TEAM_WORLD;
+    init_library_state();
+}
+
+/* After the start-up exchange: a device default space must be reachable by every PE. */
+static void init_default_space_check(void)
+{
+    if (rt.default_space->device_type == SHMEM_DEVICE_CPU)
+        return;
+    for (int pe = 0; pe < rt.n_pes; pe++) {
+        int32_t reachable = pe == rt.my_pe ? rt.default_space != rt.library_space : 0;
+        size_t len = sizeof(reachable);
+        if (pe != rt.my_pe && boot_get(pe, "strata.default.reach", &reachable, &len))
+            init_fail("no word from PE %d about the default space", pe);
+        if (!reachable)
+            init_fail("SHMEM_DEFAULT_SPACE=%s: PE %d cannot reach that device type (or it is "
+                      "smaller than SHMEM_SYMMETRIC_SIZE=%zu); the default space must be "
+                      "reachable by every PE",
+                      rt.knobs.DEFAULT_SPACE, pe, rt.knobs.SYMMETRIC_SIZE);
+    }
 }
 
 /* TEMPORARY until discovery lands. */
@@ -141,6 +202,13 @@ static void init_report(void)
     if (rt.knobs.INFO)
         knobs_print(&rt.knobs, stdout);
     fflush(stdout);
+}
+
+static void init_unlink_names(void)
+{
+    space_unlink(rt.library_space);
+    if (rt.default_space != rt.library_space)
+        space_unlink(rt.default_space);
 }
 
 static void runtime_start(int requested)
@@ -171,11 +239,13 @@ static void runtime_start(int requested)
     init_default_space();
     /* With no peer on this node nobody needs the names: drop them before anything can fail. */
     if (rt.job.local_size == 1)
-        space_unlink(rt.default_space);
+        init_unlink_names();
     /* The one exchange of start-up: transport addresses and keys. */
     if (boot_fence())
         init_fail("the process manager's fence failed");
-    if (space_map_peers(&rt.job, rt.default_space))
+    init_default_space_check();
+    if (space_map_peers(&rt.job, rt.library_space) ||
+        (rt.default_space != rt.library_space && space_map_peers(&rt.job, rt.default_space)))
         init_fail("cannot map the symmetric memory of the PEs on this node");
     if (runtime_progress_start())
         init_fail("cannot start the progress thread");
@@ -183,7 +253,7 @@ static void runtime_start(int requested)
     rt.barrier_epoch = 0;
     shmem_barrier_all();
     /* Every PE has mapped every node peer's memory: the names can go. */
-    space_unlink(rt.default_space);
+    init_unlink_names();
     LOG(LOG_INIT, "shmem_init",
         "%d PEs, %d on this node, heap %zu bytes at %p, static data %s, transport %s", rt.n_pes,
         rt.boot.local_size, rt.default_space->heap.size, (void *)rt.default_space->heap.base,
@@ -220,8 +290,10 @@ void shmem_finalize(void)
         transport_flush(rt.worker, -1);
     boot_fence();
     team_fini();
-    space_destroy(&rt.job, rt.default_space);
-    rt.default_space = NULL;
+    if (rt.default_space != rt.library_space)
+        space_destroy(&rt.job, rt.default_space);
+    space_destroy(&rt.job, rt.library_space);
+    rt.default_space = rt.library_space = NULL;
     transport_fini(rt.transport);
     rt.transport = NULL;
     rt.worker = NULL;

@@ -145,7 +145,11 @@ void *shmem_realloc(void *ptr, size_t size)
         size_t new_offset;
         if (heap_alloc(space->allocator, size, 0, &new_offset) == 0) {
             result = space->heap.base + new_offset;
-            memcpy(result, ptr, old_size < size ? old_size : size);
+            size_t keep = old_size < size ? old_size : size;
+            if (kind_direct(space->heap.kind))
+                memcpy(result, ptr, keep);
+            else /* device memory: staged through the kind by a get from this PE */
+                shmem_getmem(result, ptr, keep, rt.my_pe);
             heap_free(space->allocator, offset);
         } else {
             result = NULL; /* the old block is unchanged */

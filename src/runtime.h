@@ -37,6 +37,9 @@ struct runtime {
     struct transport *transport;
     struct transport_worker *worker; /* the default context's; progressed by every wait */
     struct space *default_space;
+    /* Host memory for the library's own words and the program's static data: the default space
+     * itself, unless that is device memory (SHMEM_DEFAULT_SPACE). */
+    struct space *library_space;
     /* Internal symmetric words in the default heap: barrier counters, one per round. */
     uint64_t *sync_words;
     uint64_t barrier_epoch;

@@ -15,7 +15,8 @@ shmem_space_t SHMEM_SPACE_DEFAULT = NULL;
 #define SPACE_MAX_ID 63 /* region ids 0..63 name regions to the transport */
 
 static unsigned space_creations; /* world collective: the same count on every PE */
-static uint64_t space_ids_used = 1ull << REGION_ID_DEFAULT_HEAP | 1ull << REGION_ID_STATIC_DATA;
+static uint64_t space_ids_used =
+    1ull << REGION_ID_DEFAULT_HEAP | 1ull << REGION_ID_STATIC_DATA | 1ull << REGION_ID_LIBRARY;
 
 /* What each PE says in the first exchange. */
 struct space_offer {
@@ -81,10 +82,9 @@ static int space_plan_make(const shmem_space_config_t *config, const struct spac
             plan->id = id;
     if (bad || plan->size == 0 || plan->id < 0) {
         if (rt.debug && rt.my_pe == 0)
-            log_error("shmem_space_create",
-                      "no space for device type %d, %zu bytes: %s", (int)config->device_type,
-                      config->size,
-                      bad              ? "invalid configuration or a device too small"
+            log_error("shmem_space_create", "no space for device type %d, %zu bytes: %s",
+                      (int)config->device_type, config->size,
+                      bad               ? "invalid configuration or a device too small"
                       : plan->size == 0 ? "no PE can reach the device type"
                                         : "every region id is in use");
         return -1;
@@ -127,14 +127,14 @@ static uint64_t space_caps(const struct space_plan *plan, const struct space_mad
 }
 
 /* Members make their memory; then all agree whether every member did. */
-static struct space *space_build(const shmem_space_config_t *config,
-                                 const struct space_plan *plan, const struct kind_ops *kind)
+static struct space *space_build(const shmem_space_config_t *config, const struct space_plan *plan,
+                                 const struct kind_ops *kind)
 {
     struct space *space = NULL;
     struct space_made mine = {0, 0};
     if (plan->member[rt.my_pe]) {
-        struct space_params params = {kind,        config->size, plan->id, space_creations,
-                                      plan->member, (int)config->device_type};
+        struct space_params params = {
+            kind, config->size, plan->id, space_creations, plan->member, (int)config->device_type};
         if (space_create(&rt.job, &params, &space) == 0)
             mine = (struct space_made){1, (uint64_t)(uintptr_t)space->heap.base};
     }
@@ -292,7 +292,8 @@ int shmem_get_space(void *ptr, shmem_space_t *space)
             log_error("shmem_get_space", "%p is not symmetric memory", ptr);
         return -1;
     }
-    *space = region->space;
+    /* The library's host space is not a space of the API: its static data is the default's. */
+    *space = region->space == rt.library_space ? rt.default_space : region->space;
     return 0;
 }
 

@@ -2,7 +2,9 @@
  * test device kind stands in on the PEs SHMEM_TEST_DEVICE_PES names (a testing aid). */
 #include "space_reach.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -51,9 +53,30 @@ enum space_verdict space_reach(const char *routine, const shmem_space_config_t *
         return SPACE_BAD_CONFIG;
     }
     if (config->size > capacity) {
-        log_error(routine, "%zu bytes exceed the %zu bytes of the device", config->size,
-                  capacity);
+        log_error(routine, "%zu bytes exceed the %zu bytes of the device", config->size, capacity);
         return SPACE_TOO_BIG;
     }
     return SPACE_REACHABLE;
+}
+
+int space_reach_default(const char *name, size_t size, const struct kind_ops **kind, int *type,
+                        char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        shmem_device_type_t type;
+    } types[] = {{"cpu", SHMEM_DEVICE_CPU},
+                 {"gpu", SHMEM_DEVICE_GPU},
+                 {"cuda", SHMEM_DEVICE_CUDA},
+                 {"hip", SHMEM_DEVICE_HIP}};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        if (strcmp(name, types[i].name))
+            continue;
+        shmem_space_config_t config = {types[i].type, size, SHMEM_SPACE_FLAG_DEFAULT};
+        *type = types[i].type;
+        *kind = types[i].type == SHMEM_DEVICE_CPU ? &kind_host : &kind_testdev;
+        return space_reach("shmem_init", &config, kind) == SPACE_REACHABLE;
+    }
+    snprintf(err, errlen, "SHMEM_DEFAULT_SPACE=%s is not one of cpu, gpu, cuda, hip", name);
+    return -1;
 }

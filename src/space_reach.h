@@ -17,4 +17,10 @@ enum space_verdict {
 enum space_verdict space_reach(const char *routine, const shmem_space_config_t *config,
                                const struct kind_ops **kind);
 
+/* The default space's device type and kind from SHMEM_DEFAULT_SPACE (cpu, gpu, cuda, hip):
+ * 1 when this PE can hold size bytes there, 0 when not, -1 (message in err) for an unknown
+ * name. */
+int space_reach_default(const char *name, size_t size, const struct kind_ops **kind, int *type,
+                        char *err, size_t errlen);
+
 #endif

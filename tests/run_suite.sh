@@ -82,6 +82,14 @@ run "spmd/spaces_device -np 4, devices on PEs 1-3, no progress thread" env \
     "$build/tests/spmd/spaces_device"
 run "spmd/spaces_device -np 2, no device anywhere" "$oshrun" -np 2 \
     "$build/tests/spmd/spaces_device"
+for np in 1 3; do
+    run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=gpu)" env SHMEM_DEFAULT_SPACE=gpu \
+        SHMEM_TEST_DEVICE_PES=0-3 "$oshrun" -np "$np" "$build/tests/spmd/default_device"
+done
+run "SHMEM_DEFAULT_SPACE=gpu without a device on PE 1 fails on every PE" bash -c \
+    "out=\$(SHMEM_DEFAULT_SPACE=gpu SHMEM_TEST_DEVICE_PES=0 '$oshrun' -np 2 \
+        '$build/tests/spmd/hello' 2>&1); rc=\$?; echo \"\$out\";
+     [ \$rc -ne 0 ] && [ \$(grep -c 'PE 1 cannot reach' <<<\"\$out\") -eq 2 ]"
 run "examples/spaces_tour -np 4, devices on PEs 0,2" env SHMEM_TEST_DEVICE_PES=0,2 "$oshrun" \
     -np 4 "$build/examples/spaces_tour"
 run "spmd/hello singleton" "$build/tests/spmd/hello"

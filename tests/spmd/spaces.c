@@ -36,8 +36,8 @@ static void check_default_space(void)
     CHECK(shmem_space_get_device_type(SHMEM_SPACE_DEFAULT, &type) == 0 && type == SHMEM_DEVICE_CPU,
           "default space on the CPU");
     shmem_space_cap_t caps = 0, must = SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES |
-                                      SHMEM_SPACE_CAP_ATOMICS | SHMEM_SPACE_CAP_DIRECT_ACCESS |
-                                      SHMEM_SPACE_CAP_WORLD_ACCESS;
+                                       SHMEM_SPACE_CAP_ATOMICS | SHMEM_SPACE_CAP_DIRECT_ACCESS |
+                                       SHMEM_SPACE_CAP_WORLD_ACCESS;
     CHECK(shmem_space_get_caps(SHMEM_SPACE_DEFAULT, &caps) == 0 && (caps & must) == must,
           "default caps 0x%llx", (unsigned long long)caps);
     /* IDENT_ADDR must tell the truth: compare every PE's heap address. */
@@ -106,6 +106,7 @@ static void proposal_team_example(void)
             for (size_t i = 0; i < nelems; i++)
                 data[i] = shmem_team_my_pe(team_2d) == 0 ? (int)(i * 7 + shmem_my_pe()) : -1;
             int root_world = shmem_team_translate_pe(team_2d, 0, SHMEM_TEAM_WORLD);
+            shmem_team_sync(team_2d); /* every dest is ready before the root sends */
             shmem_int_broadcast(team_2d, data, data, nelems, 0);
             for (size_t i = 0; i < nelems; i++)
                 CHECK_EQ(data[i], (int)(i * 7 + root_world));
@@ -179,6 +180,7 @@ static void check_between_spaces(void)
     shmem_long_sum_reduce(team, dst, src, 8);
     for (int i = 0; i < 8; i++)
         CHECK_EQ(dst[i], (long)n * (n - 1) / 2 + (long)i * n);
+    shmem_team_sync(team); /* every PE has read the sums before dst is written again */
     shmem_long_fcollect(team, dst, src, 8);
     for (int pe = 0; pe < n; pe++)
         CHECK_EQ(dst[pe * 8 + 7], pe + 7);

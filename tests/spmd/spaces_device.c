@@ -52,8 +52,8 @@ static void check_caps(shmem_space_t space, shmem_team_t team, int *bases_same)
 {
     shmem_space_cap_t caps = 0;
     CHECK(shmem_space_get_caps(space, &caps) == 0, "caps");
-    shmem_space_cap_t must = SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES |
-                             SHMEM_SPACE_CAP_ATOMICS;
+    shmem_space_cap_t must =
+        SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES | SHMEM_SPACE_CAP_ATOMICS;
     CHECK((caps & must) == must, "RMA, collectives, atomics: 0x%llx", (unsigned long long)caps);
     CHECK(!(caps & SHMEM_SPACE_CAP_DIRECT_ACCESS), "device memory is not load/store");
     CHECK(!!(caps & SHMEM_SPACE_CAP_WORLD_ACCESS) == (shmem_team_n_pes(team) == shmem_n_pes()),

@@ -243,8 +243,7 @@ int transport_am_get(struct transport_worker *w, int pe, int id, size_t offset, 
 }
 
 int transport_am_atomic(struct transport_worker *w, enum transport_amo op, int pe, int id,
-                        size_t offset, uint64_t value, uint64_t compare, size_t size,
-                        uint64_t *old)
+                        size_t offset, uint64_t value, uint64_t compare, size_t size, uint64_t *old)
 {
     struct am_wait wait = {0};
     struct am_request_header h = {
