@@ -105,8 +105,7 @@ static void init_library_state(void)
     if (heap_alloc(library->allocator, sync_bytes, 0, &sync_offset) ||
         heap_alloc(library->allocator, team_bytes, 0, &team_offset) ||
         heap_alloc(library->allocator, gather_bytes, 0, &gather_offset))
-        init_fail("SHMEM_SYMMETRIC_SIZE=%zu leaves no room for the library's own %zu bytes",
-                  rt.knobs.SYMMETRIC_SIZE, init_library_bytes());
+        init_fail("the library's space has no room for its own %zu bytes", init_library_bytes());
     rt.sync_words = (uint64_t *)(library->heap.base + sync_offset);
     if (team_init((uint64_t *)(library->heap.base + team_offset),
                   (uint64_t *)(library->heap.base + gather_offset)))
@@ -115,10 +114,11 @@ static void init_library_state(void)
     library->team = library->members_team = SHMEM_TEAM_WORLD;
 }
 
-/* The default space: a host heap that also holds the library's words, or, when
- * SHMEM_DEFAULT_SPACE names a device, device memory beside a small host space for them. Every
- * PE must reach the device: each says whether it can before the start-up exchange, and
- * init_default_space_check reads the verdicts after it. */
+/* The default space (host memory, or device memory when SHMEM_DEFAULT_SPACE names a device),
+ * and beside it the library's host space for its own words and the program's static data, so
+ * that SHMEM_SYMMETRIC_SIZE is the program's alone. Every PE must reach a device default space:
+ * each says whether it can before the start-up exchange, init_default_space_check reads the
+ * verdicts after it. */
 static void init_default_space(void)
 {
     const struct kind_ops *kind = &kind_host;
@@ -128,30 +128,28 @@ static void init_default_space(void)
                                             &type, err, sizeof(err));
     if (reachable < 0)
         init_fail("%s", err);
-    int on_device = type != SHMEM_DEVICE_CPU;
-    if (on_device && boot_put("strata.default.reach", &reachable, sizeof(reachable)))
+    if (type != SHMEM_DEVICE_CPU &&
+        boot_put("strata.default.reach", &reachable, sizeof(reachable)))
         init_fail("cannot publish the default space's reach");
-    size_t host_size = on_device ? init_library_bytes() : rt.knobs.SYMMETRIC_SIZE;
-    int host_id = on_device ? REGION_ID_LIBRARY : REGION_ID_DEFAULT_HEAP;
-    if (space_default_create(&rt.job, host_size, host_id, &rt.library_space))
+    if (space_default_create(&rt.job, init_library_bytes(), REGION_ID_LIBRARY, &rt.library_space))
+        init_fail("cannot create the library's %zu bytes of symmetric memory",
+                  init_library_bytes());
+    rt.default_space = rt.library_space; /* until the default heap exists */
+    unsigned char *all = malloc((size_t)rt.n_pes);
+    if (!all)
+        init_fail("out of memory");
+    memset(all, 1, (size_t)rt.n_pes);
+    struct space_params params = {kind, rt.knobs.SYMMETRIC_SIZE, REGION_ID_DEFAULT_HEAP, 0, all,
+                                  type};
+    if (reachable && space_create(&rt.job, &params, &rt.default_space))
         init_fail("cannot create the default symmetric heap of %zu bytes (SHMEM_SYMMETRIC_SIZE)",
-                  host_size);
-    rt.default_space = rt.library_space;
-    if (on_device) {
-        unsigned char *all = malloc((size_t)rt.n_pes);
-        memset(all, 1, (size_t)rt.n_pes);
-        struct space_params params = {kind, rt.knobs.SYMMETRIC_SIZE, REGION_ID_DEFAULT_HEAP, 0, all,
-                                      type};
-        if (reachable && space_create(&rt.job, &params, &rt.default_space))
-            init_fail("cannot create %zu bytes of device memory for the default space",
-                      rt.knobs.SYMMETRIC_SIZE);
-        free(all);
-        rt.device_memory = 1;
-    }
+                  rt.knobs.SYMMETRIC_SIZE);
+    free(all);
+    rt.device_memory = !kind_direct(rt.default_space->heap.kind);
     rt.default_space->device_type = type;
     rt.default_space->caps = SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES |
                              SHMEM_SPACE_CAP_ATOMICS | SHMEM_SPACE_CAP_WORLD_ACCESS |
-                             (on_device ? 0 : SHMEM_SPACE_CAP_DIRECT_ACCESS);
+                             (rt.device_memory ? 0 : SHMEM_SPACE_CAP_DIRECT_ACCESS);
     SHMEM_SPACE_DEFAULT = rt.default_space;
     uint64_t base = (uint64_t)(uintptr_t)rt.default_space->heap.base;
     if (boot_put("strata.heap.base", &base, sizeof(base)))
@@ -207,8 +205,7 @@ static void init_report(void)
 static void init_unlink_names(void)
 {
     space_unlink(rt.library_space);
-    if (rt.default_space != rt.library_space)
-        space_unlink(rt.default_space);
+    space_unlink(rt.default_space);
 }
 
 static void runtime_start(int requested)
@@ -244,8 +241,7 @@ static void runtime_start(int requested)
     if (boot_fence())
         init_fail("the process manager's fence failed");
     init_default_space_check();
-    if (space_map_peers(&rt.job, rt.library_space) ||
-        (rt.default_space != rt.library_space && space_map_peers(&rt.job, rt.default_space)))
+    if (space_map_peers(&rt.job, rt.library_space) || space_map_peers(&rt.job, rt.default_space))
         init_fail("cannot map the symmetric memory of the PEs on this node");
     if (runtime_progress_start())
         init_fail("cannot start the progress thread");
@@ -290,8 +286,7 @@ void shmem_finalize(void)
         transport_flush(rt.worker, -1);
     boot_fence();
     team_fini();
-    if (rt.default_space != rt.library_space)
-        space_destroy(&rt.job, rt.default_space);
+    space_destroy(&rt.job, rt.default_space);
     space_destroy(&rt.job, rt.library_space);
     rt.default_space = rt.library_space = NULL;
     transport_fini(rt.transport);

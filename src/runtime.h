@@ -37,8 +37,8 @@ struct runtime {
     struct transport *transport;
     struct transport_worker *worker; /* the default context's; progressed by every wait */
     struct space *default_space;
-    /* Host memory for the library's own words and the program's static data: the default space
-     * itself, unless that is device memory (SHMEM_DEFAULT_SPACE). */
+    /* Host memory for the library's own words and the program's static data, beside the default
+     * space (whose heap is the program's alone). */
     struct space *library_space;
     /* Internal symmetric words in the default heap: barrier counters, one per round. */
     uint64_t *sync_words;

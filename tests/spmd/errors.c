@@ -43,5 +43,34 @@ int main(int argc, char **argv)
         CHECK(*heap == (me + n - 1) % n, "heap unusable after a bad free");
         shmem_free(heap);
     }
+    if (!strncmp(mode, "space_", 6)) {
+        /* a CPU space whose team is PE 0 alone is not possible (every PE reaches the CPU), so
+         * the space is world-wide and a split team makes the mismatch */
+        shmem_space_config_t config = {SHMEM_DEVICE_CPU, 1 << 16, SHMEM_SPACE_FLAG_DEFAULT};
+        shmem_space_t space;
+        shmem_team_t team;
+        shmem_space_create(&config, &space, &team);
+        long *in_space = shmem_space_malloc(space, 8 * sizeof(long));
+        long *in_default = shmem_malloc(8 * sizeof(long));
+        if (!strcmp(mode, "space_mixed"))
+            shmem_long_sum_reduce(SHMEM_TEAM_WORLD, in_default, in_space, 8);
+    }
+    if (!strcmp(mode, "space_bad_config")) {
+        shmem_space_config_t config = {(shmem_device_type_t)7, 4096, SHMEM_SPACE_FLAG_DEFAULT};
+        shmem_space_t space;
+        shmem_team_t team;
+        CHECK(shmem_space_create(&config, &space, &team) != 0, "device type 7 accepted");
+    }
+    if (!strcmp(mode, "space_outside")) {
+        /* a device space on PE 0 only: PE 1 writing into it names the space */
+        shmem_space_config_t config = {SHMEM_DEVICE_GPU, 1 << 16, SHMEM_SPACE_FLAG_DEFAULT};
+        shmem_space_t space;
+        shmem_team_t team;
+        shmem_space_create(&config, &space, &team);
+        if (me == 0) {
+            long *dev = shmem_space_malloc(space, sizeof(long));
+            shmem_long_p(dev, 1, 1);
+        }
+    }
     return check_finish();
 }

@@ -93,6 +93,19 @@ Strata log: PE 0
 shmem_malloc: 8 bytes
 shmem_long_p: 8 bytes to
 P
+expect "mixed-space collective under SHMEM_DEBUG" nonzero space_mixed SHMEM_DEBUG=1 <<'P'
+shmem_long_sum_reduce
+mixed-space collective
+P
+expect "RMA into a space the target is not a member of" nonzero space_outside SHMEM_TEST_DEVICE_PES=0 <<'P'
+shmem_long_p
+PE 0
+target PE 1 is not a member of the space
+P
+expect "invalid space configuration named on every PE" 0 space_bad_config <<'P'
+PE 0 .*shmem_space_create: unknown device type 7
+PE 1 .*shmem_space_create: unknown device type 7
+P
 
 echo "errors: $passed passed, $failed failed"
 [ "$failed" = 0 ]
