@@ -28,6 +28,7 @@ int main(void)
     long values[64];
     shmem_long_get(values, heap, 64, me);
     CHECK(values[0] == 0 && values[63] == 0, "calloc zeroed the device heap");
+    shmem_barrier_all(); /* every PE has looked before anyone writes */
 
     for (int i = 0; i < 64; i++)
         values[i] = me * 1000 + i;

@@ -108,6 +108,7 @@ int main(void)
         long host[N];
         shmem_long_get(host, dev, N, me);
         CHECK(host[0] == 0 && host[N - 1] == 0, "calloc zeroes device memory");
+        shmem_team_sync(team); /* every member has looked before anyone writes */
 
         /* host -> device on the right, then device -> device back to the left */
         for (int i = 0; i < N; i++)

@@ -87,7 +87,8 @@ static ucs_status_t am_on_put(void *arg, const void *header, size_t header_len, 
 {
     (void)header_len;
     struct transport_worker *w = arg;
-    const struct am_request_header *h = header;
+    struct am_request_header h_copy, *h = &h_copy;
+    memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
     struct am_reply_header reply = {h->token, 0, -1};
     if (am_payload_ok(param))
         reply.status = w->t->target_ops->write(h->id, h->offset, data, len);
@@ -100,7 +101,8 @@ static ucs_status_t am_on_get(void *arg, const void *header, size_t header_len, 
 {
     (void)header_len, (void)data, (void)len;
     struct transport_worker *w = arg;
-    const struct am_request_header *h = header;
+    struct am_request_header h_copy, *h = &h_copy;
+    memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
     struct am_reply_header reply = {h->token, 0, -1};
     void *buffer = malloc(h->len ? h->len : 1);
     if (buffer)
@@ -115,7 +117,8 @@ static ucs_status_t am_on_atomic(void *arg, const void *header, size_t header_le
 {
     (void)header_len, (void)data, (void)len;
     struct transport_worker *w = arg;
-    const struct am_request_header *h = header;
+    struct am_request_header h_copy, *h = &h_copy;
+    memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
     struct am_reply_header reply = {h->token, 0, 0};
     reply.status = w->t->target_ops->atomic(h->id, h->offset, (enum transport_amo)h->op, h->value,
                                             h->compare, (size_t)h->size, &reply.old);
@@ -128,7 +131,8 @@ static ucs_status_t am_on_put_ack(void *arg, const void *header, size_t header_l
 {
     (void)header_len, (void)data, (void)len, (void)param;
     struct transport_worker *w = arg;
-    const struct am_reply_header *h = header;
+    struct am_reply_header h_copy, *h = &h_copy;
+    memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
     if (h->status)
         fprintf(stderr, "Strata: a target failed to write an active-message put\n");
     __atomic_fetch_sub(&w->am_unacked, 1, __ATOMIC_RELEASE);
@@ -139,7 +143,8 @@ static ucs_status_t am_on_reply(void *arg, const void *header, size_t header_len
                                 size_t len, const ucp_am_recv_param_t *param)
 {
     (void)arg, (void)header_len, (void)param;
-    const struct am_reply_header *h = header;
+    struct am_reply_header h_copy, *h = &h_copy;
+    memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
     struct am_wait *wait = (struct am_wait *)(uintptr_t)h->token;
     wait->status = h->status;
     wait->old = h->old;
