@@ -37,8 +37,35 @@ static int ctx_create(shmem_team_t team, long options, shmem_ctx_t *out)
         free(ctx);
         return -1;
     }
+    if (!(options & SHMEM_CTX_PRIVATE)) {
+        pthread_mutex_lock(&team->contexts_lock);
+        ctx->next_shareable = team->shareable_contexts;
+        team->shareable_contexts = ctx;
+        pthread_mutex_unlock(&team->contexts_lock);
+    }
     *out = ctx;
     return 0;
+}
+
+/* Frees a context already unlinked from its team's list. */
+static void ctx_free(shmem_ctx_t ctx)
+{
+    order_quiet(ctx); /* 1.6: destroy performs an implicit quiet */
+    transport_worker_destroy(ctx->worker);
+    free(ctx);
+}
+
+void ctx_destroy_shareable(struct strata_team *team)
+{
+    pthread_mutex_lock(&team->contexts_lock);
+    struct strata_ctx *ctx = team->shareable_contexts;
+    team->shareable_contexts = NULL;
+    pthread_mutex_unlock(&team->contexts_lock);
+    while (ctx) {
+        struct strata_ctx *next = ctx->next_shareable;
+        ctx_free(ctx);
+        ctx = next;
+    }
 }
 
 int shmem_ctx_create(long options, shmem_ctx_t *ctx)
@@ -68,7 +95,15 @@ void shmem_ctx_destroy(shmem_ctx_t ctx)
 {
     if (ctx == SHMEM_CTX_INVALID || ctx == SHMEM_CTX_DEFAULT)
         return;
-    order_quiet(ctx); /* 1.6: destroy performs an implicit quiet */
-    transport_worker_destroy(ctx->worker);
-    free(ctx);
+    if (!(ctx->options & SHMEM_CTX_PRIVATE)) {
+        struct strata_team *team = ctx->team;
+        pthread_mutex_lock(&team->contexts_lock);
+        for (struct strata_ctx **at = &team->shareable_contexts; *at; at = &(*at)->next_shareable)
+            if (*at == ctx) {
+                *at = ctx->next_shareable;
+                break;
+            }
+        pthread_mutex_unlock(&team->contexts_lock);
+    }
+    ctx_free(ctx);
 }

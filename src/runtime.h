@@ -23,6 +23,7 @@ struct strata_ctx {
     const int *members; /* team rank -> world rank; NULL for the world team */
     int team_size;
     long options;
+    struct strata_ctx *next_shareable; /* the team's other shareable contexts */
 };
 
 struct runtime {

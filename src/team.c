@@ -51,6 +51,8 @@ static int team_set_members(struct strata_team *team, int slot, const int *membe
         if (members[i] == rt.my_pe)
             team->my_rank = i;
     team->config.num_contexts = 0;
+    team->shareable_contexts = NULL;
+    pthread_mutex_init(&team->contexts_lock, NULL);
     team->sync_epoch = team->agree_epoch = 0;
     team_slots_used |= 1ull << slot;
     return 0;
@@ -250,11 +252,13 @@ void shmem_team_destroy(shmem_team_t team)
 {
     if (team == SHMEM_TEAM_INVALID || team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED)
         return;
+    ctx_destroy_shareable(team);
     shmem_team_sync(team); /* no member still uses the slot when it is released */
     team_slots_used &= ~(1ull << team->slot);
     if (team->space)
         team->space->live_teams--;
     free(team->members);
+    pthread_mutex_destroy(&team->contexts_lock);
     free(team);
 }
 

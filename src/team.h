@@ -6,6 +6,7 @@
 
 #include "runtime.h"
 
+#include <pthread.h>
 #include <stdint.h>
 
 #define TEAM_SLOTS 64
@@ -13,7 +14,7 @@
 /* Per slot: one counter per round for syncs, then [parity][round] = {value, signal} for the
  * agreement allreduce, then the collectives' signal words and scratch (coll.h: struct
  * coll_area). All of it is zeroed when a team claims the slot. */
-#define TEAM_COLL_WORDS 2304
+#define TEAM_COLL_WORDS 664
 #define TEAM_SLOT_WORDS (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2 + TEAM_COLL_WORDS)
 #define TEAM_SLOT_WORLD 0
 #define TEAM_SLOT_SHARED 1
@@ -30,6 +31,9 @@ struct strata_team {
     /* The space whose team this team is or descends from (NULL: the default space); that space
      * cannot be destroyed while such a team lives. */
     struct space *space;
+    /* Contexts made from this team without SHMEM_CTX_PRIVATE: team destroy destroys them. */
+    struct strata_ctx *shareable_contexts;
+    pthread_mutex_t contexts_lock;
 };
 
 /* Creates SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED over the slots in area (TEAM_SLOTS *
@@ -43,6 +47,9 @@ uint64_t *team_active_set_gather(void);
 /* The collectives' TEAM_COLL_WORDS words of a team's slot. */
 uint64_t *team_coll_words(const struct strata_team *team);
 void team_fini(void);
+
+/* Destroys the team's shareable contexts (ctx.c). */
+void ctx_destroy_shareable(struct strata_team *team);
 
 /* OR of value over every member of team (a small collective on it). */
 uint64_t team_agree_or(struct strata_team *team, uint64_t value);

@@ -117,5 +117,22 @@ int main(void)
         CHECK(bad == 0, "%ld values from threads missing", bad);
     }
     CHECK(provided == SHMEM_THREAD_MULTIPLE, "SHMEM_THREAD_MULTIPLE not provided: %d", provided);
+
+    /* Destroying a team destroys its shareable contexts, with their implicit quiet: values put
+     * non-blocking on them have landed once the team is gone. */
+    shmem_team_t dup;
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n, NULL, 0, &dup);
+    shmem_ctx_t shareable[3];
+    static long landed[3], values[3]; /* nbi sources stay untouched until the quiet */
+    for (int c = 0; c < 3; c++) {
+        CHECK(shmem_team_create_ctx(dup, c == 1 ? SHMEM_CTX_SERIALIZED : 0, &shareable[c]) == 0,
+              "shareable context %d", c);
+        values[c] = 1000L * me + c;
+        shmem_ctx_long_put_nbi(shareable[c], &landed[c], &values[c], 1, (me + 1) % n);
+    }
+    shmem_team_destroy(dup);
+    shmem_barrier_all();
+    for (int c = 0; c < 3; c++)
+        CHECK_EQ(landed[c], 1000L * ((me + n - 1) % n) + c);
     return check_finish();
 }
