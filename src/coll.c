@@ -28,13 +28,14 @@ static void coll_check_root(const struct coll_group *g, int root)
         log_fatal(g->routine, "PE_root %d is not a rank of the team (0..%d)", root, g->size - 1);
 }
 
-/* Whether every other member maps the team's words and buf (NULL: the words alone); per call,
- * since buffers of different spaces may be mapped differently. */
-static int coll_all_mapped(const struct coll_group *g, const void *buf)
+/* Whether every other member maps the team's words and the buffers a and b (either may be NULL);
+ * per call, since buffers of different spaces may be mapped differently. */
+static int coll_all_mapped(const struct coll_group *g, const void *a, const void *b)
 {
     for (int r = 0; r < g->size; r++) {
         int pe = g->members[r];
-        if (r != g->my_rank && (!shmem_ptr(g->area, pe) || (buf && !shmem_ptr(buf, pe))))
+        if (r != g->my_rank &&
+            (!shmem_ptr(g->area, pe) || (a && !shmem_ptr(a, pe)) || (b && !shmem_ptr(b, pe))))
             return 0;
     }
     return 1;
@@ -90,7 +91,7 @@ static void coll_broadcast(struct coll_group *g, void *dest, const void *source,
     coll_check_root(g, root);
     if (g->team && root_receives && coll_device_buffers(dest, source))
         coll_device_broadcast(g->team, dest, source, bytes, root);
-    else if (g->area && coll_all_mapped(g, dest))
+    else if (g->area && coll_all_mapped(g, dest, NULL))
         coll_shm_broadcast(g, dest, source, bytes, root, root_receives);
     else
         coll_tree_broadcast(g, dest, source, bytes, root, root_receives);
@@ -103,7 +104,7 @@ static void coll_collect(struct coll_group *g, void *dest, const void *source, s
     coll_check_symmetric(g, dest, "dest");
     if (g->team && coll_device_buffers(dest, source))
         coll_device_collect(g->team, dest, source, bytes, fixed);
-    else if (g->area && coll_all_mapped(g, dest))
+    else if (g->area && coll_all_mapped(g, dest, NULL))
         coll_shm_collect(g, dest, source, bytes, fixed);
     else
         coll_ring_collect(g, dest, source, bytes, fixed);
@@ -115,21 +116,20 @@ static void coll_alltoalls(struct coll_group *g, void *dest, const void *source,
     coll_check_symmetric(g, dest, "dest");
     if (g->team && coll_device_buffers(dest, source))
         coll_device_alltoalls(g->team, dest, source, dst, sst, nelems, elem);
-    else if (g->area && coll_all_mapped(g, dest))
+    else if (g->area && coll_all_mapped(g, dest, NULL))
         coll_shm_alltoalls(g, dest, source, dst, sst, nelems, elem);
     else
         coll_pairwise_alltoalls(g, dest, source, dst, sst, nelems, elem);
 }
 
-/* scan: 0 reduce, 1 inclusive, -1 exclusive prefix. The shared-memory path reads the members'
- * collective buffers, not their sources or dests. */
+/* scan: 0 reduce, 1 inclusive, -1 exclusive prefix. */
 static void coll_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                         size_t elem, int scan, coll_combine_fn combine)
 {
     coll_check_symmetric(g, source, "source");
     if (g->team && coll_device_buffers(dest, source))
         coll_device_reduce(g->team, dest, source, count, elem, scan, combine);
-    else if (g->area && coll_all_mapped(g, NULL))
+    else if (g->area && coll_all_mapped(g, dest, source))
         coll_shm_reduce(g, dest, source, count, elem, scan, combine);
     else if (scan)
         coll_gather_reduce(g, dest, source, count, elem, scan, combine);

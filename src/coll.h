@@ -35,7 +35,7 @@ enum {
 };
 
 /* Bytes of each of the two scratch buffers of a team (reduction chunks). */
-#define COLL_BUF_BYTES 8192
+#define COLL_BUF_BYTES 2048
 
 /* A team's collective words (team_coll_words), zeroed when the slot is claimed. Everything but
  * pub, size, the channel counters and the buffers is private to this PE; the step counters

@@ -63,33 +63,78 @@ void coll_shm_alltoalls(struct coll_group *g, void *dest, const void *source, pt
     shm_wait_all(g, step);
 }
 
-/* Chunk by chunk, each member copies its source into its own buffer and publishes; everyone then
+/* Up to this many bytes a reduction copies its source into the member's buffer and is one step;
+ * above, members read each other's sources in place (two steps, no copy in). */
+#define COLL_SHM_COPY_MAX 1024
+
+/* Short vectors: each member copies its source into its own buffer and publishes; everyone then
  * combines the buffers in rank order (so every member gets the same bits, floating point
- * included). A buffer is rewritten two chunks later, which its owner cannot reach before every
- * member has published the chunk in between, that is finished reading this one: scans wait for
- * all members too, not only the ranks they combine. The source is copied before its chunk of
- * dest is written, so dest == source is safe. */
+ * included). A buffer is rewritten two calls later, which its owner cannot reach before every
+ * member has published the call in between, that is finished reading this one: scans wait for
+ * all members too, not only the ranks they combine. */
+static void shm_reduce_copied(struct coll_group *g, void *dest, const void *source, size_t count,
+                              size_t elem, int scan, coll_combine_fn combine)
+{
+    int last = scan == 0 ? g->size - 1 : g->my_rank - (scan < 0);
+    size_t bytes = count * elem;
+    char *mine = g->area->buf[++g->area->dstep & 1];
+    memcpy(mine, source, bytes);
+    uint64_t step = coll_step(g);
+    coll_publish(g, step);
+    if (last < 0)
+        memset(dest, 0, bytes); /* exscan on rank 0 */
+    for (int r = 0; r < g->size; r++) {
+        if (r != g->my_rank)
+            coll_wait_step(g, r, step);
+        if (r == 0 && last >= 0)
+            memcpy(dest, coll_peer(g, mine, r), bytes);
+        else if (r <= last)
+            combine(dest, coll_peer(g, mine, r), count);
+    }
+}
+
+/* Long vectors: once every member has published that its source is ready, member s reduces
+ * segment s of all sources in rank order and writes the result (for scans, each rank's prefix)
+ * into segment s of every dest; a second step says every segment is written and no source is
+ * read any more. Only member s reads or writes segment s, and it reads a member's source segment
+ * before writing that member's dest segment, so dest == source is safe. */
+static void shm_reduce_direct(struct coll_group *g, void *dest, const void *source, size_t count,
+                              size_t elem, int scan, coll_combine_fn combine)
+{
+    int n = g->size, me = g->my_rank;
+    size_t first = (size_t)me * count / (size_t)n,
+           seg = ((size_t)me + 1) * count / (size_t)n - first;
+    size_t off = first * elem, bytes = seg * elem;
+    char *acc = coll_scratch_get(2 * bytes + 1), *in = acc + bytes;
+    uint64_t step = coll_step(g);
+    coll_publish(g, step);
+    for (int r = 0; r < n; r++) {
+        if (r != me)
+            coll_wait_step(g, r, step);
+        char *to = (char *)coll_peer(g, dest, r) + off;
+        memcpy(in, (const char *)coll_peer(g, source, r) + off, bytes);
+        if (scan < 0 && r == 0)
+            memset(to, 0, bytes);
+        else if (scan < 0)
+            memcpy(to, acc, bytes);
+        if (r == 0)
+            memcpy(acc, in, bytes);
+        else
+            combine(acc, in, seg);
+        if (scan > 0)
+            memcpy(to, acc, bytes);
+    }
+    for (int r = 0; r < n && scan == 0; r++)
+        memcpy((char *)coll_peer(g, dest, r) + off, acc, bytes);
+    coll_publish(g, step = coll_step(g));
+    shm_wait_all(g, step);
+}
+
 void coll_shm_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                      size_t elem, int scan, coll_combine_fn combine)
 {
-    int last = scan == 0 ? g->size - 1 : g->my_rank - (scan < 0);
-    size_t per_chunk = COLL_BUF_BYTES / elem;
-    for (size_t done = 0; done < count; done += per_chunk) {
-        size_t n = count - done < per_chunk ? count - done : per_chunk, bytes = n * elem;
-        char *mine = g->area->buf[++g->area->dstep & 1], *acc = (char *)dest + done * elem;
-        memcpy(mine, (const char *)source + done * elem, bytes);
-        uint64_t step = coll_step(g);
-        coll_publish(g, step);
-        if (last < 0)
-            memset(acc, 0, bytes); /* exscan on rank 0 */
-        for (int r = 0; r < g->size; r++) {
-            if (r != g->my_rank)
-                coll_wait_step(g, r, step);
-            const void *in = coll_peer(g, mine, r);
-            if (r == 0 && last >= 0)
-                memcpy(acc, in, bytes);
-            else if (r <= last)
-                combine(acc, in, n);
-        }
-    }
+    if (count * elem <= COLL_SHM_COPY_MAX)
+        shm_reduce_copied(g, dest, source, count, elem, scan, combine);
+    else
+        shm_reduce_direct(g, dest, source, count, elem, scan, combine);
 }

@@ -52,11 +52,15 @@ for t in rma_put_get rma_p_g rma_strided rma_nbi rma_signal rma_static order_bar
     run "spmd/$t -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "$oshrun" -np 2 "$build/tests/spmd/$t"
 done
 # Teams and team contexts need non-powers of two: 3 PEs too.
-for t in team ctx coll coll_legacy; do
+for t in team ctx coll coll_legacy coll_algos; do
     for np in 1 2 3 4; do
         run "spmd/$t -np $np" "$oshrun" -np "$np" "$build/tests/spmd/$t"
     done
     run "spmd/$t -np 3 via UCX" env SHMEM_NODE_DIRECT=0 "$oshrun" -np 3 "$build/tests/spmd/$t"
+done
+# Collectives' transport algorithms on a power of two too (no fold).
+for t in coll coll_algos; do
+    run "spmd/$t -np 4 via UCX" env SHMEM_NODE_DIRECT=0 "$oshrun" -np 4 "$build/tests/spmd/$t"
 done
 run "spmd/ctx -np 4 via UCX (a worker per context)" env SHMEM_NODE_DIRECT=0 "$oshrun" -np 4 \
     "$build/tests/spmd/ctx"

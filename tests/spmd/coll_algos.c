@@ -1,0 +1,221 @@
+/* Every algorithm path of the collectives, with every element checked on every PE: sizes on both
+ * sides of the chunk and algorithm thresholds (1, 7, 1000 and 100000 elements), roots other than
+ * 0, in-place reductions and scans, on the world team, the reversed world, the even PEs (stride 2)
+ * and PEs 1..n-1, so team sizes 1 to 4 with 3 among them. Under SHMEM_NODE_DIRECT=0 the same
+ * calls take the transport algorithms (binomial, ring, pairwise, recursive doubling and
+ * Rabenseifner with the non-power-of-two fold). The legacy active-set forms run on the whole job
+ * and on the even PEs. A dest that was just read is synced before the next collective into it. */
+#include "check.h"
+
+#include <string.h>
+
+#define MAXPES 4
+#define MAXC 100000
+
+static const size_t counts[] = {1, 7, 1000, MAXC};
+static long *lsrc, *ldst;
+static double *dsrc, *ddst;
+
+static long value(int rank, size_t i)
+{
+    return (long)rank * 1000003 + (long)(i % 9973);
+}
+
+static void fill(int rank, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        lsrc[i] = value(rank, i);
+        dsrc[i] = 0.5 * (double)value(rank, i);
+    }
+}
+
+static void broadcasts(shmem_team_t team, int me, int n, size_t c)
+{
+    for (int root = n - 1; root >= 0; root -= n > 2 ? 2 : 1) {
+        fill(me, c);
+        shmem_team_sync(team);
+        shmem_long_broadcast(team, ldst, lsrc, c, root);
+        long bad = 0;
+        for (size_t i = 0; i < c; i++)
+            bad += ldst[i] != value(root, i);
+        CHECK(bad == 0, "broadcast of %zu from %d of %d: %ld wrong", c, root, n, bad);
+        shmem_team_sync(team);
+    }
+}
+
+static void collects(shmem_team_t team, int me, int n, size_t c)
+{
+    fill(me, c);
+    shmem_team_sync(team);
+    shmem_long_fcollect(team, ldst, lsrc, c);
+    long bad = 0;
+    for (int r = 0; r < n; r++)
+        for (size_t i = 0; i < c; i++)
+            bad += ldst[(size_t)r * c + i] != value(r, i);
+    CHECK(bad == 0, "fcollect of %zu on %d: %ld wrong", c, n, bad);
+    shmem_team_sync(team);
+    /* collect: rank r contributes c / (r + 1) elements, 0 for some */
+    shmem_long_collect(team, ldst, lsrc, c / (size_t)(me + 1));
+    size_t at = 0;
+    bad = 0;
+    for (int r = 0; r < n; at += c / (size_t)(r + 1), r++)
+        for (size_t i = 0; i < c / (size_t)(r + 1); i++)
+            bad += ldst[at + i] != value(r, i);
+    CHECK(bad == 0, "collect of up to %zu on %d: %ld wrong", c, n, bad);
+    shmem_team_sync(team);
+}
+
+static void alltoalls(shmem_team_t team, int me, int n, size_t c)
+{
+    if (c > 1000)
+        return;
+    for (int r = 0; r < n; r++)
+        for (size_t i = 0; i < c; i++)
+            lsrc[(size_t)r * c + i] = value(me, (size_t)r * 7 + i);
+    shmem_team_sync(team);
+    shmem_long_alltoall(team, ldst, lsrc, c);
+    long bad = 0;
+    for (int r = 0; r < n; r++)
+        for (size_t i = 0; i < c; i++)
+            bad += ldst[(size_t)r * c + i] != value(r, (size_t)me * 7 + i);
+    CHECK(bad == 0, "alltoall of %zu on %d: %ld wrong", c, n, bad);
+    shmem_team_sync(team);
+    shmem_long_alltoalls(team, ldst, lsrc, 2, 1, c);
+    bad = 0;
+    for (int r = 0; r < n; r++)
+        for (size_t i = 0; i < c; i++)
+            bad += ldst[((size_t)r * c + i) * 2] != value(r, (size_t)me * 7 + i);
+    CHECK(bad == 0, "alltoalls of %zu on %d: %ld wrong", c, n, bad);
+    shmem_team_sync(team);
+}
+
+/* Sum of value(r, i) over ranks first..last. */
+static long sum_of(int first, int last, size_t i)
+{
+    long s = 0;
+    for (int r = first; r <= last; r++)
+        s += value(r, i);
+    return s;
+}
+
+static void reductions(shmem_team_t team, int me, int n, size_t c)
+{
+    fill(me, c);
+    shmem_team_sync(team);
+    shmem_long_sum_reduce(team, ldst, lsrc, c);
+    shmem_double_max_reduce(team, ddst, dsrc, c);
+    long bad = 0;
+    for (size_t i = 0; i < c; i++)
+        bad += ldst[i] != sum_of(0, n - 1, i) || ddst[i] != 0.5 * (double)value(n - 1, i);
+    CHECK(bad == 0, "sum/max reduce of %zu on %d: %ld wrong", c, n, bad);
+    shmem_long_sum_reduce(team, lsrc, lsrc, c); /* in place */
+    shmem_double_sum_reduce(team, dsrc, dsrc, c);
+    bad = 0;
+    for (size_t i = 0; i < c; i++)
+        bad += lsrc[i] != sum_of(0, n - 1, i) || dsrc[i] != 0.5 * (double)sum_of(0, n - 1, i);
+    CHECK(bad == 0, "in-place sum reduce of %zu on %d: %ld wrong", c, n, bad);
+    if (c > 1000)
+        return;
+    fill(me, c);
+    shmem_team_sync(team);
+    shmem_long_sum_inscan(team, ldst, lsrc, c);
+    shmem_long_sum_exscan(team, lsrc, lsrc, c); /* in place */
+    bad = 0;
+    for (size_t i = 0; i < c; i++)
+        bad += ldst[i] != sum_of(0, me, i) || (me > 0 && lsrc[i] != sum_of(0, me - 1, i));
+    CHECK(bad == 0, "scans of %zu on %d: %ld wrong", c, n, bad);
+    shmem_team_sync(team);
+}
+
+static void run_team(shmem_team_t team)
+{
+    if (team == SHMEM_TEAM_INVALID)
+        return;
+    int me = shmem_team_my_pe(team), n = shmem_team_n_pes(team);
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+        broadcasts(team, me, n, counts[k]);
+        collects(team, me, n, counts[k]);
+        alltoalls(team, me, n, counts[k]);
+        reductions(team, me, n, counts[k]);
+    }
+}
+
+/* The legacy forms over PE_start 0, stride 2^log_stride: pSync arrays taken in turn. */
+static long psyncs[2][SHMEM_REDUCE_SYNC_SIZE];
+static long pwrk[MAXC / 2 + 1 + SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+static int turn;
+
+static long *next_psync(void)
+{
+    return psyncs[turn++ & 1];
+}
+
+static void run_set(int log_stride, int size, int rank)
+{
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+        size_t c = counts[k];
+        fill(rank, c);
+        memset(ldst, 0, c * sizeof(long));
+        shmem_barrier(0, log_stride, size, next_psync());
+        int root = size - 1;
+        shmem_broadcast64(ldst, lsrc, c, root, 0, log_stride, size, next_psync());
+        long bad = 0;
+        for (size_t i = 0; i < c; i++)
+            bad += ldst[i] != (rank == root ? 0 : value(root, i));
+        shmem_barrier(0, log_stride, size, next_psync());
+        shmem_fcollect64(ldst, lsrc, c, 0, log_stride, size, next_psync());
+        for (int r = 0; r < size; r++)
+            for (size_t i = 0; i < c; i++)
+                bad += ldst[(size_t)r * c + i] != value(r, i);
+        shmem_long_sum_to_all(lsrc, lsrc, (int)c, 0, log_stride, size, pwrk, next_psync());
+        for (size_t i = 0; i < c; i++)
+            bad += lsrc[i] != sum_of(0, size - 1, i);
+        CHECK(bad == 0, "active set (stride 2^%d, %d PEs) with %zu elements: %ld wrong", log_stride,
+              size, c, bad);
+    }
+}
+
+int main(void)
+{
+    for (int i = 0; i < 2 * SHMEM_REDUCE_SYNC_SIZE; i++)
+        psyncs[i / SHMEM_REDUCE_SYNC_SIZE][i % SHMEM_REDUCE_SYNC_SIZE] = SHMEM_SYNC_VALUE;
+    shmem_init();
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    if (n > MAXPES) {
+        if (me == 0)
+            fprintf(stderr, "coll_algos runs on up to %d PEs\n", MAXPES);
+        return check_finish();
+    }
+    size_t words = (size_t)MAXC * MAXPES * 2;
+    lsrc = shmem_malloc(words * sizeof(long));
+    ldst = shmem_malloc(words * sizeof(long));
+    dsrc = shmem_malloc(MAXC * sizeof(double));
+    ddst = shmem_malloc(MAXC * sizeof(double));
+    shmem_team_t reversed, evens, upper = SHMEM_TEAM_INVALID;
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, n - 1, -1, n, NULL, 0, &reversed);
+    shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (n + 1) / 2, NULL, 0, &evens);
+    if (n > 1)
+        shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 1, n - 1, NULL, 0, &upper);
+    run_team(SHMEM_TEAM_WORLD);
+    run_team(reversed);
+    run_team(evens);
+    run_team(upper);
+    shmem_barrier_all();
+    run_set(0, n, me);
+    if (me % 2 == 0)
+        run_set(1, (n + 1) / 2, me / 2);
+    shmem_barrier_all();
+    long dirty = 0;
+    for (int i = 0; i < 2 * SHMEM_REDUCE_SYNC_SIZE; i++)
+        dirty += psyncs[i / SHMEM_REDUCE_SYNC_SIZE][i % SHMEM_REDUCE_SYNC_SIZE] != SHMEM_SYNC_VALUE;
+    CHECK(dirty == 0, "%ld pSync words not restored", dirty);
+    shmem_barrier_all();
+    shmem_team_destroy(upper);
+    shmem_team_destroy(evens);
+    shmem_team_destroy(reversed);
+    shmem_free(ddst);
+    shmem_free(dsrc);
+    shmem_free(ldst);
+    shmem_free(lsrc);
+    return check_finish();
+}
