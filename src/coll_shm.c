@@ -1,7 +1,6 @@
 /* Collectives when every member is mapped: data is copied straight into the members' mapped
  * buffers, and a member's progress is the step number it publishes in its own collective words,
- * which the others poll. Nothing goes through the transport, and nobody waits for anyone it
- * does not take data from. */
+ * which the others poll. Nothing goes through the transport. */
 #include "coll.h"
 
 #include <string.h>
@@ -66,12 +65,13 @@ void coll_shm_alltoalls(struct coll_group *g, void *dest, const void *source, pt
 /* Up to this many bytes a reduction copies its source into the member's buffer and is one step;
  * above, members read each other's sources in place (two steps, no copy in). */
 #define COLL_SHM_COPY_MAX 1024
+_Static_assert(COLL_SHM_COPY_MAX <= COLL_BUF_BYTES, "a short vector fits a member's buffer");
 
 /* Short vectors: each member copies its source into its own buffer and publishes; everyone then
  * combines the buffers in rank order (so every member gets the same bits, floating point
- * included). A buffer is rewritten two calls later, which its owner cannot reach before every
- * member has published the call in between, that is finished reading this one: scans wait for
- * all members too, not only the ranks they combine. */
+ * included). A buffer is rewritten two buffer steps (dstep) later, which its owner cannot reach
+ * before every member has taken part in the one in between, that is finished reading this one
+ * (every buffer step waits for all members: scans too, not only for the ranks they combine). */
 static void shm_reduce_copied(struct coll_group *g, void *dest, const void *source, size_t count,
                               size_t elem, int scan, coll_combine_fn combine)
 {
@@ -112,15 +112,18 @@ static void shm_reduce_direct(struct coll_group *g, void *dest, const void *sour
         if (r != me)
             coll_wait_step(g, r, step);
         char *to = (char *)coll_peer(g, dest, r) + off;
-        memcpy(in, (const char *)coll_peer(g, source, r) + off, bytes);
-        if (scan < 0 && r == 0)
-            memset(to, 0, bytes);
-        else if (scan < 0)
-            memcpy(to, acc, bytes);
+        const char *from = (const char *)coll_peer(g, source, r) + off;
+        if (scan < 0) { /* rank r's prefix excludes it: save its source before dest changes */
+            from = memcpy(in, from, bytes);
+            if (r == 0)
+                memset(to, 0, bytes);
+            else
+                memcpy(to, acc, bytes);
+        }
         if (r == 0)
-            memcpy(acc, in, bytes);
+            memcpy(acc, from, bytes);
         else
-            combine(acc, in, seg);
+            combine(acc, from, seg);
         if (scan > 0)
             memcpy(to, acc, bytes);
     }
