@@ -181,10 +181,12 @@ static void init_devices(void)
     const char *pes = getenv("SHMEM_TEST_DEVICE_PES");
     for (const char *c = pes; c && *c;) {
         char *end;
-        long pe = strtol(c, &end, 10);
+        long first = strtol(c, &end, 10), last = first;
         if (end == c)
             break;
-        rt.test_device |= pe == rt.my_pe;
+        if (*end == '-')
+            last = strtol(end + 1, &end, 10);
+        rt.test_device |= rt.my_pe >= first && rt.my_pe <= last;
         c = *end == ',' ? end + 1 : end;
     }
     rt.test_device_size = (size_t)1 << 30;
