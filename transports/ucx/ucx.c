@@ -4,6 +4,7 @@
  * exchange callbacks. */
 #include "ucx_internal.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,11 @@ int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *w
     if (UCS_PTR_IS_ERR(request))
         return ucx_fail(what, UCS_PTR_STATUS(request));
     ucs_status_t status;
+    unsigned spins = 0;
+    /* The peer that must answer may need this core (more PEs than cores): yield after a while. */
     while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS)
-        ucp_worker_progress(w->worker);
+        if (!ucp_worker_progress(w->worker) && ++spins > UCX_SPINS_BEFORE_YIELD)
+            sched_yield();
     ucp_request_free(request);
     return status == UCS_OK ? 0 : ucx_fail(what, status);
 }

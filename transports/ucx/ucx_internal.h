@@ -10,6 +10,7 @@
 
 #define UCX_MAX_REGIONS 64
 #define UCX_BLOB_MAX 4096
+#define UCX_SPINS_BEFORE_YIELD 64
 
 struct ucx_remote_region {
     uint64_t base;   /* the region's address in the peer's process */
