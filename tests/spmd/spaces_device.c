@@ -7,8 +7,18 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 enum { N = 1000 };
+
+static long busy_flag; /* host memory: rank 0 waits on it without calling the library */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Whether world PE pe is listed in SHMEM_TEST_DEVICE_PES ("0,2" or ranges "1-3"). */
 static int listed(int pe)
@@ -147,6 +157,27 @@ int main(void)
         shmem_long_atomic_add(counter, 0, root);
         shmem_team_sync(team);
         CHECK_EQ(shmem_long_atomic_fetch(counter, root), 300L * size);
+
+        /* A target busy in user code still answers: rank 0 spins on a host flag without calling
+         * the library while the others update its device word; its progress thread serves
+         * them, and each one counts itself done on the flag. */
+        const char *thread_knob = getenv("SHMEM_PROGRESS_THREAD");
+        if (size > 1 && !(thread_knob && !strcmp(thread_knob, "0"))) {
+            shmem_team_sync(team);
+            if (rank == 0) {
+                double deadline = now_s() + 20;
+                while (__atomic_load_n(&busy_flag, __ATOMIC_ACQUIRE) < size - 1 &&
+                       now_s() < deadline)
+                    ;
+                CHECK(busy_flag == size - 1, "atomics served while busy: flag %ld", busy_flag);
+            } else {
+                for (int i = 0; i < 100; i++)
+                    shmem_long_atomic_add(counter, 1, root);
+                shmem_long_atomic_add(&busy_flag, 1, root);
+            }
+            shmem_team_sync(team);
+            CHECK_EQ(shmem_long_atomic_fetch(counter, root), 300L * size + 100L * (size - 1));
+        }
 
         /* a reduction and a broadcast on device buffers */
         for (int i = 0; i < N; i++)
