@@ -126,9 +126,10 @@ static uint64_t space_caps(const struct space_plan *plan, const struct space_mad
     return caps;
 }
 
-/* Members make their memory; then all agree whether every member did. */
-static struct space *space_build(const shmem_space_config_t *config, const struct space_plan *plan,
-                                 const struct kind_ops *kind)
+/* Members make their memory; then all agree whether every member did. Returns 0 (with *out
+ * this PE's part, NULL outside the team) or -1 on every PE. */
+static int space_build(const shmem_space_config_t *config, const struct space_plan *plan,
+                       const struct kind_ops *kind, struct space **out)
 {
     struct space *space = NULL;
     struct space_made mine = {0, 0};
@@ -145,14 +146,38 @@ static struct space *space_build(const shmem_space_config_t *config, const struc
     if (all_made && space)
         space->caps = space_caps(plan, made);
     free(made);
-    if (!all_made && space) {
-        space_destroy(&rt.job, space);
-        space = NULL;
+    if (!all_made) {
+        if (space)
+            space_destroy(&rt.job, space);
+        if (rt.my_pe == 0)
+            log_error("shmem_space_create", "a member could not create %zu bytes of device type %d",
+                      config->size, (int)config->device_type);
+        return -1;
     }
-    if (!all_made && rt.my_pe == 0)
-        log_error("shmem_space_create", "a member could not create %zu bytes of device type %d",
-                  config->size, (int)config->device_type);
-    return all_made ? space : (struct space *)-1;
+    *out = space;
+    return 0;
+}
+
+/* The space's team and the library's own team over the same members (world collective). Every
+ * member's memory exists: node peers' is mapped first, and the team agreement synchronizes the
+ * world, after which the names can go. Returns 0, or -1 on every PE when team slots ran out. */
+static int space_attach_teams(struct space *space, const struct space_plan *plan)
+{
+    if (space && space_map_peers(&rt.job, space))
+        log_fatal("shmem_space_create", "cannot map the space of the PEs on this node");
+    shmem_team_t team, members_team;
+    if (team_create_members(SHMEM_TEAM_WORLD, plan->members, plan->size, space, &team))
+        return -1;
+    if (team_create_members(SHMEM_TEAM_WORLD, plan->members, plan->size, NULL, &members_team)) {
+        shmem_team_destroy(team);
+        return -1;
+    }
+    if (space) {
+        space_unlink(space);
+        space->team = team;
+        space->members_team = members_team;
+    }
+    return 0;
 }
 
 int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_out,
@@ -175,36 +200,29 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
     free(offers);
     if (rc == 0 && !rt.transport && space_needs_transport(&plan) && runtime_transport_start())
         log_fatal("shmem_space_create", "cannot start the UCX transport");
-    struct space *space = rc ? (struct space *)-1 : space_build(config, &plan, kind);
-    if (space == (struct space *)-1) {
-        free(plan.members);
-        free(plan.member);
-        return -1;
+    struct space *space = NULL;
+    if (rc == 0)
+        rc = space_build(config, &plan, kind, &space);
+    if (rc == 0 && space_attach_teams(space, &plan)) {
+        if (space)
+            space_destroy(&rt.job, space);
+        if (rt.debug && rt.my_pe == 0)
+            log_error("shmem_space_create", "no team slot is free for the space's team");
+        rc = -1;
     }
-    /* Every member's memory exists: map node peers', then agree on the team (which also
-     * synchronizes the world, so the names can go). */
-    if (space && space_map_peers(&rt.job, space))
-        log_fatal("shmem_space_create", "cannot map the space of the PEs on this node");
-    shmem_team_t team, members_team;
-    if (team_create_members(SHMEM_TEAM_WORLD, plan.members, plan.size, space, &team) ||
-        team_create_members(SHMEM_TEAM_WORLD, plan.members, plan.size, NULL, &members_team))
-        log_fatal("shmem_space_create", "no team slot is free for the space's team");
-    if (space) {
-        space_unlink(space);
-        space->team = team;
-        space->members_team = members_team;
+    if (rc == 0 && space) {
         rt.device_memory |= !kind_direct(space->heap.kind);
         space_ids_used |= 1ull << plan.id;
         if (!kind_direct(space->heap.kind) && runtime_progress_start())
             log_fatal("shmem_space_create", "cannot start the progress thread");
         *space_out = space;
-        *team_out = team;
+        *team_out = space->team;
     }
-    LOG(LOG_MEM, "shmem_space_create", "device type %d, %zu bytes, %d members, region %d",
-        (int)config->device_type, config->size, plan.size, plan.id);
+    LOG(LOG_MEM, "shmem_space_create", "device type %d, %zu bytes, %d members, region %d: %s",
+        (int)config->device_type, config->size, plan.size, plan.id, rc ? "failed" : "made");
     free(plan.members);
     free(plan.member);
-    return 0;
+    return rc;
 }
 
 int shmem_space_destroy(shmem_space_t handle)

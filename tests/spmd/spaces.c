@@ -310,6 +310,37 @@ static void check_error_rules(void)
     CHECK_EQ(shmem_space_destroy(space), 0);
 }
 
+/* Spaces until team slots (two per space) or region ids run out: creation then fails on every
+ * PE alike, with invalid handles, and works again once spaces are destroyed. */
+static void check_space_exhaustion(void)
+{
+    enum { MAX = 70 };
+    int n = shmem_n_pes();
+    shmem_space_t spaces[MAX];
+    shmem_team_t teams[MAX];
+    shmem_space_config_t config = {SHMEM_DEVICE_CPU, 4096, SHMEM_SPACE_FLAG_DEFAULT};
+    int made = 0;
+    while (made < MAX && shmem_space_create(&config, &spaces[made], &teams[made]) == 0)
+        made++;
+    CHECK(made > 8 && made < MAX, "%d spaces before running out", made);
+    if (made < MAX)
+        CHECK(spaces[made] == SHMEM_SPACE_INVALID && teams[made] == SHMEM_TEAM_INVALID,
+              "the failed creation leaves invalid handles");
+    int *counts = shmem_malloc((size_t)n * sizeof(int));
+    shmem_int_fcollect(SHMEM_TEAM_WORLD, counts, &made, 1);
+    for (int pe = 0; pe < n; pe++)
+        CHECK(counts[pe] == made, "PE %d made %d spaces, this PE %d", pe, counts[pe], made);
+    shmem_free(counts);
+    for (int i = made - 1; i >= 0; i--) {
+        shmem_team_destroy(teams[i]);
+        CHECK_EQ(shmem_space_destroy(spaces[i]), 0);
+    }
+    shmem_team_t team;
+    shmem_space_t again = cpu_space(4096, &team);
+    shmem_team_destroy(team);
+    CHECK_EQ(shmem_space_destroy(again), 0);
+}
+
 int main(void)
 {
     shmem_init();
@@ -320,5 +351,6 @@ int main(void)
     check_many_spaces();
     check_exhaustion();
     check_error_rules();
+    check_space_exhaustion();
     return check_finish();
 }
