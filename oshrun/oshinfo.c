@@ -1,4 +1,5 @@
 /* oshinfo: what this Strata build is and how it is configured right now. */
+#include "../spaces/discovery.h"
 #include "../src/knobs.h"
 
 #include <config.h>
@@ -22,7 +23,7 @@ int main(int argc, char **argv)
     printf("Configure args:  %s\n", STRATA_CONFIGURE_ARGS);
     printf("Sanitizers:      %s\n", STRATA_SANITIZERS);
     printf("Transports:      direct load/store on the node, UCX\n");
-    printf("Memory kinds:    host\n");
+    printf("Memory kinds:    host (shared memory), test device (a testing aid)\n");
     printf("Knobs (environment):\n");
     struct knobs knobs;
     char err[256];
@@ -31,5 +32,15 @@ int main(int argc, char **argv)
         return 1;
     }
     knobs_print(&knobs, stdout);
+    /* As a single PE sees them: local rank 0 of 1. */
+    struct discovery_job job = {
+        0, 1, 0, 1, knobs.DEVICE_MAP, knobs.TEST_DEVICE_PES, knobs.TEST_DEVICE_SIZE};
+    struct discovery found;
+    printf("Devices on this node:\n");
+    if (discovery_run(&job, &found, err, sizeof(err))) {
+        printf("  %s\n", err);
+        return 1;
+    }
+    discovery_print(&found, stdout);
     return 0;
 }

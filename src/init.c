@@ -128,8 +128,7 @@ static void init_default_space(void)
                                             &type, err, sizeof(err));
     if (reachable < 0)
         init_fail("%s", err);
-    if (type != SHMEM_DEVICE_CPU &&
-        boot_put("strata.default.reach", &reachable, sizeof(reachable)))
+    if (type != SHMEM_DEVICE_CPU && boot_put("strata.default.reach", &reachable, sizeof(reachable)))
         init_fail("cannot publish the default space's reach");
     if (space_default_create(&rt.job, init_library_bytes(), REGION_ID_LIBRARY, &rt.library_space))
         init_fail("cannot create the library's %zu bytes of symmetric memory",
@@ -175,21 +174,20 @@ static void init_default_space_check(void)
     }
 }
 
-/* TEMPORARY until discovery lands. */
 static void init_devices(void)
 {
-    const char *pes = getenv("SHMEM_TEST_DEVICE_PES");
-    for (const char *c = pes; c && *c;) {
-        char *end;
-        long first = strtol(c, &end, 10), last = first;
-        if (end == c)
-            break;
-        if (*end == '-')
-            last = strtol(end + 1, &end, 10);
-        rt.test_device |= rt.my_pe >= first && rt.my_pe <= last;
-        c = *end == ',' ? end + 1 : end;
-    }
-    rt.test_device_size = (size_t)1 << 30;
+    struct discovery_job job = {
+        .my_pe = rt.my_pe,
+        .n_pes = rt.n_pes,
+        .local_rank = rt.boot.local_rank,
+        .local_size = rt.boot.local_size,
+        .device_map = rt.knobs.DEVICE_MAP,
+        .test_device_pes = rt.knobs.TEST_DEVICE_PES,
+        .test_device_size = rt.knobs.TEST_DEVICE_SIZE,
+    };
+    char err[256];
+    if (discovery_run(&job, &rt.devices, err, sizeof(err)))
+        init_fail("%s", err);
 }
 
 static void init_report(void)
@@ -199,8 +197,11 @@ static void init_report(void)
     if (rt.knobs.VERSION || rt.knobs.INFO)
         printf("%s (OpenSHMEM %d.%d)\n", SHMEM_VENDOR_STRING, SHMEM_MAJOR_VERSION,
                SHMEM_MINOR_VERSION);
-    if (rt.knobs.INFO)
+    if (rt.knobs.INFO) {
         knobs_print(&rt.knobs, stdout);
+        printf("Devices of PE 0:\n");
+        discovery_print(&rt.devices, stdout);
+    }
     fflush(stdout);
 }
 

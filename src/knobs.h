@@ -21,7 +21,12 @@
       "How often the progress thread polls the transport when idle, in microseconds")              \
     X(LOG, string, "", "Comma-separated log categories: init, mem, rma, or all")                  \
     X(DEFAULT_SPACE, string, "cpu",                                                                \
-      "Device type of the default space: cpu, gpu, cuda or hip; every PE must reach it")
+      "Device type of the default space: cpu, gpu, cuda or hip; every PE must reach it")          \
+    X(DEVICE_MAP, string, "",                                                                      \
+      "GPU of each local rank, overriding locality: device numbers or - (none), e.g. 1,0")         \
+    X(TEST_DEVICE_PES, string, "",                                                                 \
+      "Testing aid: PEs (e.g. 0,2 or 1-3) on which a test device kind stands in for a GPU")        \
+    X(TEST_DEVICE_SIZE, size, "1G", "Memory of the test device kind per PE")
 
 enum knob_type { KNOB_SIZE, KNOB_BOOL, KNOB_STRING };
 

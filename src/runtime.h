@@ -2,6 +2,7 @@
 #ifndef STRATA_RUNTIME_H
 #define STRATA_RUNTIME_H
 
+#include "../spaces/discovery.h"
 #include "../spaces/space.h"
 #include "bootstrap/boot.h"
 #include "knobs.h"
@@ -44,10 +45,8 @@ struct runtime {
     /* Internal symmetric words in the default heap: barrier counters, one per round. */
     uint64_t *sync_words;
     uint64_t barrier_epoch;
-    int device_memory; /* some space of this PE is device memory: buffers need a lookup */
-    /* The test device kind stands in for a GPU on this PE, with this much memory. */
-    int test_device;
-    size_t test_device_size;
+    int device_memory;        /* some space of this PE is device memory: buffers need a lookup */
+    struct discovery devices; /* what this PE can reach (spaces/discovery.h) */
 };
 
 extern struct runtime rt;

@@ -6,12 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 /* Host spaces live in shared-memory files: the smaller of memory and the room of /dev/shm. */
 static size_t reach_host_capacity(void)
 {
-    size_t memory = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+    size_t memory = rt.devices.host_memory;
     struct statvfs fs;
     if (statvfs("/dev/shm", &fs) == 0 && (size_t)fs.f_bavail * fs.f_frsize < memory)
         memory = (size_t)fs.f_bavail * fs.f_frsize;
@@ -39,12 +38,16 @@ enum space_verdict space_reach(const char *routine, const shmem_space_config_t *
         *kind = &kind_host;
         capacity = reach_host_capacity();
         break;
-    case SHMEM_DEVICE_GPU:
-        if (!rt.test_device)
+    case SHMEM_DEVICE_GPU: {
+        /* No CUDA or HIP memory kind yet: only the test device answers, and only where no real
+         * GPU would (the test kind stands in for a GPU, never beside one). */
+        const struct device *test = rt.devices.chosen[DEVICE_FAMILY_TEST];
+        if (!test || rt.devices.chosen[DEVICE_FAMILY_CUDA] || rt.devices.chosen[DEVICE_FAMILY_HIP])
             return SPACE_NO_DEVICE;
         *kind = &kind_testdev;
-        capacity = rt.test_device_size;
+        capacity = test->memory;
         break;
+    }
     case SHMEM_DEVICE_CUDA:
     case SHMEM_DEVICE_HIP:
         return SPACE_NO_DEVICE; /* no CUDA or HIP memory kind in this release */

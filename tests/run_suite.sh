@@ -37,6 +37,7 @@ tmp_before=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
 for t in test_heap test_knobs test_registry test_amo_routing; do
     run "unit/$t" "$build/tests/unit/$t"
 done
+run "unit/test_discovery" "$build/tests/unit/test_discovery" "$src/tests/unit/topo-2socket-2gpu.xml"
 
 spmd_tests="hello setup_query mem_alloc rma_put_get rma_p_g rma_strided rma_nbi rma_sized
             rma_signal rma_static order_barrier ptr_access rma_generic amo_types amo_contention
@@ -88,7 +89,7 @@ run "spmd/spaces_device -np 2, no device anywhere" "$oshrun" -np 2 \
     "$build/tests/spmd/spaces_device"
 for np in 1 3; do
     run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=gpu)" env SHMEM_DEFAULT_SPACE=gpu \
-        SHMEM_TEST_DEVICE_PES=0-3 "$oshrun" -np "$np" "$build/tests/spmd/default_device"
+        SHMEM_TEST_DEVICE_PES=0-$((np - 1)) "$oshrun" -np "$np" "$build/tests/spmd/default_device"
 done
 run "SHMEM_DEFAULT_SPACE=gpu without a device on PE 1 fails on every PE" bash -c \
     "out=\$(SHMEM_DEFAULT_SPACE=gpu SHMEM_TEST_DEVICE_PES=0 '$oshrun' -np 2 \

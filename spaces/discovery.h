@@ -1,0 +1,56 @@
+/* Device discovery: what memory this PE can reach. At init each PE loads the node's topology
+ * (hwloc), asks each device runtime (loaded with dlopen, so none is required) for its devices,
+ * and picks one device per family: the closest to its CPU binding, spread over local ranks, or
+ * as SHMEM_DEVICE_MAP says. The test family stands in for a GPU on the PEs that
+ * SHMEM_TEST_DEVICE_PES lists, so device spaces are exercised without one. */
+#ifndef STRATA_DISCOVERY_H
+#define STRATA_DISCOVERY_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum device_family { DEVICE_FAMILY_CUDA, DEVICE_FAMILY_HIP, DEVICE_FAMILY_TEST, DEVICE_FAMILIES };
+
+#define DISCOVERY_MAX_DEVICES 32
+
+struct device {
+    enum device_family family;
+    int ordinal;    /* the runtime's device number */
+    size_t memory;  /* bytes */
+    char busid[32]; /* PCI bus id ("0000:3b:00.0"), empty for the test device */
+};
+
+struct discovery {
+    size_t host_memory; /* the node's RAM */
+    int n_devices;
+    struct device devices[DISCOVERY_MAX_DEVICES]; /* every device on the node */
+    const struct device *chosen[DEVICE_FAMILIES]; /* this PE's, per family; NULL: none */
+    char absent[DEVICE_FAMILIES][96];             /* why a family has no device here */
+};
+
+struct discovery_job {
+    int my_pe, n_pes, local_rank, local_size;
+    const char *device_map;      /* SHMEM_DEVICE_MAP */
+    const char *test_device_pes; /* SHMEM_TEST_DEVICE_PES */
+    size_t test_device_size;     /* SHMEM_TEST_DEVICE_SIZE */
+};
+
+/* Fills d for this PE. Returns 0, or -1 with a message naming the knob and its bad value. */
+int discovery_run(const struct discovery_job *job, struct discovery *d, char *err, size_t errlen);
+void discovery_print(const struct discovery *d, FILE *out);
+const char *discovery_family_name(enum device_family family);
+
+/* ---- Parts, exposed for the unit test ---- */
+/* Whether pe is in a list of ranks and ranges ("0,2", "1-3"); -1 for a malformed list or a rank
+ * outside 0..n_pes-1. */
+int discovery_pe_listed(const char *list, int pe, int n_pes);
+/* The SHMEM_DEVICE_MAP entry of local_rank: a device ordinal, -1 for "-" (no device), -2 when
+ * the map is empty, -3 when it is malformed. */
+int discovery_map_entry(const char *map, int local_rank);
+/* Index into busids of the device closest to cpuset_string (a hwloc bitmap string, or NULL for
+ * an unbound PE) in the topology at xml_or_null (NULL: this machine), spreading local ranks
+ * round-robin over equally close devices. -1 when n is 0. */
+int discovery_pick(const char *xml_or_null, const char *const *busids, int n,
+                   const char *cpuset_string, int local_rank);
+
+#endif

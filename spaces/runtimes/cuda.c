@@ -1,0 +1,50 @@
+/* CUDA devices through the driver API of libcuda.so.1. Never linked: a machine without the
+ * driver (or without a GPU) simply has no CUDA devices. */
+#include "runtime.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+
+typedef int (*cu_init_fn)(unsigned flags);
+typedef int (*cu_count_fn)(int *count);
+typedef int (*cu_get_fn)(int *device, int ordinal);
+typedef int (*cu_busid_fn)(char *busid, int len, int device);
+typedef int (*cu_mem_fn)(size_t *bytes, int device);
+
+int runtime_cuda_probe(struct device *out, int max, char *why, size_t whylen)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(why, whylen, "libcuda.so.1 not loadable");
+        return 0;
+    }
+    cu_init_fn cu_init = (cu_init_fn)dlsym(lib, "cuInit");
+    cu_count_fn cu_count = (cu_count_fn)dlsym(lib, "cuDeviceGetCount");
+    cu_get_fn cu_get = (cu_get_fn)dlsym(lib, "cuDeviceGet");
+    cu_busid_fn cu_busid = (cu_busid_fn)dlsym(lib, "cuDeviceGetPCIBusId");
+    cu_mem_fn cu_mem = (cu_mem_fn)dlsym(lib, "cuDeviceTotalMem_v2");
+    int count = 0, rc;
+    if (!cu_init || !cu_count || !cu_get || !cu_busid || !cu_mem) {
+        snprintf(why, whylen, "libcuda.so.1 lacks the driver API");
+        count = 0;
+    } else if ((rc = cu_init(0)) != 0 || cu_count(&count) != 0) {
+        snprintf(why, whylen, "cuInit failed (error %d)", rc);
+        count = 0;
+    } else if (count == 0) {
+        snprintf(why, whylen, "no CUDA device");
+    }
+    int found = 0;
+    for (int i = 0; i < count && found < max; i++) {
+        int dev;
+        struct device *d = &out[found];
+        if (cu_get(&dev, i) || cu_busid(d->busid, sizeof(d->busid), dev) || cu_mem(&d->memory, dev))
+            continue;
+        d->family = DEVICE_FAMILY_CUDA;
+        d->ordinal = i;
+        found++;
+    }
+    /* The driver stays loaded: its state lives as long as the process. */
+    if (!found)
+        dlclose(lib);
+    return found;
+}

@@ -1,0 +1,13 @@
+/* A device runtime, loaded with dlopen so that the library runs where it is not installed: it
+ * lists the devices it sees. Declares the few entry points it uses itself, so the library
+ * builds without the runtime's headers. */
+#ifndef STRATA_DEVICE_RUNTIME_H
+#define STRATA_DEVICE_RUNTIME_H
+
+#include "../discovery.h"
+
+/* Appends up to max devices to out; returns how many, or 0 with the reason in why. */
+int runtime_cuda_probe(struct device *out, int max, char *why, size_t whylen);
+int runtime_hip_probe(struct device *out, int max, char *why, size_t whylen);
+
+#endif

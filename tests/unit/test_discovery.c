@@ -1,0 +1,95 @@
+/* Device discovery without devices: the locality choice on a hand-written two-socket topology
+ * with a GPU per socket, the SHMEM_DEVICE_MAP and SHMEM_TEST_DEVICE_PES parsers, and a full
+ * discovery on this machine, where CUDA and HIP report no device without failing.
+ * Usage: test_discovery TOPOLOGY_XML */
+#include "../../spaces/discovery.h"
+#include "unit.h"
+
+#include <string.h>
+
+static void check_locality(const char *xml)
+{
+    const char *gpus[2] = {"0000:3b:00.0", "0000:af:00.0"};
+    /* bound to one core or to a whole socket: that socket's GPU */
+    UNIT_CHECK(discovery_pick(xml, gpus, 2, "0x1", 0) == 0, "core 0 -> GPU 0");
+    UNIT_CHECK(discovery_pick(xml, gpus, 2, "0x2", 1) == 0, "core 1 -> GPU 0, any rank");
+    UNIT_CHECK(discovery_pick(xml, gpus, 2, "0x4", 0) == 1, "core 2 -> GPU 1");
+    UNIT_CHECK(discovery_pick(xml, gpus, 2, "0xc", 3) == 1, "socket 1 -> GPU 1");
+    /* unbound, or bound across both sockets: round-robin by local rank */
+    for (int rank = 0; rank < 4; rank++) {
+        UNIT_CHECK(discovery_pick(xml, gpus, 2, NULL, rank) == rank % 2, "unbound rank %d", rank);
+        UNIT_CHECK(discovery_pick(xml, gpus, 2, "0xf", rank) == rank % 2, "whole machine %d", rank);
+    }
+    /* a PE spanning core 1 and core 2 is near both: round-robin between them */
+    UNIT_CHECK(discovery_pick(xml, gpus, 2, "0x6", 1) == 1, "straddling rank 1");
+    /* a device hwloc does not know counts as near nobody */
+    const char *unknown[2] = {"0000:3b:00.0", "0000:01:00.0"};
+    UNIT_CHECK(discovery_pick(xml, unknown, 2, "0x4", 0) == 0, "unknown device");
+    UNIT_CHECK(discovery_pick(xml, gpus, 0, "0x1", 0) == -1, "no device");
+}
+
+static void check_device_map(void)
+{
+    UNIT_CHECK(discovery_map_entry("", 0) == -2, "empty map");
+    UNIT_CHECK(discovery_map_entry(NULL, 0) == -2, "no map");
+    UNIT_CHECK(discovery_map_entry("1,0", 0) == 1, "rank 0 of 1,0");
+    UNIT_CHECK(discovery_map_entry("1,0", 1) == 0, "rank 1 of 1,0");
+    UNIT_CHECK(discovery_map_entry("1,0", 2) == 1, "the map wraps");
+    UNIT_CHECK(discovery_map_entry("0,-", 1) == -1, "'-' means no device");
+    UNIT_CHECK(discovery_map_entry("3", 5) == 3, "one entry for every rank");
+    const char *bad[] = {"a", "1,,0", "1;0", "-1", "0,", "1x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        UNIT_CHECK(discovery_map_entry(bad[i], 0) == -3 || discovery_map_entry(bad[i], 1) == -3,
+                   "malformed map '%s'", bad[i]);
+}
+
+static void check_pe_list(void)
+{
+    UNIT_CHECK(discovery_pe_listed("", 0, 4) == 0, "empty list");
+    UNIT_CHECK(discovery_pe_listed("0,2", 2, 4) == 1, "2 in 0,2");
+    UNIT_CHECK(discovery_pe_listed("0,2", 1, 4) == 0, "1 not in 0,2");
+    UNIT_CHECK(discovery_pe_listed("1-3", 3, 4) == 1, "3 in 1-3");
+    UNIT_CHECK(discovery_pe_listed("1-3", 0, 4) == 0, "0 not in 1-3");
+    UNIT_CHECK(discovery_pe_listed("0,2-3", 3, 4) == 1, "mixed list");
+    const char *bad[] = {"x", "0,4", "3-1", "1-", "0,,1", "0,", "-2", "1 2"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        UNIT_CHECK(discovery_pe_listed(bad[i], 0, 4) == -1, "malformed list '%s'", bad[i]);
+}
+
+static void check_this_machine(void)
+{
+    struct discovery d;
+    char err[256] = "";
+    struct discovery_job job = {2, 4, 0, 4, "", "0,2", (size_t)1 << 20};
+    UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == 0, "discovery: %s", err);
+    UNIT_CHECK(d.host_memory > 0, "host memory");
+    UNIT_CHECK(d.chosen[DEVICE_FAMILY_TEST] && d.chosen[DEVICE_FAMILY_TEST]->memory == 1 << 20,
+               "PE 2 has the test device");
+    job.my_pe = 1;
+    UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == 0 && !d.chosen[DEVICE_FAMILY_TEST],
+               "PE 1 has none");
+    job.test_device_pes = "0,9";
+    UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == -1 &&
+                   strstr(err, "SHMEM_TEST_DEVICE_PES=0,9"),
+               "a PE out of range is named: %s", err);
+    /* without CUDA or HIP here, their families are empty and say why */
+    job.test_device_pes = "";
+    UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == 0, "discovery: %s", err);
+    if (!d.chosen[DEVICE_FAMILY_CUDA])
+        UNIT_CHECK(d.absent[DEVICE_FAMILY_CUDA][0], "CUDA absent with a reason");
+    if (!d.chosen[DEVICE_FAMILY_HIP])
+        UNIT_CHECK(d.absent[DEVICE_FAMILY_HIP][0], "HIP absent with a reason");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_discovery TOPOLOGY_XML\n");
+        return 2;
+    }
+    check_locality(argv[1]);
+    check_device_map();
+    check_pe_list();
+    check_this_machine();
+    return unit_finish("test_discovery");
+}
