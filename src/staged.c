@@ -58,22 +58,29 @@ static void staged_write_local(void *addr, const void *src, size_t len)
         memcpy(addr, src, len);
 }
 
-/* Writes one chunk of host data to the target, however it is reached. */
-static void staged_put_chunk(shmem_ctx_t ctx, const char *routine, const struct rma_target *target,
-                             size_t at, const void *data, size_t len, int pe)
+/* Moves one chunk between host memory and the target, however the target is reached: a put
+ * writes data there, a get reads it into data. */
+static void staged_chunk(shmem_ctx_t ctx, const char *routine, const struct rma_target *target,
+                         size_t at, void *data, size_t len, int pe, int put)
 {
     struct region *region = target->region;
+    size_t offset = target->offset + at;
     int rc = 0;
     if (target->mapped)
-        memcpy(target->mapped + at, data, len);
+        put ? memcpy(target->mapped + at, data, len) : memcpy(data, target->mapped + at, len);
     else if (pe == rt.my_pe)
-        staged_write_local(region->base + target->offset + at, data, len);
+        put ? staged_write_local(region->base + offset, data, len)
+            : staged_read_local(region->base + offset, data, len);
     else if (!kind_direct(region->kind))
-        rc = transport_am_put(staged_worker(ctx, routine, pe), pe, region->id, target->offset + at,
-                              data, len);
+        rc = put ? transport_am_put(staged_worker(ctx, routine, pe), pe, region->id, offset, data,
+                                    len)
+                 : transport_am_get(staged_worker(ctx, routine, pe), pe, region->id, offset, data,
+                                    len);
     else
-        rc = transport_put(staged_worker(ctx, routine, pe), pe, region->id, target->offset + at,
-                           data, len, 0);
+        rc = put ? transport_put(staged_worker(ctx, routine, pe), pe, region->id, offset, data, len,
+                                 0)
+                 : transport_get(staged_worker(ctx, routine, pe), pe, region->id, offset, data, len,
+                                 0);
     if (rc)
         rma_report_transport(routine, pe);
 }
@@ -89,28 +96,8 @@ void staged_put(shmem_ctx_t ctx, const char *routine, const struct rma_target *t
             staged_read_local(data, staged_bounce(), chunk);
             data = staged_bounce();
         }
-        staged_put_chunk(ctx, routine, target, at, data, chunk, pe);
+        staged_chunk(ctx, routine, target, at, (void *)data, chunk, pe, 1);
     }
-}
-
-/* Reads one chunk of the target into host memory. */
-static void staged_get_chunk(shmem_ctx_t ctx, const char *routine, const struct rma_target *target,
-                             size_t at, void *data, size_t len, int pe)
-{
-    struct region *region = target->region;
-    int rc = 0;
-    if (target->mapped)
-        memcpy(data, target->mapped + at, len);
-    else if (pe == rt.my_pe)
-        staged_read_local(region->base + target->offset + at, data, len);
-    else if (!kind_direct(region->kind))
-        rc = transport_am_get(staged_worker(ctx, routine, pe), pe, region->id, target->offset + at,
-                              data, len);
-    else
-        rc = transport_get(staged_worker(ctx, routine, pe), pe, region->id, target->offset + at,
-                           data, len, 0);
-    if (rc)
-        rma_report_transport(routine, pe);
 }
 
 void staged_get(shmem_ctx_t ctx, const char *routine, const struct rma_target *target, void *dest,
@@ -120,7 +107,7 @@ void staged_get(shmem_ctx_t ctx, const char *routine, const struct rma_target *t
     for (size_t at = 0; at < len; at += STAGED_CHUNK) {
         size_t chunk = len - at < STAGED_CHUNK ? len - at : STAGED_CHUNK;
         char *data = dest_device ? staged_bounce() : (char *)dest + at;
-        staged_get_chunk(ctx, routine, target, at, data, chunk, pe);
+        staged_chunk(ctx, routine, target, at, data, chunk, pe, 0);
         if (dest_device)
             staged_write_local((char *)dest + at, data, chunk);
     }

@@ -36,25 +36,32 @@ size_t kind_base_alignment(size_t size)
     return align;
 }
 
-/* Maps the file at an address aligned to kind_base_alignment(size): the allocator aligns
- * offsets, so the base must be at least as aligned as any request it can satisfy. Reserving
- * size + alignment of address space and trimming it costs no memory. */
-static void *host_map_aligned(int fd, size_t size)
+void *kind_reserve_aligned(size_t len)
 {
-    size_t align = kind_base_alignment(size), len = size ? size : 1;
+    size_t align = kind_base_alignment(len);
     char *reserved =
         mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (reserved == MAP_FAILED)
-        return MAP_FAILED;
+        return NULL;
     char *aligned = (char *)(((uintptr_t)reserved + align - 1) & ~(uintptr_t)(align - 1));
-    void *base =
-        mmap(aligned, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
     if (aligned > reserved)
         munmap(reserved, (size_t)(aligned - reserved));
     size_t tail = (size_t)(reserved + len + align - (aligned + len));
     if (tail)
         munmap(aligned + len, tail);
-    return base;
+    return aligned;
+}
+
+/* Maps the file over an aligned reservation: the allocator aligns offsets, so the base must be
+ * at least as aligned as any request it can satisfy. */
+static void *host_map_aligned(int fd, size_t size)
+{
+    size_t len = size ? size : 1;
+    char *aligned = kind_reserve_aligned(len);
+    if (!aligned)
+        return MAP_FAILED;
+    return mmap(aligned, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd,
+                0);
 }
 
 static int host_create(const char *name, size_t size, struct kind_mem *mem)

@@ -9,7 +9,7 @@
 struct kind_mem {
     void *base;
     size_t size;
-    int fd; /* backing file while peers may still open it, else -1 */
+    int fd;        /* backing file while peers may still open it, else -1 */
     void *storage; /* kind-private: where device-like memory really lives */
 };
 
@@ -48,6 +48,9 @@ extern const struct kind_ops kind_testdev;
  * allocation can be promised. */
 #define KIND_MAX_BASE_ALIGN ((size_t)1 << 30)
 size_t kind_base_alignment(size_t size);
+/* Reserves len bytes of address space, without access, at that alignment (NULL on failure):
+ * costs no memory. */
+void *kind_reserve_aligned(size_t len);
 
 /* Creates and maps a shared-memory file; also used for the static data segment. */
 int kind_host_file_create(const char *name, size_t size, int *fd);

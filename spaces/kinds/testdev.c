@@ -6,34 +6,16 @@
 #include "kind.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-
-/* Reserves len bytes of inaccessible address space aligned like a host heap of that size. */
-static void *testdev_reserve(size_t len)
-{
-    size_t align = kind_base_alignment(len);
-    char *reserved =
-        mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (reserved == MAP_FAILED)
-        return NULL;
-    char *aligned = (char *)(((uintptr_t)reserved + align - 1) & ~(uintptr_t)(align - 1));
-    if (aligned > reserved)
-        munmap(reserved, (size_t)(aligned - reserved));
-    size_t tail = (size_t)(reserved + len + align - (aligned + len));
-    if (tail)
-        munmap(aligned + len, tail);
-    return aligned;
-}
 
 static int testdev_create(const char *name, size_t size, struct kind_mem *mem)
 {
     (void)name;
     size_t len = size ? size : 1;
     mem->fd = -1;
-    mem->base = testdev_reserve(len);
+    mem->base = kind_reserve_aligned(len);
     mem->storage =
         mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (!mem->base || mem->storage == MAP_FAILED) {
