@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds each benchmark with Strata and, when installed, with Open MPI's OSHMEM (Debian
 # openmpi-bin), runs them alternately on 2 PEs, and prints the median of several runs of each
-# figure with the ratio Strata / Open MPI. Ends with one machine-readable line "BENCH {...}".
+# figure beside the machine's own limit measured in the same run (single-core memcpy bandwidth
+# for bandwidths, a cross-core cache-line round trip for times) and Open MPI's figure, with both
+# ratios. Ends with one machine-readable line "BENCH {...}".
 # Usage: run_bench.sh BUILDDIR SRCDIR [RUNS]
 set -u
 build=$(cd "$1" && pwd)
@@ -9,7 +11,7 @@ src=$(cd "$2" && pwd)
 runs=${3:-5}
 work=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-benches="amo_latency coll_latency"
+benches="rma_latency amo_latency coll_latency"
 
 ompi_cc=/usr/bin/oshcc
 ompi_run=/usr/bin/oshrun
@@ -29,7 +31,26 @@ run_strata() { "$build/oshrun/oshrun" -np 2 "$1"; }
 # Open MPI's OSHMEM segfaults in its own finalize unless its one-sided layer is UCX.
 run_ompi() { OMPI_MCA_osc=ucx timeout 120 "$ompi_run" --allow-run-as-root --oversubscribe -np 2 "$1" 2>/dev/null; }
 
+cc -O2 -o "$work/limits" "$src/tests/perf/limits.c" || exit 1
+cc -O2 -I"$src/include" -o "$work/hello.strata" "$src/examples/hello.c" -L"$build/.libs" \
+    -Wl,-rpath,"$build/.libs" -lstrata || exit 1
+[ "$have_ompi" = 1 ] && "$ompi_cc" -O2 -o "$work/hello.ompi" "$src/examples/hello.c" 2>/dev/null
+
+# Wall time of a whole 2-PE hello world, launcher included, in milliseconds.
+launch_ms() {
+    local t0 t1
+    t0=$(date +%s%N)
+    "$@" >/dev/null 2>&1
+    t1=$(date +%s%N)
+    echo "launch_hello_2pe_ms $(((t1 - t0) / 1000000))"
+}
+
 # Alternate the two implementations so that machine noise hits both alike.
+for i in $(seq "$runs"); do
+    "$work/limits" >>"$work/limits.txt"
+    launch_ms run_strata "$work/hello.strata" >>"$work/strata.txt"
+    [ "$have_ompi" = 1 ] && launch_ms run_ompi "$work/hello.ompi" >>"$work/ompi.txt"
+done
 for b in $benches; do
     for i in $(seq "$runs"); do
         run_strata "$work/$b.strata" >>"$work/strata.txt"
@@ -41,13 +62,28 @@ median() { # median METRIC FILE
     grep "^$1 " "$2" 2>/dev/null | awk '{print $2}' | sort -g | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'
 }
 
-printf '%-28s %14s %14s %8s\n' "figure" "Strata" "Open MPI" "ratio"
-json=""
+ratio() { # ratio A B: A / B with 3 decimals, or - when either is missing
+    [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}' || echo "-"
+}
+json_num() { [ -z "$1" ] || [ "$1" = - ] && echo null || echo "$1"; }
+
+memcpy_limit=$(median memcpy_1MiB_MBps "$work/limits.txt")
+line_limit=$(median cacheline_round_trip_ns "$work/limits.txt")
+echo "Machine limits: memcpy ${memcpy_limit} MB/s (1 MiB, one core), cache-line round trip ${line_limit} ns"
+printf '%-28s %12s %12s %9s %12s %9s\n' "figure" "Strata" "limit" "/limit" "Open MPI" "/OpenMPI"
+json="\"memcpy_1MiB_MBps\": $(json_num "$memcpy_limit"), \"cacheline_round_trip_ns\": $(json_num "$line_limit")"
 for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
     ours=$(median "$metric" "$work/strata.txt")
     theirs=$(median "$metric" "$work/ompi.txt")
-    ratio=$( [ -n "$theirs" ] && awk -v a="$ours" -v b="$theirs" 'BEGIN {printf "%.3f", a / b}' || echo "-")
-    printf '%-28s %14s %14s %8s\n' "$metric" "$ours" "${theirs:--}" "$ratio"
-    json="$json${json:+, }\"$metric\": {\"strata\": $ours, \"openmpi\": ${theirs:-null}, \"ratio\": $( [ "$ratio" = - ] && echo null || echo "$ratio")}"
+    case "$metric" in
+    *_MBps) limit=$memcpy_limit ;;
+    *_ns) limit=$line_limit ;;
+    *_us) limit=$(awk -v ns="$line_limit" 'BEGIN {printf "%.3f", ns / 1000}') ;;
+    *) limit="" ;;
+    esac
+    to_limit=$(ratio "$ours" "$limit")
+    to_ompi=$(ratio "$ours" "$theirs")
+    printf '%-28s %12s %12s %9s %12s %9s\n' "$metric" "$ours" "${limit:--}" "$to_limit" "${theirs:--}" "$to_ompi"
+    json="$json, \"$metric\": {\"strata\": $ours, \"limit\": $(json_num "$limit"), \"to_limit\": $(json_num "$to_limit"), \"openmpi\": $(json_num "$theirs"), \"to_openmpi\": $(json_num "$to_ompi")}"
 done
 echo "BENCH {$json}"
