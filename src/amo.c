@@ -3,35 +3,6 @@
 #include "rma.h"
 #include "staged.h"
 
-/* CPU atomics on a mapped word. Fetching AND/OR/XOR are done here, never by UCX over shared
- * memory, whose fetching forms store a wrong value on this platform. */
-#define AMO_CPU(TYPE, word, op, value, compare)                                                    \
-    ({                                                                                             \
-        TYPE *w_ = (TYPE *)(word), v_ = (TYPE)(value), c_ = (TYPE)(compare), old_ = 0;             \
-        switch (op) {                                                                              \
-        case TRANSPORT_AMO_ADD:                                                                    \
-            old_ = __atomic_fetch_add(w_, v_, __ATOMIC_SEQ_CST);                                   \
-            break;                                                                                 \
-        case TRANSPORT_AMO_AND:                                                                    \
-            old_ = __atomic_fetch_and(w_, v_, __ATOMIC_SEQ_CST);                                   \
-            break;                                                                                 \
-        case TRANSPORT_AMO_OR:                                                                     \
-            old_ = __atomic_fetch_or(w_, v_, __ATOMIC_SEQ_CST);                                    \
-            break;                                                                                 \
-        case TRANSPORT_AMO_XOR:                                                                    \
-            old_ = __atomic_fetch_xor(w_, v_, __ATOMIC_SEQ_CST);                                   \
-            break;                                                                                 \
-        case TRANSPORT_AMO_SWAP:                                                                   \
-            old_ = __atomic_exchange_n(w_, v_, __ATOMIC_SEQ_CST);                                  \
-            break;                                                                                 \
-        case TRANSPORT_AMO_CSWAP:                                                                  \
-            old_ = c_;                                                                             \
-            __atomic_compare_exchange_n(w_, &old_, v_, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);     \
-            break;                                                                                 \
-        }                                                                                          \
-        (uint64_t) old_;                                                                           \
-    })
-
 static uint64_t amo_transport(struct transport_worker *t, const char *routine,
                               enum transport_amo op, const struct rma_target *target, size_t size,
                               uint64_t value, uint64_t compare, int pe)
@@ -62,8 +33,8 @@ static uint64_t amo_fetch_bitwise_by_cswap(struct transport_worker *t, const cha
     }
 }
 
-uint64_t amo_op(shmem_ctx_t ctx, const char *routine, enum transport_amo op, void *addr,
-                size_t size, uint64_t value, uint64_t compare, int fetch, int pe)
+uint64_t amo_op_slow(shmem_ctx_t ctx, const char *routine, enum transport_amo op, void *addr,
+                     size_t size, uint64_t value, uint64_t compare, int fetch, int pe)
 {
     pe = ctx_world_pe(ctx, routine, pe);
     struct rma_target target = rma_resolve(routine, addr, size, pe);

@@ -138,6 +138,23 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
 #define TYPED_NAME(CTX, N, OP, SUFFIX) shmem_##CTX##N##_##OP##SUFFIX
 #define SIZED_NAME(CTX, N, OP, SUFFIX) shmem_##CTX##OP##N##SUFFIX
 
+/* The inline common case of a put or get (rma_mapped_fast); 0 when the general path must run. */
+static inline int rma_put_fast(void *dest, const void *src, size_t len, int pe)
+{
+    char *mapped = rma_mapped_fast(dest, pe);
+    if (likely(mapped))
+        memcpy(mapped, src, len);
+    return mapped != NULL;
+}
+
+static inline int rma_get_fast(void *dest, const void *src, size_t len, int pe)
+{
+    const char *mapped = rma_mapped_fast(src, pe);
+    if (likely(mapped))
+        memcpy(dest, mapped, len);
+    return mapped != NULL;
+}
+
 #define GEN_CONTIGUOUS(FN, CTX_FN, T, ELEM, OP, NBI)                                               \
     void CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe)                  \
     {                                                                                              \
@@ -145,7 +162,8 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
     }                                                                                              \
     void FN(T *dest, const T *source, size_t nelems, int pe)                                       \
     {                                                                                              \
-        rma_##OP(SHMEM_CTX_DEFAULT, STRINGIFY(FN), dest, source, nelems *(ELEM), pe, NBI);         \
+        if (!rma_##OP##_fast(dest, source, nelems * (ELEM), pe))                                   \
+            rma_##OP(SHMEM_CTX_DEFAULT, STRINGIFY(FN), dest, source, nelems *(ELEM), pe, NBI);     \
     }
 
 #define GEN_SIGNAL(FN, CTX_FN, T, ELEM, NBI)                                                       \
@@ -208,7 +226,8 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
     }                                                                                              \
     void shmem_##N##_p(T *dest, T value, int pe)                                                   \
     {                                                                                              \
-        rma_put(SHMEM_CTX_DEFAULT, "shmem_" #N "_p", dest, &value, sizeof(T), pe, 0);              \
+        if (!rma_put_fast(dest, &value, sizeof(T), pe)) /* one store */                            \
+            rma_put(SHMEM_CTX_DEFAULT, "shmem_" #N "_p", dest, &value, sizeof(T), pe, 0);          \
     }                                                                                              \
     T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe)                                  \
     {                                                                                              \
@@ -219,7 +238,8 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
     T shmem_##N##_g(const T *source, int pe)                                                       \
     {                                                                                              \
         T value;                                                                                   \
-        rma_get(SHMEM_CTX_DEFAULT, "shmem_" #N "_g", &value, source, sizeof(T), pe, 0);            \
+        if (!rma_get_fast(&value, source, sizeof(T), pe)) /* one load */                           \
+            rma_get(SHMEM_CTX_DEFAULT, "shmem_" #N "_g", &value, source, sizeof(T), pe, 0);        \
         return value;                                                                              \
     }
 STRATA_RMA_TYPES(DEFINE_TYPED_RMA)

@@ -59,4 +59,17 @@ static inline struct rma_target rma_resolve(const char *routine, const void *add
     return (struct rma_target){region, offset, peer ? peer + offset : NULL};
 }
 
+/* The common case of p and g, inline: default context, no checks or logging asked for, no
+ * device memory anywhere on this PE, and the target's copy mapped here. Returns where to load or
+ * store, or NULL for the general path. */
+static inline char *rma_mapped_fast(const void *addr, int pe)
+{
+    if (unlikely((unsigned)pe >= (unsigned)rt.n_pes || rt.debug || rt.device_memory ||
+                 (log_mask & LOG_RMA)))
+        return NULL;
+    struct region *region = region_lookup(addr);
+    char *peer = region ? region->peer_base[pe] : NULL;
+    return peer ? peer + ((const char *)addr - region->base) : NULL;
+}
+
 #endif
