@@ -263,8 +263,10 @@ struct active_set {
     int inline_members[ACTIVE_SET_INLINE];
 };
 
-static void active_set_begin(struct active_set *set, const char *routine, int start, int log_stride,
-                             int size, long *psync)
+/* Returns 0, or -1 when this PE is outside the set: the spec leaves that undefined, and like
+ * other implementations the call then does nothing (reported under SHMEM_DEBUG). */
+static int active_set_begin(struct active_set *set, const char *routine, int start, int log_stride,
+                            int size, long *psync)
 {
     runtime_require_init(routine);
     long last = start + ((long)(size - 1) << log_stride);
@@ -275,7 +277,7 @@ static void active_set_begin(struct active_set *set, const char *routine, int st
     set->members = set->inline_members;
     if (size == rt.n_pes) { /* then start is 0 and the stride 1 (or size 1) */
         coll_team_group(&set->g, routine, SHMEM_TEAM_WORLD);
-        return;
+        return 0;
     }
     if (size > ACTIVE_SET_INLINE && !(set->members = malloc((size_t)size * sizeof(int))))
         log_fatal(routine, "cannot allocate an active set of %d PEs", size);
@@ -285,11 +287,16 @@ static void active_set_begin(struct active_set *set, const char *routine, int st
         if (set->members[i] == rt.my_pe)
             me = i;
     }
-    if (me < 0)
-        log_fatal(routine,
-                  "PE %d is not in the active set (PE_start %d, logPE_stride %d, "
-                  "PE_size %d)",
-                  rt.my_pe, start, log_stride, size);
+    if (me < 0) {
+        if (rt.debug)
+            log_error(routine,
+                      "PE %d is not in the active set (PE_start %d, logPE_stride %d, PE_size %d): "
+                      "nothing done",
+                      rt.my_pe, start, log_stride, size);
+        if (set->members != set->inline_members)
+            free(set->members);
+        return -1;
+    }
     set->g = (struct coll_group){.size = size,
                                  .my_rank = me,
                                  .members = set->members,
@@ -298,6 +305,7 @@ static void active_set_begin(struct active_set *set, const char *routine, int st
                                  .gather_by_world = 1,
                                  .routine = routine};
     set->g.expect = set->g.set_expect;
+    return 0;
 }
 
 static void active_set_end(struct active_set *set)
@@ -310,10 +318,11 @@ static void active_set_end(struct active_set *set)
 #define ACTIVE_SET(routine, CALL)                                                                  \
     do {                                                                                           \
         struct active_set set_;                                                                    \
-        active_set_begin(&set_, routine, PE_start, logPE_stride, PE_size, pSync);                  \
-        struct coll_group *g_ = &set_.g;                                                           \
-        CALL;                                                                                      \
-        active_set_end(&set_);                                                                     \
+        if (active_set_begin(&set_, routine, PE_start, logPE_stride, PE_size, pSync) == 0) {       \
+            struct coll_group *g_ = &set_.g;                                                       \
+            CALL;                                                                                  \
+            active_set_end(&set_);                                                                 \
+        }                                                                                          \
     } while (0)
 
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)

@@ -40,6 +40,9 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
     if (!rel && root_receives && dest != source)
         memcpy(dest, source, bytes);
     shmem_quiet();
+    /* Off the node the root would otherwise run ahead unboundedly: end together (see
+     * coll_shm_broadcast for why a program relies on it). */
+    coll_sync(g);
 }
 
 size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed)

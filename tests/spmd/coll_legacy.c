@@ -4,6 +4,8 @@
  * back to SHMEM_SYNC_VALUE after every call. */
 #include "check.h"
 
+#include <unistd.h>
+
 #define MAXPES 16
 
 /* Back-to-back calls take the two pSync arrays in turn: 1.6 lets a pSync be reused only once every
@@ -87,6 +89,47 @@ static void run(int start, int log_stride, int size, int me)
     check_psync_clean("to_all");
 }
 
+/* Broadcasts in a loop with two dest buffers and two pSync arrays in turn and no barrier, as
+ * programs have long written them: each member checks and then reuses its buffer, so a root
+ * must never run two calls ahead of a member. */
+static void alternating_broadcasts(int me, int n)
+{
+    enum { ROUNDS = 200, WORDS = 1024 };
+    static int32_t out[2][WORDS], in[2][WORDS];
+    long bad = 0;
+    for (int i = 0; i < ROUNDS; i++) {
+        int b = i % 2;
+        for (int k = 0; k < WORDS; k++)
+            out[b][k] = i * 7 + k;
+        shmem_broadcast32(in[b], out[b], WORDS, 0, 0, 0, n, psyncs[b]);
+        if (me != 0)
+            for (int k = 0; k < WORDS; k++)
+                bad += in[b][k] != i * 7 + k;
+        if (me != 0 && i % 8 == 0)
+            usleep(200); /* a slow member: the root must wait for it */
+        for (int k = 0; k < WORDS; k++)
+            in[b][k] = -1; /* reuse: the next call on this buffer must not have landed yet */
+    }
+    CHECK(bad == 0, "%ld words of alternating broadcasts were wrong", bad);
+    shmem_barrier_all();
+}
+
+/* A PE outside an active set calling a collective on it does nothing (and reports nothing
+ * unless SHMEM_DEBUG asks). */
+static void outsider_call(int me, int n)
+{
+    if (n < 2)
+        return;
+    static long psync[SHMEM_REDUCE_SYNC_SIZE], one = 1, sum = 0;
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
+        psync[i] = SHMEM_SYNC_VALUE;
+    shmem_barrier_all();
+    sum = 0;
+    shmem_long_sum_to_all(&sum, &one, 1, 0, 0, 1, pwrk_long, psync); /* the set is PE 0 alone */
+    CHECK_EQ(sum, me == 0 ? 1 : 0);
+    shmem_barrier_all();
+}
+
 int main(void)
 {
     for (int i = 0; i < SHMEM_BCAST_SYNC_SIZE; i++)
@@ -99,5 +142,7 @@ int main(void)
     else
         for (int k = 0; k < BARRIERS_PER_RUN; k++) /* the evens' barrier_all calls */
             shmem_barrier_all();
+    alternating_broadcasts(me, n);
+    outsider_call(me, n);
     return check_finish();
 }
