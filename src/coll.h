@@ -46,9 +46,10 @@ struct coll_area {
     uint64_t pad0[6];
     uint64_t flags[COLL_CHANNELS]; /* added to by senders */
     uint64_t expect[COLL_CHANNELS];
-    uint64_t step;  /* steps so far */
-    uint64_t dstep; /* steps that used the buffers: buf[dstep & 1] is this one's */
-    uint64_t pad1[8];
+    uint64_t step;      /* steps so far */
+    uint64_t dstep;     /* steps that used the buffers: buf[dstep & 1] is this one's */
+    uint64_t last_dest; /* dest of the last broadcast on this team, as this PE passed it */
+    uint64_t pad1[7];
     char buf[2][COLL_BUF_BYTES];
 };
 

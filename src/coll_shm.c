@@ -13,20 +13,24 @@ static void shm_wait_all(struct coll_group *g, uint64_t step)
 }
 
 /* The root copies into every dest and publishes: one hop, and the root returns at once (its
- * source is copied). Members publish what they received, and a root first waits until every
- * member has received the previous call: no root runs more than one call ahead, so a program
- * that alternates two dest buffers (and two pSync arrays) without a barrier, as OpenSHMEM
- * programs have long done, never has a buffer overwritten while it still reads it. */
+ * source is copied). Members publish what they received, and a root that writes a different
+ * dest than the previous call first waits until every member has received that call: no root
+ * runs more than one call ahead, so a program that alternates two dest buffers (and two pSync
+ * arrays) without a barrier, as OpenSHMEM programs have long done, never has a buffer
+ * overwritten while it still reads it. Rewriting the same dest needs no wait: a program that
+ * does so must already have made sure every member is done with it. */
 void coll_shm_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
                         int root, int root_receives)
 {
-    uint64_t step = coll_step(g);
+    uint64_t step = coll_step(g), previous_dest = g->area->last_dest;
+    g->area->last_dest = (uint64_t)(uintptr_t)dest;
     if (g->my_rank != root) {
         coll_wait_step(g, root, step);
         coll_publish(g, step);
         return;
     }
-    shm_wait_all(g, step - 1);
+    if (previous_dest != (uint64_t)(uintptr_t)dest)
+        shm_wait_all(g, step - 1);
     for (int k = 1; k < g->size; k++)
         memcpy(coll_peer(g, dest, (root + k) % g->size), source, bytes);
     if (root_receives && dest != source)

@@ -50,14 +50,12 @@ static void memcpy_bandwidth(void)
     free(dst);
 }
 
-/* The parent writes i, the child answers i with -i... each round trip is two line transfers. */
-static void cacheline_round_trip(void)
+/* The parent writes i, the child answers -i: each round trip moves the line there and back.
+ * The best of a few trials: the limit is what the machine can do, not what a noisy moment
+ * allowed. */
+static double cacheline_trial(volatile int64_t *line)
 {
-    volatile int64_t *line = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                                  -1, 0);
-    if (line == MAP_FAILED)
-        return;
-    enum { ROUNDS = 200000 };
+    enum { ROUNDS = 100000 };
     line[0] = 0;
     pid_t child = fork();
     if (child == 0) {
@@ -78,7 +76,21 @@ static void cacheline_round_trip(void)
     }
     double elapsed = now_ns() - t0;
     waitpid(child, NULL, 0);
-    printf("cacheline_round_trip_ns %.1f\n", elapsed / ROUNDS);
+    return elapsed / ROUNDS;
+}
+
+static void cacheline_round_trip(void)
+{
+    volatile int64_t *line =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (line == MAP_FAILED)
+        return;
+    double best = 0;
+    for (int trial = 0; trial < 5; trial++) {
+        double t = cacheline_trial(line);
+        best = trial == 0 || t < best ? t : best;
+    }
+    printf("cacheline_round_trip_ns %.1f\n", best);
     munmap((void *)line, 4096);
 }
 
