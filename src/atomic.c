@@ -53,99 +53,54 @@ static inline uint64_t amo_bits(const void *value, size_t size)
 #define AMO(ctx, FN, OP, T, dest, value, cond, fetch)                                              \
     amo_op(ctx, STRINGIFY(FN), AMO_CODE_##OP, (void *)(dest), sizeof(T), value, cond, fetch, pe)
 
-/* One generator per routine shape (shmem.h STRATA_AMO_SHAPE_*); the plain form calls the
- * context form with the default context. The non-blocking fetching forms complete at once, which
- * the spec allows: their result is in place before the next quiet. */
+/* Both forms of a routine around one BODY that names its context ctx. The plain form does not
+ * call the context form: an exported routine may be interposed, so that call would go through the
+ * PLT and never be inlined, and the default context's mapped case is the one that must be short. */
+#define UNPAREN(...) __VA_ARGS__
+// clang-format off
+#define AMO_FORMS(RET, FN, CTX_FN, PARAMS, ...)                                                    \
+    RET CTX_FN(shmem_ctx_t ctx, UNPAREN PARAMS)                                                    \
+    {                                                                                              \
+        __VA_ARGS__                                                                                \
+    }                                                                                              \
+    RET FN(UNPAREN PARAMS)                                                                         \
+    {                                                                                              \
+        shmem_ctx_t ctx = SHMEM_CTX_DEFAULT;                                                       \
+        __VA_ARGS__                                                                                \
+    }
+// clang-format on
+
+/* One generator per routine shape (shmem.h STRATA_AMO_SHAPE_*). The non-blocking fetching forms
+ * complete at once, which the spec allows: their result is in place before the next quiet. */
 #define AMO_IMPL_fetch(T, FN, CTX_FN, OP)                                                          \
-    T CTX_FN(shmem_ctx_t ctx, const T *source, int pe)                                             \
-    {                                                                                              \
-        return FROM_BITS(T, AMO(ctx, FN, OP, T, source, 0, 0, 1));                                 \
-    }                                                                                              \
-    T FN(const T *source, int pe)                                                                  \
-    {                                                                                              \
-        return CTX_FN(SHMEM_CTX_DEFAULT, source, pe);                                              \
-    }
+    AMO_FORMS(T, FN, CTX_FN, (const T *source, int pe),                                            \
+              return FROM_BITS(T, AMO(ctx, FN, OP, T, source, 0, 0, 1));)
 #define AMO_IMPL_set(T, FN, CTX_FN, OP)                                                            \
-    void CTX_FN(shmem_ctx_t ctx, T *dest, T value, int pe)                                         \
-    {                                                                                              \
-        AMO(ctx, FN, OP, T, dest, BITS(T, value), 0, 0);                                           \
-    }                                                                                              \
-    void FN(T *dest, T value, int pe)                                                              \
-    {                                                                                              \
-        CTX_FN(SHMEM_CTX_DEFAULT, dest, value, pe);                                                \
-    }
+    AMO_FORMS(void, FN, CTX_FN, (T * dest, T value, int pe),                                       \
+              AMO(ctx, FN, OP, T, dest, BITS(T, value), 0, 0);)
 #define AMO_IMPL_cswap(T, FN, CTX_FN, OP)                                                          \
-    T CTX_FN(shmem_ctx_t ctx, T *dest, T cond, T value, int pe)                                    \
-    {                                                                                              \
-        return FROM_BITS(T, AMO(ctx, FN, OP, T, dest, BITS(T, value), BITS(T, cond), 1));          \
-    }                                                                                              \
-    T FN(T *dest, T cond, T value, int pe)                                                         \
-    {                                                                                              \
-        return CTX_FN(SHMEM_CTX_DEFAULT, dest, cond, value, pe);                                   \
-    }
+    AMO_FORMS(T, FN, CTX_FN, (T * dest, T cond, T value, int pe),                                  \
+              return FROM_BITS(T, AMO(ctx, FN, OP, T, dest, BITS(T, value), BITS(T, cond), 1));)
 #define AMO_IMPL_fop(T, FN, CTX_FN, OP)                                                            \
-    T CTX_FN(shmem_ctx_t ctx, T *dest, T value, int pe)                                            \
-    {                                                                                              \
-        return FROM_BITS(T, AMO(ctx, FN, OP, T, dest, BITS(T, value), 0, 1));                      \
-    }                                                                                              \
-    T FN(T *dest, T value, int pe)                                                                 \
-    {                                                                                              \
-        return CTX_FN(SHMEM_CTX_DEFAULT, dest, value, pe);                                         \
-    }
+    AMO_FORMS(T, FN, CTX_FN, (T * dest, T value, int pe),                                          \
+              return FROM_BITS(T, AMO(ctx, FN, OP, T, dest, BITS(T, value), 0, 1));)
 #define AMO_IMPL_finc(T, FN, CTX_FN, OP)                                                           \
-    T CTX_FN(shmem_ctx_t ctx, T *dest, int pe)                                                     \
-    {                                                                                              \
-        return FROM_BITS(T, AMO(ctx, FN, OP, T, dest, 1, 0, 1));                                   \
-    }                                                                                              \
-    T FN(T *dest, int pe)                                                                          \
-    {                                                                                              \
-        return CTX_FN(SHMEM_CTX_DEFAULT, dest, pe);                                                \
-    }
+    AMO_FORMS(T, FN, CTX_FN, (T * dest, int pe),                                                   \
+              return FROM_BITS(T, AMO(ctx, FN, OP, T, dest, 1, 0, 1));)
 #define AMO_IMPL_inc(T, FN, CTX_FN, OP)                                                            \
-    void CTX_FN(shmem_ctx_t ctx, T *dest, int pe)                                                  \
-    {                                                                                              \
-        AMO(ctx, FN, OP, T, dest, 1, 0, 0);                                                        \
-    }                                                                                              \
-    void FN(T *dest, int pe)                                                                       \
-    {                                                                                              \
-        CTX_FN(SHMEM_CTX_DEFAULT, dest, pe);                                                       \
-    }
+    AMO_FORMS(void, FN, CTX_FN, (T * dest, int pe), AMO(ctx, FN, OP, T, dest, 1, 0, 0);)
 #define AMO_IMPL_fetch_nbi(T, FN, CTX_FN, OP)                                                      \
-    void CTX_FN(shmem_ctx_t ctx, T *fetch, const T *source, int pe)                                \
-    {                                                                                              \
-        *fetch = FROM_BITS(T, AMO(ctx, FN, OP, T, source, 0, 0, 1));                               \
-    }                                                                                              \
-    void FN(T *fetch, const T *source, int pe)                                                     \
-    {                                                                                              \
-        CTX_FN(SHMEM_CTX_DEFAULT, fetch, source, pe);                                              \
-    }
+    AMO_FORMS(void, FN, CTX_FN, (T * fetch, const T *source, int pe),                              \
+              *fetch = FROM_BITS(T, AMO(ctx, FN, OP, T, source, 0, 0, 1));)
 #define AMO_IMPL_cswap_nbi(T, FN, CTX_FN, OP)                                                      \
-    void CTX_FN(shmem_ctx_t ctx, T *fetch, T *dest, T cond, T value, int pe)                       \
-    {                                                                                              \
-        *fetch = FROM_BITS(T, AMO(ctx, FN, OP, T, dest, BITS(T, value), BITS(T, cond), 1));        \
-    }                                                                                              \
-    void FN(T *fetch, T *dest, T cond, T value, int pe)                                            \
-    {                                                                                              \
-        CTX_FN(SHMEM_CTX_DEFAULT, fetch, dest, cond, value, pe);                                   \
-    }
+    AMO_FORMS(void, FN, CTX_FN, (T * fetch, T * dest, T cond, T value, int pe),                    \
+              *fetch = FROM_BITS(T, AMO(ctx, FN, OP, T, dest, BITS(T, value), BITS(T, cond), 1));)
 #define AMO_IMPL_fop_nbi(T, FN, CTX_FN, OP)                                                        \
-    void CTX_FN(shmem_ctx_t ctx, T *fetch, T *dest, T value, int pe)                               \
-    {                                                                                              \
-        *fetch = FROM_BITS(T, AMO(ctx, FN, OP, T, dest, BITS(T, value), 0, 1));                    \
-    }                                                                                              \
-    void FN(T *fetch, T *dest, T value, int pe)                                                    \
-    {                                                                                              \
-        CTX_FN(SHMEM_CTX_DEFAULT, fetch, dest, value, pe);                                         \
-    }
+    AMO_FORMS(void, FN, CTX_FN, (T * fetch, T * dest, T value, int pe),                            \
+              *fetch = FROM_BITS(T, AMO(ctx, FN, OP, T, dest, BITS(T, value), 0, 1));)
 #define AMO_IMPL_finc_nbi(T, FN, CTX_FN, OP)                                                       \
-    void CTX_FN(shmem_ctx_t ctx, T *fetch, T *dest, int pe)                                        \
-    {                                                                                              \
-        *fetch = FROM_BITS(T, AMO(ctx, FN, OP, T, dest, 1, 0, 1));                                 \
-    }                                                                                              \
-    void FN(T *fetch, T *dest, int pe)                                                             \
-    {                                                                                              \
-        CTX_FN(SHMEM_CTX_DEFAULT, fetch, dest, pe);                                                \
-    }
+    AMO_FORMS(void, FN, CTX_FN, (T * fetch, T * dest, int pe),                                     \
+              *fetch = FROM_BITS(T, AMO(ctx, FN, OP, T, dest, 1, 0, 1));)
 
 #define DEFINE_AMO(T, N, OP, SHAPE)                                                                \
     AMO_IMPL_##SHAPE(T, shmem_##N##_atomic_##OP, shmem_ctx_##N##_atomic_##OP, OP)

@@ -6,8 +6,10 @@
 #include "team.h"
 
 /* Direct-mapped writes are CPU stores (memcpy may use non-temporal ones): a full fence makes them
- * visible and ordered. Transport operations are completed by flushing the context's worker. */
-void order_quiet(struct strata_ctx *ctx)
+ * visible and ordered. Transport operations are completed by flushing the context's worker.
+ * Inline in every routine of this file that quiets: a call from one exported routine to another
+ * goes through the PLT. */
+static inline void order_quiet_inline(struct strata_ctx *ctx)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (ctx == SHMEM_CTX_INVALID)
@@ -19,14 +21,19 @@ void order_quiet(struct strata_ctx *ctx)
         log_fatal("shmem_quiet", "the transport failed to complete outstanding operations");
 }
 
+void order_quiet(struct strata_ctx *ctx)
+{
+    order_quiet_inline(ctx);
+}
+
 void shmem_ctx_quiet(shmem_ctx_t ctx)
 {
-    order_quiet(ctx);
+    order_quiet_inline(ctx);
 }
 
 void shmem_quiet(void)
 {
-    order_quiet(SHMEM_CTX_DEFAULT);
+    order_quiet_inline(SHMEM_CTX_DEFAULT);
 }
 
 void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
@@ -62,21 +69,26 @@ void shmem_fence(void)
 }
 
 /* The world's dissemination barrier (team.c) over the library's own counters. */
-static void order_sync_all(const char *routine)
+static inline void order_sync_all(const char *routine)
 {
     runtime_require_init(routine);
     team_dissemination(routine, rt.sync_words, ++rt.barrier_epoch, rt.my_pe, rt.n_pes, NULL);
 }
 
+static inline void order_barrier_all_inline(void)
+{
+    order_quiet_inline(SHMEM_CTX_DEFAULT);
+    order_sync_all("shmem_barrier_all");
+}
+
 void order_barrier_all(void)
 {
-    order_quiet(SHMEM_CTX_DEFAULT);
-    order_sync_all("shmem_barrier_all");
+    order_barrier_all_inline();
 }
 
 void shmem_barrier_all(void)
 {
-    order_barrier_all();
+    order_barrier_all_inline();
 }
 
 void shmem_sync_all(void)
