@@ -1,0 +1,50 @@
+# Helpers shared by the benchmark scripts (sourced, not run). The caller sets build, src and work
+# (a scratch directory); bench_lib_init finds Open MPI's OSHMEM.
+
+bench_lib_init() {
+    ompi_cc=/usr/bin/oshcc
+    ompi_run=/usr/bin/oshrun
+    have_ompi=0
+    [ -x "$ompi_cc" ] && [ -x "$ompi_run" ] && have_ompi=1
+    [ "$have_ompi" = 1 ] ||
+        echo "Open MPI OSHMEM not installed (apt-get install openmpi-bin libopenmpi-dev): Strata figures only"
+}
+
+# build_both SOURCE NAME: NAME.strata and, when Open MPI is there, NAME.ompi in $work.
+build_both() {
+    cc -O2 -I"$src/include" -o "$work/$2.strata" "$1" -L"$build/.libs" \
+        -Wl,-rpath,"$build/.libs" -lstrata || exit 1
+    if [ "$have_ompi" = 1 ]; then
+        "$ompi_cc" -O2 -o "$work/$2.ompi" "$1" 2>/dev/null || have_ompi=0
+    fi
+}
+
+run_strata() { # run_strata NPES PROGRAM
+    "$build/oshrun/oshrun" -np "$1" "$2"
+}
+# Open MPI's OSHMEM segfaults in its own finalize unless its one-sided layer is UCX.
+run_ompi() { # run_ompi NPES PROGRAM
+    OMPI_MCA_osc=ucx timeout 120 "$ompi_run" --allow-run-as-root --oversubscribe -np "$1" "$2" \
+        2>/dev/null
+}
+
+# launch_ms NAME COMMAND...: "NAME milliseconds", the wall time of the command, launcher included.
+launch_ms() {
+    local name=$1 t0 t1
+    shift
+    t0=$(date +%s%N)
+    "$@" >/dev/null 2>&1
+    t1=$(date +%s%N)
+    echo "$name $(((t1 - t0) / 1000000))"
+}
+
+median() { # median METRIC FILE
+    grep "^$1 " "$2" 2>/dev/null | awk '{print $2}' | sort -g |
+        awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'
+}
+
+ratio() { # ratio A B: A / B with 3 decimals, or - when either is missing
+    [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}' || echo "-"
+}
+
+json_num() { [ -z "$1" ] || [ "$1" = - ] && echo null || echo "$1"; }
