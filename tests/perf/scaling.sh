@@ -21,7 +21,7 @@ export SHMEM_SYMMETRIC_SIZE=4G
 per_count() { awk -v n="$1" '{print $1 "_" n, $2}'; } # names each figure after the PE count
 
 for n in $counts; do
-    for i in $(seq "$runs"); do
+    for _ in $(seq "$runs"); do
         launch_ms "launch_$n" run_strata "$n" "$work/hello.strata" >>"$work/strata.txt"
         [ "$have_ompi" = 1 ] && launch_ms "launch_$n" run_ompi "$n" "$work/hello.ompi" >>"$work/ompi.txt"
     done
@@ -33,14 +33,14 @@ printf '%5s %12s %12s %12s %12s %12s %12s\n' "PEs" "launch ms" "RSS KiB" "anon K
     "OMPI launch" "OMPI RSS" "OMPI anon"
 json=""
 for n in $counts; do
-    row=""
+    row=()
     for f in strata ompi; do
         for m in launch rss_per_pe_KiB rss_anon_per_pe_KiB; do
             v=$(median "${m}_$n" "$work/$f.txt")
-            row="$row ${v:--}"
+            row+=("${v:--}")
             json="$json${json:+, }\"${f}_${m}_$n\": $(json_num "$v")"
         done
     done
-    printf '%5s %12s %12s %12s %12s %12s %12s\n' "$n" $row
+    printf '%5s %12s %12s %12s %12s %12s %12s\n' "$n" "${row[@]}"
 done
 echo "SCALING {$json}"
