@@ -192,22 +192,28 @@ static int discovery_test_device(const struct discovery_job *job, struct discove
 int discovery_run(const struct discovery_job *job, struct discovery *d, char *err, size_t errlen)
 {
     memset(d, 0, sizeof(*d));
-    hwloc_topology_t topo;
-    if (discovery_topology_load(&topo, NULL)) {
-        snprintf(err, errlen, "hwloc cannot load the node's topology");
-        return -1;
-    }
     /* The kernel's count, not hwloc's: in some VMs hwloc's NUMA memory is a fraction of it. */
     d->host_memory = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
-    d->n_devices +=
-        runtime_cuda_probe(d->devices, DISCOVERY_MAX_DEVICES, d->absent[0], sizeof(d->absent[0]));
-    d->n_devices +=
-        runtime_hip_probe(d->devices + d->n_devices, DISCOVERY_MAX_DEVICES - d->n_devices,
-                          d->absent[1], sizeof(d->absent[1]));
-    int rc = discovery_choose_gpu(job, d, topo, DEVICE_FAMILY_CUDA, err, errlen) ||
-             discovery_choose_gpu(job, d, topo, DEVICE_FAMILY_HIP, err, errlen) ||
-             discovery_test_device(job, d, err, errlen);
-    hwloc_topology_destroy(topo);
+    d->n_devices += runtime_cuda_probe(d->devices, DISCOVERY_MAX_DEVICES, d->absent[0],
+                                       sizeof(d->absent[0]));
+    d->n_devices += runtime_hip_probe(d->devices + d->n_devices,
+                                      DISCOVERY_MAX_DEVICES - d->n_devices, d->absent[1],
+                                      sizeof(d->absent[1]));
+    /* The topology, with its PCI scan (most of a start-up's cost), only matters for placing
+     * GPUs: it is loaded when a runtime reported some. */
+    int rc = 0;
+    if (d->n_devices) {
+        hwloc_topology_t topo;
+        if (discovery_topology_load(&topo, NULL)) {
+            snprintf(err, errlen, "hwloc cannot load the node's topology");
+            return -1;
+        }
+        rc = discovery_choose_gpu(job, d, topo, DEVICE_FAMILY_CUDA, err, errlen) ||
+             discovery_choose_gpu(job, d, topo, DEVICE_FAMILY_HIP, err, errlen);
+        hwloc_topology_destroy(topo);
+    }
+    if (!rc)
+        rc = discovery_test_device(job, d, err, errlen);
     return rc ? -1 : 0;
 }
 
