@@ -72,7 +72,7 @@ void shmem_fence(void)
 static inline void order_sync_all(const char *routine)
 {
     runtime_require_init(routine);
-    team_dissemination(routine, rt.sync_words, ++rt.barrier_epoch, rt.my_pe, rt.n_pes, NULL);
+    team_dissemination(rt.sync_words, ++rt.barrier_epoch, rt.my_pe, rt.n_pes, NULL);
 }
 
 static inline void order_barrier_all_inline(void)

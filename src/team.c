@@ -25,13 +25,13 @@ static int team_world_rank(const struct strata_team *team, int rank)
     return team->members ? team->members[rank] : rank;
 }
 
-void team_dissemination(const char *routine, uint64_t *counters, uint64_t epoch, int rank, int size,
-                        const int *members)
+void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, const int *members)
 {
+    /* Counter k of a member has one writer, the member 2^k behind it: a plain put of the epoch
+     * does what an atomic add would, without the locked instruction. */
     for (int round = 0, dist = 1; dist < size; round++, dist <<= 1) {
         int partner = (rank + dist) % size;
-        amo_op(SHMEM_CTX_DEFAULT, routine, TRANSPORT_AMO_ADD, &counters[round], sizeof(uint64_t), 1,
-               0, 0, members ? members[partner] : partner);
+        shmem_uint64_p(&counters[round], epoch, members ? members[partner] : partner);
         unsigned spins = 0;
         while (__atomic_load_n(&counters[round], __ATOMIC_ACQUIRE) < epoch)
             progress_wait_step(&spins);
@@ -123,8 +123,8 @@ int shmem_team_sync(shmem_team_t team)
     if (team == SHMEM_TEAM_INVALID || team->my_rank < 0)
         return -1;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    team_dissemination("shmem_team_sync", slot_words(team->slot), ++team->sync_epoch, team->my_rank,
-                       team->size, team->members);
+    team_dissemination(slot_words(team->slot), ++team->sync_epoch, team->my_rank, team->size,
+                       team->members);
     return 0;
 }
 

@@ -59,9 +59,8 @@ uint64_t team_agree_or(struct strata_team *team, uint64_t value);
 int team_create_members(struct strata_team *parent, const int *world_ranks, int size,
                         struct space *space, shmem_team_t *out);
 
-/* Dissemination barrier: in round k this PE bumps counter k of the member 2^k ahead and waits
- * until its own counter k reaches epoch. members == NULL means world rank == team rank. */
-void team_dissemination(const char *routine, uint64_t *counters, uint64_t epoch, int rank, int size,
-                        const int *members);
+/* Dissemination barrier: in round k this PE sets counter k of the member 2^k ahead to epoch and
+ * waits until its own counter k reaches epoch. members == NULL means world rank == team rank. */
+void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, const int *members);
 
 #endif
