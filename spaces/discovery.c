@@ -194,11 +194,11 @@ int discovery_run(const struct discovery_job *job, struct discovery *d, char *er
     memset(d, 0, sizeof(*d));
     /* The kernel's count, not hwloc's: in some VMs hwloc's NUMA memory is a fraction of it. */
     d->host_memory = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
-    d->n_devices += runtime_cuda_probe(d->devices, DISCOVERY_MAX_DEVICES, d->absent[0],
-                                       sizeof(d->absent[0]));
-    d->n_devices += runtime_hip_probe(d->devices + d->n_devices,
-                                      DISCOVERY_MAX_DEVICES - d->n_devices, d->absent[1],
-                                      sizeof(d->absent[1]));
+    d->n_devices +=
+        runtime_cuda_probe(d->devices, DISCOVERY_MAX_DEVICES, d->absent[0], sizeof(d->absent[0]));
+    d->n_devices +=
+        runtime_hip_probe(d->devices + d->n_devices, DISCOVERY_MAX_DEVICES - d->n_devices,
+                          d->absent[1], sizeof(d->absent[1]));
     /* The topology, with its PCI scan (most of a start-up's cost), only matters for placing
      * GPUs: it is loaded when a runtime reported some. */
     int rc = 0;

@@ -19,9 +19,9 @@
       "Transport progress thread: 1, 0, or auto (on when UCX carries any traffic)")                \
     X(PROGRESS_INTERVAL_US, size, "100",                                                           \
       "How often the progress thread polls the transport when idle, in microseconds")              \
-    X(LOG, string, "", "Comma-separated log categories: init, mem, rma, or all")                  \
+    X(LOG, string, "", "Comma-separated log categories: init, mem, rma, or all")                   \
     X(DEFAULT_SPACE, string, "cpu",                                                                \
-      "Device type of the default space: cpu, gpu, cuda or hip; every PE must reach it")          \
+      "Device type of the default space: cpu, gpu, cuda or hip; every PE must reach it")           \
     X(DEVICE_MAP, string, "",                                                                      \
       "GPU of each local rank, overriding locality: device numbers or - (none), e.g. 1,0")         \
     X(TEST_DEVICE_PES, string, "",                                                                 \

@@ -109,9 +109,11 @@ int main(void)
     unsigned char members[2] = {1, 1};
     struct space space = {.transport_atomics = 1, .member = members};
     char *peers[2] = {(char *)local, (char *)peer_copy};
-    struct region region = {
-        .base = (char *)local, .size = sizeof(local), .space = &space, .peer_base = peers,
-        .kind = &host_like};
+    struct region region = {.base = (char *)local,
+                            .size = sizeof(local),
+                            .space = &space,
+                            .peer_base = peers,
+                            .kind = &host_like};
     registry_add(&region);
     rt.n_pes = 2;
     strata_default_ctx.worker = (struct transport_worker *)&region; /* any non-NULL handle */
