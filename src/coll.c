@@ -83,14 +83,14 @@ static int coll_team_begin(const char *routine, shmem_team_t team, const void *d
     })
 
 /* Algorithm choice, for teams and active sets alike (an active set has no collective words, so
- * it never takes the shared-memory path, and its buffers are never device memory). */
+ * it never takes the shared-memory path). */
 static void coll_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
                            int root, int root_receives)
 {
     coll_check_symmetric(g, dest, "dest");
     coll_check_root(g, root);
-    if (g->team && root_receives && coll_device_buffers(dest, source))
-        coll_device_broadcast(g->team, dest, source, bytes, root);
+    if (coll_device_buffers(dest, source))
+        coll_device_broadcast(g, dest, source, bytes, root, root_receives);
     else if (g->area && coll_all_mapped(g, dest, NULL))
         coll_shm_broadcast(g, dest, source, bytes, root, root_receives);
     else
@@ -102,8 +102,8 @@ static void coll_collect(struct coll_group *g, void *dest, const void *source, s
                          int fixed)
 {
     coll_check_symmetric(g, dest, "dest");
-    if (g->team && coll_device_buffers(dest, source))
-        coll_device_collect(g->team, dest, source, bytes, fixed);
+    if (coll_device_buffers(dest, source))
+        coll_device_collect(g, dest, source, bytes, fixed);
     else if (g->area && coll_all_mapped(g, dest, NULL))
         coll_shm_collect(g, dest, source, bytes, fixed);
     else
@@ -114,8 +114,8 @@ static void coll_alltoalls(struct coll_group *g, void *dest, const void *source,
                            ptrdiff_t sst, size_t nelems, size_t elem)
 {
     coll_check_symmetric(g, dest, "dest");
-    if (g->team && coll_device_buffers(dest, source))
-        coll_device_alltoalls(g->team, dest, source, dst, sst, nelems, elem);
+    if (coll_device_buffers(dest, source))
+        coll_device_alltoalls(g, dest, source, dst, sst, nelems, elem);
     else if (g->area && coll_all_mapped(g, dest, NULL))
         coll_shm_alltoalls(g, dest, source, dst, sst, nelems, elem);
     else
@@ -127,8 +127,8 @@ static void coll_reduce(struct coll_group *g, void *dest, const void *source, si
                         size_t elem, int scan, coll_combine_fn combine)
 {
     coll_check_symmetric(g, source, "source");
-    if (g->team && coll_device_buffers(dest, source))
-        coll_device_reduce(g->team, dest, source, count, elem, scan, combine);
+    if (coll_device_buffers(dest, source))
+        coll_device_reduce(g, dest, source, count, elem, scan, combine);
     else if (g->area && coll_all_mapped(g, dest, source))
         coll_shm_reduce(g, dest, source, count, elem, scan, combine);
     else if (scan)

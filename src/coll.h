@@ -12,11 +12,12 @@
 #ifndef STRATA_COLL_H
 #define STRATA_COLL_H
 
-#include "coll_device.h"
 #include "team.h"
 
 #include <stddef.h>
 #include <stdint.h>
+
+typedef void (*coll_combine_fn)(void *acc, const void *in, size_t count);
 
 /* Signal channels: counters that others add to and this PE waits on. A channel has a single
  * sender per call pattern that matters (see each), so counts from different calls never mix:
@@ -67,6 +68,28 @@ struct coll_group {
     const char *routine;
     uint64_t set_expect[COLL_CHANNELS];
 };
+
+/* SHMEM_DEBUG: a team collective's buffers share one space, this PE is a member of it, and the
+ * team lies inside the space's team; reports and ends the job otherwise (a mismatch would hang). */
+void coll_space_check(const char *routine, const struct strata_team *team, const void *dest,
+                      const void *source);
+
+/* ---- Device buffers (coll_device.c) ----
+ * Buffers in a space the library may not load or store: every byte moves through RMA, which
+ * stages device memory through host buffers, and reductions combine in host scratch. Simple
+ * algorithms for any group; each opens with a sync (sources ready, destinations free) and
+ * closes with one. */
+/* Whether a collective with these buffers must take the device path. */
+int coll_device_buffers(const void *dest, const void *source);
+void coll_device_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                           int root, int root_receives);
+void coll_device_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                         int fixed);
+void coll_device_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
+                           ptrdiff_t sst, size_t nelems, size_t elem);
+/* scan: 0 reduce, 1 inclusive, -1 exclusive prefix. */
+void coll_device_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
+                        size_t elem, int scan, coll_combine_fn combine);
 
 /* ---- Signals (coll_sig.c) ---- */
 /* Adds 1 to channel ch of rank. */

@@ -1,6 +1,5 @@
-/* Team collectives on device memory (coll_device.h). */
-#include "coll_device.h"
-
+/* Collectives on device memory (coll.h). */
+#include "coll.h"
 #include "staged.h"
 
 #include <stdlib.h>
@@ -11,86 +10,65 @@ int coll_device_buffers(const void *dest, const void *source)
     return unlikely(rt.device_memory) && (staged_is_device(dest) || staged_is_device(source));
 }
 
-static int coll_world(const struct strata_team *team, int rank)
-{
-    return team->members[rank];
-}
-
-static void coll_device_end(struct strata_team *team)
+static void coll_device_end(struct coll_group *g)
 {
     shmem_quiet();
-    shmem_team_sync(team);
+    coll_sync(g);
 }
 
-void coll_device_broadcast(struct strata_team *team, void *dest, const void *source, size_t bytes,
-                           int root)
+/* The legacy broadcast (root_receives 0) leaves the root's dest alone. */
+void coll_device_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                           int root, int root_receives)
 {
-    shmem_team_sync(team);
-    if (team->my_rank == root)
-        for (int r = 0; r < team->size; r++)
-            if (r != root || dest != source)
-                shmem_putmem(dest, source, bytes, coll_world(team, r));
-    coll_device_end(team);
+    coll_sync(g);
+    if (g->my_rank == root)
+        for (int r = 0; r < g->size; r++)
+            if (r != root || (root_receives && dest != source))
+                shmem_putmem(dest, source, bytes, g->members[r]);
+    coll_device_end(g);
 }
 
 /* fixed: fcollect (every block bytes long); else collect, whose block sizes are first
- * exchanged through the team's gather words (host memory). */
-void coll_device_collect(struct strata_team *team, void *dest, const void *source, size_t bytes,
+ * exchanged through the group's gather words (host memory). */
+void coll_device_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
                          int fixed)
 {
-    shmem_team_sync(team);
-    size_t offset = (size_t)team->my_rank * bytes;
-    if (!fixed) {
-        uint64_t *sizes = team_gather_words(team), mine = bytes;
-        for (int r = 0; r < team->size; r++)
-            shmem_putmem(&sizes[team->my_rank], &mine, sizeof(mine), coll_world(team, r));
-        coll_device_end(team);
-        offset = 0;
-        for (int r = 0; r < team->my_rank; r++)
-            offset += sizes[r];
-    }
-    for (int r = 0; r < team->size; r++)
-        shmem_putmem((char *)dest + offset, source, bytes, coll_world(team, r));
-    coll_device_end(team);
+    coll_sync(g);
+    size_t *offsets = coll_block_offsets(g, bytes, fixed);
+    for (int r = 0; r < g->size; r++)
+        shmem_putmem((char *)dest + offsets[g->my_rank], source, bytes, g->members[r]);
+    free(offsets);
+    coll_device_end(g);
 }
 
-void coll_device_alltoalls(struct strata_team *team, void *dest, const void *source, ptrdiff_t dst,
+void coll_device_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                            ptrdiff_t sst, size_t nelems, size_t elem)
 {
-    shmem_team_sync(team);
-    ptrdiff_t me = team->my_rank, n = (ptrdiff_t)nelems, e = (ptrdiff_t)elem;
-    for (int r = 0; r < team->size; r++) {
-        int pe = coll_world(team, r);
-        if (dst == 1 && sst == 1)
-            shmem_putmem((char *)dest + me * n * e, (const char *)source + r * n * e, nelems * elem,
-                         pe);
-        else
-            for (ptrdiff_t k = 0; k < n; k++)
-                shmem_putmem((char *)dest + (me * n + k) * dst * e,
-                             (const char *)source + ((ptrdiff_t)r * n + k) * sst * e, elem, pe);
-    }
-    coll_device_end(team);
+    coll_sync(g);
+    for (int r = 0; r < g->size; r++)
+        coll_put_block(g, dest, source, dst, sst, nelems, elem, r);
+    coll_device_end(g);
 }
 
-void coll_device_reduce(struct strata_team *team, void *dest, const void *source, size_t count,
+void coll_device_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                         size_t elem, int scan, coll_combine_fn combine)
 {
     size_t bytes = count * elem;
     char *acc = calloc(1, 2 * bytes + 1), *in = acc + bytes;
     if (!acc)
-        log_fatal("shmem_reduce", "cannot allocate %zu bytes of private memory", 2 * bytes);
-    shmem_team_sync(team);
-    int last = scan == 0 ? team->size - 1 : team->my_rank - (scan < 0);
+        log_fatal(g->routine, "cannot allocate %zu bytes of private memory", 2 * bytes);
+    coll_sync(g);
+    int last = scan == 0 ? g->size - 1 : g->my_rank - (scan < 0);
     for (int r = 0; r <= last; r++) {
-        shmem_getmem(r == 0 ? acc : in, source, bytes, coll_world(team, r));
+        shmem_getmem(r == 0 ? acc : in, source, bytes, g->members[r]);
         if (r > 0)
             combine(acc, in, count);
     }
     /* Every member has read every source it needs before any dest (maybe a source) changes. */
-    shmem_team_sync(team);
+    coll_sync(g);
     shmem_putmem(dest, acc, bytes, rt.my_pe);
     free(acc);
-    coll_device_end(team);
+    coll_device_end(g);
 }
 
 void coll_space_check(const char *routine, const struct strata_team *team, const void *dest,

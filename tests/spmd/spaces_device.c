@@ -71,6 +71,44 @@ static void check_caps(shmem_space_t space, shmem_team_t team, int *bases_same)
     *bases_same = !!(caps & SHMEM_SPACE_CAP_IDENT_ADDR);
 }
 
+/* The legacy active-set forms on device buffers, when the members form an active set (a start
+ * and a power-of-two stride). */
+static void check_active_set(shmem_team_t team, long *dev, long *dev2, long *host, int rank,
+                             int size)
+{
+    static long psync[SHMEM_REDUCE_SYNC_SIZE], pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+    int first = -1, second = -1, n = shmem_n_pes();
+    for (int pe = 0; pe < n; pe++)
+        if (listed(pe)) {
+            if (first < 0)
+                first = pe;
+            else if (second < 0)
+                second = pe;
+        }
+    int stride = size > 1 ? second - first : 1, log_stride = 0;
+    while ((1 << log_stride) < stride)
+        log_stride++;
+    if ((1 << log_stride) != stride || first + (size - 1) * stride >= n)
+        return;
+    for (int pe = first, k = 0; k < size; k++, pe += stride)
+        if (!listed(pe))
+            return;
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; i++)
+        psync[i] = SHMEM_SYNC_VALUE;
+    shmem_team_sync(team); /* every member's pSync is initialized */
+    for (int i = 0; i < 8; i++)
+        host[i] = rank * 10 + i;
+    shmem_long_put(dev, host, 8, shmem_my_pe());
+    shmem_quiet();
+    shmem_long_sum_to_all(dev2, dev, 8, first, log_stride, size, pwrk, psync);
+    shmem_long_get(host, dev2, 8, shmem_my_pe());
+    CHECK(host[3] == 10L * size * (size - 1) / 2 + 3L * size, "legacy sum on device: %ld", host[3]);
+    shmem_broadcast64(dev2, dev, 8, size - 1, first, log_stride, size, psync);
+    shmem_long_get(host, dev2, 8, shmem_my_pe());
+    if (rank != size - 1)
+        CHECK(host[2] == (size - 1) * 10L + 2, "legacy broadcast on device: %ld", host[2]);
+}
+
 int main(void)
 {
     shmem_init();
@@ -192,6 +230,8 @@ int main(void)
         shmem_long_broadcast(team, dev, dev2, N, size - 1);
         shmem_long_get(host, dev, N, me);
         CHECK_EQ(host[5], ranks_sum + 5L * size);
+
+        check_active_set(team, dev, dev2, host, rank, size);
 
         shmem_space_free(space, counter);
         shmem_space_free(space, sig);
