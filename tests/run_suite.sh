@@ -52,6 +52,11 @@ for t in rma_put_get rma_p_g rma_strided rma_nbi rma_signal rma_static order_bar
          amo_types amo_contention p2p_wait lock; do
     run "spmd/$t -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "$oshrun" -np 2 "$build/tests/spmd/$t"
 done
+# A transport queue of two messages makes puts wait inside UCX: quiet must still complete them
+# before their source is reused.
+run "spmd/rma_nbi -np 2 via UCX, puts queued in the transport" env SHMEM_NODE_DIRECT=0 \
+    UCX_TLS=posix,self UCX_POSIX_FIFO_SIZE=2 UCX_POSIX_SEG_SIZE=256 "$oshrun" -np 2 \
+    "$build/tests/spmd/rma_nbi" 65536
 # Teams and team contexts need non-powers of two: 3 PEs too.
 for t in team ctx coll coll_legacy coll_algos; do
     for np in 1 2 3 4; do

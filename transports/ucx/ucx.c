@@ -32,7 +32,7 @@ int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *w
     return status == UCS_OK ? 0 : ucx_fail(what, status);
 }
 
-static int ucx_pending_gets_wait(struct transport_worker *w);
+static int ucx_pending_wait(struct transport_worker *w);
 
 static int ucx_publish_address(struct transport_worker *w)
 {
@@ -115,11 +115,11 @@ void transport_worker_destroy(struct transport_worker *w)
     pthread_mutex_unlock(&t->workers_lock);
     for (int id = 0; id < UCX_MAX_REGIONS; id++)
         ucx_release_keys(w, id);
-    ucx_pending_gets_wait(w);
+    ucx_pending_wait(w);
     ucp_worker_destroy(w->worker);
     pthread_mutex_destroy(&w->connect_lock);
     pthread_mutex_destroy(&w->pending_lock);
-    free(w->pending_gets);
+    free(w->pending);
     free(w->peers);
     free(w);
 }
@@ -311,6 +311,52 @@ static int ucx_target(struct transport_worker *w, int pe, int id, size_t offset,
     return 0;
 }
 
+/* Releases the requests that completed successfully (called with pending_lock held), so that a
+ * program issuing many operations between quiets keeps only the unfinished ones. */
+static void ucx_pending_prune(struct transport_worker *w)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < w->n_pending; i++) {
+        if (ucp_request_check_status(w->pending[i]) == UCS_OK)
+            ucp_request_free(w->pending[i]);
+        else
+            w->pending[kept++] = w->pending[i];
+    }
+    w->n_pending = kept;
+}
+
+/* Keeps an operation's request until transport_flush. */
+static int ucx_pending_add(struct transport_worker *w, ucs_status_ptr_t request, const char *what)
+{
+    pthread_mutex_lock(&w->pending_lock);
+    if (w->n_pending == w->pending_capacity)
+        ucx_pending_prune(w);
+    if (w->n_pending == w->pending_capacity) {
+        size_t capacity = w->pending_capacity ? 2 * w->pending_capacity : 64;
+        ucs_status_ptr_t *grown = realloc(w->pending, capacity * sizeof(*grown));
+        if (!grown) {
+            pthread_mutex_unlock(&w->pending_lock);
+            return ucx_wait(w, request, what); /* complete it now instead */
+        }
+        w->pending = grown;
+        w->pending_capacity = capacity;
+    }
+    w->pending[w->n_pending++] = request;
+    pthread_mutex_unlock(&w->pending_lock);
+    return 0;
+}
+
+static int ucx_pending_wait(struct transport_worker *w)
+{
+    int rc = 0;
+    pthread_mutex_lock(&w->pending_lock);
+    for (size_t i = 0; i < w->n_pending; i++)
+        rc |= ucx_wait(w, w->pending[i], "a non-blocking put or get");
+    w->n_pending = 0;
+    pthread_mutex_unlock(&w->pending_lock);
+    return rc;
+}
+
 int transport_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                   size_t len, int nbi)
 {
@@ -321,43 +367,9 @@ int transport_put(struct transport_worker *w, int pe, int id, size_t offset, con
         return -1;
     ucp_request_param_t param = {0};
     ucs_status_ptr_t request = ucp_put_nbx(ep, src, len, addr, rkey, &param);
-    if (nbi && !UCS_PTR_IS_ERR(request)) {
-        /* The request completes by itself; transport_flush waits for the data to land. But the
-         * source must be reusable at return per the blocking semantics only, so release it. */
-        if (request)
-            ucp_request_free(request);
-        return 0;
-    }
+    if (nbi && UCS_PTR_IS_PTR(request))
+        return ucx_pending_add(w, request, "ucp_put_nbx");
     return ucx_wait(w, request, "ucp_put_nbx");
-}
-
-static int ucx_pending_get_add(struct transport_worker *w, ucs_status_ptr_t request)
-{
-    pthread_mutex_lock(&w->pending_lock);
-    if (w->n_pending_gets == w->pending_capacity) {
-        size_t capacity = w->pending_capacity ? 2 * w->pending_capacity : 64;
-        ucs_status_ptr_t *grown = realloc(w->pending_gets, capacity * sizeof(*grown));
-        if (!grown) {
-            pthread_mutex_unlock(&w->pending_lock);
-            return ucx_wait(w, request, "ucp_get_nbx"); /* complete it now instead */
-        }
-        w->pending_gets = grown;
-        w->pending_capacity = capacity;
-    }
-    w->pending_gets[w->n_pending_gets++] = request;
-    pthread_mutex_unlock(&w->pending_lock);
-    return 0;
-}
-
-static int ucx_pending_gets_wait(struct transport_worker *w)
-{
-    int rc = 0;
-    pthread_mutex_lock(&w->pending_lock);
-    for (size_t i = 0; i < w->n_pending_gets; i++)
-        rc |= ucx_wait(w, w->pending_gets[i], "ucp_get_nbx");
-    w->n_pending_gets = 0;
-    pthread_mutex_unlock(&w->pending_lock);
-    return rc;
 }
 
 int transport_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest, size_t len,
@@ -370,8 +382,8 @@ int transport_get(struct transport_worker *w, int pe, int id, size_t offset, voi
         return -1;
     ucp_request_param_t param = {0};
     ucs_status_ptr_t request = ucp_get_nbx(ep, dest, len, addr, rkey, &param);
-    if (nbi && !UCS_PTR_IS_ERR(request))
-        return request ? ucx_pending_get_add(w, request) : 0;
+    if (nbi && UCS_PTR_IS_PTR(request))
+        return ucx_pending_add(w, request, "ucp_get_nbx");
     return ucx_wait(w, request, "ucp_get_nbx");
 }
 
@@ -428,7 +440,7 @@ int transport_fence(struct transport_worker *w)
 
 int transport_flush(struct transport_worker *w, int pe)
 {
-    if (ucx_pending_gets_wait(w) || ucx_am_wait_acks(w))
+    if (ucx_pending_wait(w) || ucx_am_wait_acks(w))
         return -1;
     ucp_request_param_t param = {0};
     if (pe >= 0) {

@@ -28,10 +28,13 @@ struct transport_worker {
     struct ucx_peer *peers;
     pthread_mutex_t connect_lock; /* endpoints and keys are made once, by one thread */
     struct transport_worker *next;
-    /* Non-blocking gets still in flight: a worker flush does not wait for get replies over
-     * UCX 1.13's shared-memory transports, so transport_flush waits for these itself. */
-    ucs_status_ptr_t *pending_gets;
-    size_t n_pending_gets, pending_capacity;
+    /* Non-blocking puts and gets still in flight, kept until transport_flush completes them.
+     * UCX 1.13 does not count them in a worker flush once their requests are released: a
+     * put waiting in an endpoint's pending queue (a full shared-memory FIFO) then reads its
+     * source after the flush has returned, and a flush does not wait for get replies over the
+     * shared-memory transports. */
+    ucs_status_ptr_t *pending;
+    size_t n_pending, pending_capacity;
     pthread_mutex_t pending_lock;
     /* Active-message puts sent and not yet acknowledged by their targets. */
     uint64_t am_unacked;
