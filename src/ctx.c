@@ -6,6 +6,47 @@
 
 #include <stdlib.h>
 
+/* Every context made and not destroyed: when the transport starts after some of them (with the
+ * first space that needs it), each gets its own worker, so its fence, quiet and signals cover
+ * what it sends. */
+static struct strata_ctx *ctx_created;
+static pthread_mutex_t ctx_created_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A private or serialized context is never used by two threads at once. */
+static int ctx_thread_safe(const struct strata_ctx *ctx)
+{
+    return rt.thread_level == SHMEM_THREAD_MULTIPLE &&
+           !(ctx->options & (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED));
+}
+
+int ctx_workers_attach(void)
+{
+    int rc = 0;
+    pthread_mutex_lock(&ctx_created_lock);
+    for (struct strata_ctx *ctx = ctx_created; ctx && !rc; ctx = ctx->next_created) {
+        struct transport_worker *w;
+        if (ctx->worker)
+            continue;
+        rc = transport_worker_create(rt.transport, ctx_thread_safe(ctx), &w);
+        /* Another thread may be using the context on mapped peers meanwhile. */
+        if (!rc)
+            __atomic_store_n(&ctx->worker, w, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&ctx_created_lock);
+    return rc;
+}
+
+static void ctx_unlist(struct strata_ctx *ctx)
+{
+    pthread_mutex_lock(&ctx_created_lock);
+    for (struct strata_ctx **at = &ctx_created; *at; at = &(*at)->next_created)
+        if (*at == ctx) {
+            *at = ctx->next_created;
+            break;
+        }
+    pthread_mutex_unlock(&ctx_created_lock);
+}
+
 int ctx_translate_pe(shmem_ctx_t ctx, const char *routine, int pe)
 {
     if (unlikely(ctx == SHMEM_CTX_INVALID))
@@ -30,10 +71,16 @@ static int ctx_create(shmem_team_t team, long options, shmem_ctx_t *out)
     ctx->team_size = team->size;
     ctx->members = team == SHMEM_TEAM_WORLD ? NULL : team->members;
     ctx->options = options;
-    /* A private or serialized context is never used by two threads at once. */
-    int thread_safe = rt.thread_level == SHMEM_THREAD_MULTIPLE &&
-                      !(options & (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED));
-    if (rt.transport && transport_worker_create(rt.transport, thread_safe, &ctx->worker)) {
+    pthread_mutex_lock(&ctx_created_lock);
+    int rc = rt.transport
+                 ? transport_worker_create(rt.transport, ctx_thread_safe(ctx), &ctx->worker)
+                 : 0;
+    if (!rc) {
+        ctx->next_created = ctx_created;
+        ctx_created = ctx;
+    }
+    pthread_mutex_unlock(&ctx_created_lock);
+    if (rc) {
         free(ctx);
         return -1;
     }
@@ -51,6 +98,7 @@ static int ctx_create(shmem_team_t team, long options, shmem_ctx_t *out)
 static void ctx_free(shmem_ctx_t ctx)
 {
     order_quiet(ctx); /* 1.6: destroy performs an implicit quiet */
+    ctx_unlist(ctx);
     transport_worker_destroy(ctx->worker);
     free(ctx);
 }

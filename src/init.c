@@ -68,7 +68,7 @@ int runtime_transport_start(void)
     rt.job.transport = rt.transport;
     rt.worker = transport_default_worker(rt.transport);
     strata_default_ctx.worker = rt.worker;
-    return 0;
+    return ctx_workers_attach();
 }
 
 int runtime_progress_start(void)

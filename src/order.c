@@ -14,9 +14,7 @@ static inline void order_quiet_inline(struct strata_ctx *ctx)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (ctx == SHMEM_CTX_INVALID)
         return;
-    /* A context made before the transport started (for a device space) sends on the default
-     * worker. */
-    struct transport_worker *w = ctx->worker ? ctx->worker : rt.worker;
+    struct transport_worker *w = ctx->worker;
     if (w && transport_flush(w, -1))
         log_fatal("shmem_quiet", "the transport failed to complete outstanding operations");
 }

@@ -25,6 +25,7 @@ struct strata_ctx {
     int team_size;
     long options;
     struct strata_ctx *next_shareable; /* the team's other shareable contexts */
+    struct strata_ctx *next_created;   /* every context of this PE (ctx.c) */
 };
 
 struct runtime {
@@ -84,6 +85,9 @@ void progress_wait_step(unsigned *spins);
 int runtime_transport_start(void);
 /* Starts the progress thread if the transport is up and SHMEM_PROGRESS_THREAD wants it (once). */
 int runtime_progress_start(void);
+/* Gives each context made before the transport started a worker of its own (ctx.c). Returns 0
+ * or -1. */
+int ctx_workers_attach(void);
 
 /* ---- Ordering (order.c) ---- */
 void order_quiet(struct strata_ctx *ctx);

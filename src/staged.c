@@ -23,7 +23,7 @@ static char *staged_bounce(void)
 
 static struct transport_worker *staged_worker(shmem_ctx_t ctx, const char *routine, int pe)
 {
-    struct transport_worker *w = ctx != SHMEM_CTX_INVALID && ctx->worker ? ctx->worker : rt.worker;
+    struct transport_worker *w = ctx != SHMEM_CTX_INVALID ? ctx->worker : NULL;
     if (unlikely(!w))
         rma_report_no_transport(routine, pe);
     return w;

@@ -1,8 +1,8 @@
 /* A device space on the PEs SHMEM_TEST_DEVICE_PES names (the test device kind stands in for a
  * GPU): membership and team, truthful caps, RMA between members and from host memory, device to
  * device, put-with-signal and waits on device words, contended atomics performed by their owner,
- * and a reduction on device buffers. Device memory is never loaded or stored here: every value is
- * read back with shmem_get. */
+ * a reduction on device buffers, and ordering on a context made before any device space. Device
+ * memory is never loaded or stored here: every value is read back with shmem_get. */
 #include "check.h"
 
 #include <stdint.h>
@@ -109,9 +109,48 @@ static void check_active_set(shmem_team_t team, long *dev, long *dev2, long *hos
         CHECK(host[2] == (size - 1) * 10L + 2, "legacy broadcast on device: %ld", host[2]);
 }
 
+/* A context made before the first device space (so before the transport started) orders its
+ * device puts like any other: after ctx_fence, ctx_pe_quiet or a put-with-signal on it, a flag in
+ * host memory (a plain store on the node) must never be seen before the data. */
+static void check_early_context(shmem_ctx_t ctx, long *dev, uint64_t *flags, int right, int left)
+{
+    enum { ROUNDS = 200, WORDS = 64 };
+    long data[WORDS], seen[WORDS];
+    int me = shmem_my_pe();
+    long stale = 0;
+    for (long round = 1; round <= ROUNDS; round++) {
+        for (int i = 0; i < WORDS; i++)
+            data[i] = round * 1000 + i;
+        int how = (int)(round % 3);
+        if (how == 2) {
+            shmem_ctx_long_put_signal(ctx, dev, data, WORDS, &flags[0], (uint64_t)round,
+                                      SHMEM_SIGNAL_SET, right);
+        } else {
+            shmem_ctx_long_put(ctx, dev, data, WORDS, right);
+            if (how == 0)
+                shmem_ctx_fence(ctx);
+            else
+                shmem_ctx_pe_quiet(ctx, &right, 1);
+            shmem_ctx_uint64_p(ctx, &flags[0], (uint64_t)round, right);
+        }
+        shmem_uint64_wait_until(&flags[0], SHMEM_CMP_GE, (uint64_t)round);
+        shmem_long_get(seen, dev, WORDS, me);
+        stale += seen[0] != round * 1000 || seen[WORDS - 1] != round * 1000 + WORDS - 1;
+        /* the left neighbour may write again once this round is read */
+        shmem_ctx_uint64_p(ctx, &flags[1], (uint64_t)round, left);
+        shmem_uint64_wait_until(&flags[1], SHMEM_CMP_GE, (uint64_t)round);
+    }
+    CHECK(stale == 0,
+          "context made before the transport: %ld of %d rounds saw the flag before "
+          "the device data",
+          stale, ROUNDS);
+}
+
 int main(void)
 {
     shmem_init();
+    shmem_ctx_t early_ctx;
+    CHECK(shmem_ctx_create(0, &early_ctx) == 0, "context before any device space");
     int me = shmem_my_pe(), n = shmem_n_pes(), members = 0;
     for (int pe = 0; pe < n; pe++)
         members += listed(pe);
@@ -124,6 +163,7 @@ int main(void)
 
     /* Host-side scratch in the default space: every PE, member or not, has it. */
     uintptr_t *bases = shmem_calloc((size_t)n, sizeof(uintptr_t));
+    uint64_t *flags = shmem_calloc(2, sizeof(uint64_t));
     if (space != SHMEM_SPACE_INVALID) {
         int rank = shmem_team_my_pe(team), size = shmem_team_n_pes(team);
         int right = shmem_team_translate_pe(team, (rank + 1) % size, SHMEM_TEAM_WORLD);
@@ -233,6 +273,10 @@ int main(void)
 
         check_active_set(team, dev, dev2, host, rank, size);
 
+        shmem_team_sync(team);
+        check_early_context(early_ctx, dev, flags, right, left);
+        shmem_team_sync(team);
+
         shmem_space_free(space, counter);
         shmem_space_free(space, sig);
         shmem_space_free(space, dev2);
@@ -240,6 +284,8 @@ int main(void)
         shmem_team_destroy(team);
         CHECK_EQ(shmem_space_destroy(space), 0);
     }
+    shmem_free(flags);
     shmem_free(bases);
+    shmem_ctx_destroy(early_ctx);
     return check_finish();
 }

@@ -16,6 +16,17 @@ int ucx_fail(const char *what, ucs_status_t status)
     return -1;
 }
 
+void ucx_wait_step(struct transport_worker *w, unsigned *spins)
+{
+    unsigned events = ucp_worker_progress(w->worker);
+    struct transport_worker *served = w->t->workers;
+    if (served != w)
+        events += ucp_worker_progress(served->worker);
+    /* The peer that must answer may need this core (more PEs than cores). */
+    if (!events && ++*spins > UCX_SPINS_BEFORE_YIELD)
+        sched_yield();
+}
+
 int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what)
 {
     if (request == NULL)
@@ -24,10 +35,8 @@ int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *w
         return ucx_fail(what, UCS_PTR_STATUS(request));
     ucs_status_t status;
     unsigned spins = 0;
-    /* The peer that must answer may need this core (more PEs than cores): yield after a while. */
     while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS)
-        if (!ucp_worker_progress(w->worker) && ++spins > UCX_SPINS_BEFORE_YIELD)
-            sched_yield();
+        ucx_wait_step(w, &spins);
     ucp_request_free(request);
     return status == UCS_OK ? 0 : ucx_fail(what, status);
 }

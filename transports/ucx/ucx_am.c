@@ -204,8 +204,7 @@ static int am_wait_reply(struct transport_worker *w, struct am_wait *wait)
 {
     unsigned spins = 0;
     while (!__atomic_load_n(&wait->done, __ATOMIC_ACQUIRE))
-        if (!ucp_worker_progress(w->worker) && ++spins > UCX_SPINS_BEFORE_YIELD)
-            sched_yield();
+        ucx_wait_step(w, &spins);
     return wait->status ? -1 : 0;
 }
 
@@ -213,8 +212,7 @@ int ucx_am_wait_acks(struct transport_worker *w)
 {
     unsigned spins = 0;
     while (__atomic_load_n(&w->am_unacked, __ATOMIC_ACQUIRE))
-        if (!ucp_worker_progress(w->worker) && ++spins > UCX_SPINS_BEFORE_YIELD)
-            sched_yield();
+        ucx_wait_step(w, &spins);
     return 0;
 }
 

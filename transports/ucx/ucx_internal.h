@@ -55,6 +55,10 @@ struct transport {
 };
 
 int ucx_fail(const char *what, ucs_status_t status);
+/* One step of every wait on w: progresses w and, when w is a context's worker, the default
+ * worker too, which serves the requests peers send this PE (whoever waits on a peer must keep
+ * answering it, or two PEs waiting on each other hang); yields the core after a short spin. */
+void ucx_wait_step(struct transport_worker *w, unsigned *spins);
 /* Waits for a request returned by a _nbx call, progressing the worker meanwhile. */
 int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what);
 /* The endpoint to pe on w, made on first use (under w->connect_lock). */
