@@ -1,29 +1,72 @@
 /* The registry: every region, sorted by local base address. There are a handful of regions, so a
- * binary search over a small array behind a one-entry cache beats any hash. */
+ * binary search over a small array behind a one-entry cache beats any hash.
+ *
+ * Lookups run on every RMA and atomic, from any thread, while another thread may create or
+ * destroy a space. They take no lock: the array is a sequence lock's data (a writer makes the
+ * version odd while it shifts entries, a reader retries when the version moved under it), its
+ * entries hold copies of each region's range so that a reader never follows a pointer to a
+ * region being removed, and each thread caches its own last hit, tagged with the version it was
+ * found under. */
 #include "space.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #define REGISTRY_MAX 128
 
-static struct region *registry[REGISTRY_MAX];
+struct registry_entry {
+    uintptr_t base;
+    size_t size;
+    struct region *region;
+};
+
+static struct registry_entry registry[REGISTRY_MAX];
 static int registry_count;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-struct region *registry_cache;
+unsigned long registry_version;
+__thread struct registry_cache registry_cached;
+
+static void entry_store(int at, const struct registry_entry *e)
+{
+    __atomic_store_n(&registry[at].base, e->base, __ATOMIC_RELAXED);
+    __atomic_store_n(&registry[at].size, e->size, __ATOMIC_RELAXED);
+    __atomic_store_n(&registry[at].region, e->region, __ATOMIC_RELAXED);
+}
+
+static struct registry_entry entry_load(int at)
+{
+    return (struct registry_entry){__atomic_load_n(&registry[at].base, __ATOMIC_RELAXED),
+                                   __atomic_load_n(&registry[at].size, __ATOMIC_RELAXED),
+                                   __atomic_load_n(&registry[at].region, __ATOMIC_RELAXED)};
+}
+
+/* A writer's change, between an odd and the next even version (registry_lock held). */
+static void registry_change_begin(void)
+{
+    __atomic_store_n(&registry_version, registry_version + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void registry_change_end(void)
+{
+    __atomic_store_n(&registry_version, registry_version + 1, __ATOMIC_RELEASE);
+}
 
 int registry_add(struct region *region)
 {
     pthread_mutex_lock(&registry_lock);
     int rc = -1;
     if (registry_count < REGISTRY_MAX) {
+        registry_change_begin();
         int at = registry_count;
-        while (at > 0 && registry[at - 1]->base > region->base) {
-            registry[at] = registry[at - 1];
+        while (at > 0 && registry[at - 1].base > (uintptr_t)region->base) {
+            entry_store(at, &registry[at - 1]);
             at--;
         }
-        registry[at] = region;
-        registry_count++;
+        entry_store(at, &(struct registry_entry){(uintptr_t)region->base, region->size, region});
+        __atomic_store_n(&registry_count, registry_count + 1, __ATOMIC_RELAXED);
+        registry_change_end();
         rc = 0;
     }
     pthread_mutex_unlock(&registry_lock);
@@ -34,34 +77,54 @@ void registry_remove(struct region *region)
 {
     pthread_mutex_lock(&registry_lock);
     for (int i = 0; i < registry_count; i++) {
-        if (registry[i] != region)
+        if (registry[i].region != region)
             continue;
-        memmove(&registry[i], &registry[i + 1],
-                (size_t)(registry_count - i - 1) * sizeof(*registry));
-        registry_count--;
+        registry_change_begin();
+        for (int j = i; j + 1 < registry_count; j++)
+            entry_store(j, &registry[j + 1]);
+        __atomic_store_n(&registry_count, registry_count - 1, __ATOMIC_RELAXED);
+        registry_change_end();
         break;
     }
-    __atomic_store_n(&registry_cache, NULL, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&registry_lock);
+}
+
+/* The entry holding a, or one with a NULL region, in the array as the reader sees it. */
+static struct registry_entry registry_search(uintptr_t a)
+{
+    int lo = 0, hi = __atomic_load_n(&registry_count, __ATOMIC_RELAXED) - 1;
+    if (hi >= REGISTRY_MAX)
+        hi = REGISTRY_MAX - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        struct registry_entry e = entry_load(mid);
+        if (a < e.base)
+            hi = mid - 1;
+        else if (a - e.base >= e.size)
+            lo = mid + 1;
+        else
+            return e;
+    }
+    return (struct registry_entry){0, 0, NULL};
 }
 
 struct region *registry_lookup_slow(const void *addr)
 {
-    uintptr_t a = (uintptr_t)addr;
-    int lo = 0, hi = registry_count - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        struct region *r = registry[mid];
-        if (a < (uintptr_t)r->base)
-            hi = mid - 1;
-        else if (a - (uintptr_t)r->base >= r->size)
-            lo = mid + 1;
-        else {
-            __atomic_store_n(&registry_cache, r, __ATOMIC_RELAXED);
-            return r;
+    for (;;) {
+        unsigned long version = __atomic_load_n(&registry_version, __ATOMIC_ACQUIRE);
+        if (version & 1) {
+            sched_yield(); /* a writer is shifting entries: a few stores */
+            continue;
         }
+        struct registry_entry found = registry_search((uintptr_t)addr);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&registry_version, __ATOMIC_RELAXED) != version)
+            continue;
+        if (found.region)
+            registry_cached =
+                (struct registry_cache){found.base, found.size, found.region, version};
+        return found.region;
     }
-    return NULL;
 }
 
 struct region *registry_find_id(int id)
@@ -69,8 +132,8 @@ struct region *registry_find_id(int id)
     pthread_mutex_lock(&registry_lock);
     struct region *found = NULL;
     for (int i = 0; i < registry_count && !found; i++)
-        if (registry[i]->id == id)
-            found = registry[i];
+        if (registry[i].region->id == id)
+            found = registry[i].region;
     pthread_mutex_unlock(&registry_lock);
     return found;
 }

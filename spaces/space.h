@@ -87,18 +87,30 @@ void space_destroy(const struct space_job *job, struct space *space);
 /* The region with this id on this PE, or NULL. */
 struct region *registry_find_id(int id);
 
-/* ---- Registry: address -> region ---- */
+/* ---- Registry: address -> region (registry.c) ---- */
 int registry_add(struct region *region);
 void registry_remove(struct region *region);
 struct region *registry_lookup_slow(const void *addr);
-extern struct region *registry_cache;
+/* Even while the registry is stable; every change moves it on by two. */
+extern unsigned long registry_version;
+/* This thread's last hit, valid while registry_version has not moved. */
+struct registry_cache {
+    uintptr_t base;
+    size_t size;
+    struct region *region;
+    unsigned long version;
+};
+extern __thread struct registry_cache registry_cached __attribute__((tls_model("initial-exec")));
 
 /* The region holding addr, or NULL for memory that is not symmetric. */
 static inline struct region *region_lookup(const void *addr)
 {
-    struct region *cached = __atomic_load_n(&registry_cache, __ATOMIC_RELAXED);
-    if (__builtin_expect(cached && (uintptr_t)addr - (uintptr_t)cached->base < cached->size, 1))
-        return cached;
+    const struct registry_cache *cached = &registry_cached;
+    if (__builtin_expect((uintptr_t)addr - cached->base < cached->size &&
+                             cached->version ==
+                                 __atomic_load_n(&registry_version, __ATOMIC_ACQUIRE),
+                         1))
+        return cached->region;
     return registry_lookup_slow(addr);
 }
 

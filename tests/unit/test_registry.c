@@ -1,14 +1,70 @@
 /* Pointer-to-region lookup: every address inside a region maps to it, every address outside
- * none, whatever the insertion order and after removals. */
+ * none, whatever the insertion order and after removals, and while another thread adds and
+ * removes regions (space creation and destruction beside RMA under SHMEM_THREAD_MULTIPLE). */
 #include "space.h"
 #include "unit.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #define N_REGIONS 9
 
+/* Regions that stay registered, looked up by reader threads while the writer inserts and
+ * removes a region below all of them (every insertion shifts them in the sorted array). */
+#define STABLE 6
+#define CHURN_CYCLES 200000
+/* slot 0 is the churned region's: the lowest address, so its insertion shifts all the others */
+static char memory_slots[STABLE + 1][4096];
+#define churn_memory memory_slots[0]
+#define stable_memory (memory_slots + 1)
+static struct region stable[STABLE], churn;
+static int churn_done;
+static long misses[2];
+
+static void *reader(void *arg)
+{
+    long *missed = arg;
+    for (unsigned i = 0; !__atomic_load_n(&churn_done, __ATOMIC_ACQUIRE); i++) {
+        /* alternate between regions so that the one-entry cache misses on every lookup */
+        int k = (int)(i % STABLE);
+        *missed += region_lookup(stable_memory[k] + 100 + i % 1000) != &stable[k];
+        struct region *r = region_lookup(churn_memory + 200);
+        *missed += r != NULL && r != &churn;
+    }
+    return NULL;
+}
+
+static void check_concurrent_changes(void)
+{
+    for (int k = 0; k < STABLE; k++) {
+        stable[k].base = stable_memory[k] + 100;
+        stable[k].size = 1000;
+        UNIT_CHECK(registry_add(&stable[k]) == 0, "add stable region %d", k);
+    }
+    churn.base = churn_memory + 100;
+    churn.size = 1000;
+    pthread_t readers[2];
+    for (int t = 0; t < 2; t++)
+        pthread_create(&readers[t], NULL, reader, &misses[t]);
+    for (int cycle = 0; cycle < CHURN_CYCLES; cycle++) {
+        registry_add(&churn);
+        registry_remove(&churn);
+    }
+    __atomic_store_n(&churn_done, 1, __ATOMIC_RELEASE);
+    for (int t = 0; t < 2; t++)
+        pthread_join(readers[t], NULL);
+    UNIT_CHECK(misses[0] + misses[1] == 0,
+               "%ld lookups of registered regions failed while another thread added and removed "
+               "a region",
+               misses[0] + misses[1]);
+    UNIT_CHECK(region_lookup(churn_memory + 200) == NULL, "the removed region is not found");
+    for (int k = 0; k < STABLE; k++)
+        registry_remove(&stable[k]);
+}
+
 int main(void)
 {
+    check_concurrent_changes();
     static char memory[N_REGIONS][4096];
     struct region regions[N_REGIONS] = {0};
     /* Insert in a scrambled order; regions use the middle 1000 bytes of each 4 KiB slot so there
