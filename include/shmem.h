@@ -12,6 +12,11 @@
 extern "C" {
 #endif
 
+/* Everything this header declares is the library's API, and the only thing it exports: the
+ * library is built with hidden visibility, so its internals can neither clash with nor be
+ * replaced by a program's own names. */
+#pragma GCC visibility push(default)
+
 /* ---- Library constants (1.6 section 6) ---- */
 #define SHMEM_MAJOR_VERSION 1
 #define SHMEM_MINOR_VERSION 6
@@ -616,6 +621,8 @@ void shmem_pe_quiet(const int *target_pes, size_t npes);
 void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes);
 void shmem_barrier_all(void);
 void shmem_sync_all(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

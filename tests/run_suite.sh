@@ -104,6 +104,14 @@ run "examples/spaces_tour -np 4, devices on PEs 0,2" env SHMEM_TEST_DEVICE_PES=0
     -np 4 "$build/examples/spaces_tour"
 run "spmd/hello singleton" "$build/tests/spmd/hello"
 run "examples/ring -np 4" "$oshrun" -np 4 "$build/examples/ring"
+# The library exports the OpenSHMEM API and nothing else, and a program's own names do not clash
+# with its internals.
+run "libstrata exports only the OpenSHMEM API" bash "$src/tests/unit/exports.sh" \
+    "$build/.libs/libstrata.so"
+for np in 1 2; do
+    run "spmd/symbols -np $np (program names like the library's internals)" "$oshrun" -np "$np" \
+        "$build/tests/spmd/symbols"
+done
 # The README's knob table is generated from the knob table in the code: it must match.
 run "README knob table matches oshinfo" bash -c \
     "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,/^\$/p' '$src/README.md' | sed '/^\$/d')"
