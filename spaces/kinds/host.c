@@ -36,20 +36,31 @@ size_t kind_base_alignment(size_t size)
     return align;
 }
 
-void *kind_reserve_aligned(size_t len)
+/* len bytes at align, then the guard: the rest of an oversized reservation is returned. */
+static void *host_reserve(size_t len, size_t align)
 {
-    size_t align = kind_base_alignment(len);
+    size_t span = len + KIND_GUARD_BYTES;
     char *reserved =
-        mmap(NULL, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        mmap(NULL, span + align - 1, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (reserved == MAP_FAILED)
         return NULL;
     char *aligned = (char *)(((uintptr_t)reserved + align - 1) & ~(uintptr_t)(align - 1));
     if (aligned > reserved)
         munmap(reserved, (size_t)(aligned - reserved));
-    size_t tail = (size_t)(reserved + len + align - (aligned + len));
+    size_t tail = (size_t)(reserved + span + align - 1 - (aligned + span));
     if (tail)
-        munmap(aligned + len, tail);
+        munmap(aligned + span, tail);
     return aligned;
+}
+
+void *kind_reserve_aligned(size_t len)
+{
+    return host_reserve(len, kind_base_alignment(len));
+}
+
+void kind_release(void *base, size_t len)
+{
+    munmap(base, len + KIND_GUARD_BYTES);
 }
 
 /* Maps the file over an aligned reservation: the allocator aligns offsets, so the base must be
@@ -60,8 +71,11 @@ static void *host_map_aligned(int fd, size_t size)
     char *aligned = kind_reserve_aligned(len);
     if (!aligned)
         return MAP_FAILED;
-    return mmap(aligned, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd,
-                0);
+    void *mapped =
+        mmap(aligned, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
+    if (mapped == MAP_FAILED)
+        kind_release(aligned, len);
+    return mapped;
 }
 
 static int host_create(const char *name, size_t size, struct kind_mem *mem)
@@ -82,18 +96,23 @@ static int host_create(const char *name, size_t size, struct kind_mem *mem)
 
 static void *host_map_peer(const char *name, size_t size)
 {
+    size_t len = size ? size : 1;
     int fd = shm_open(name, O_RDWR, 0);
     if (fd < 0)
         return NULL;
-    void *addr =
-        mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    char *reserved = host_reserve(len, 1);
+    void *addr = reserved ? mmap(reserved, len, PROT_READ | PROT_WRITE,
+                                 MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0)
+                          : MAP_FAILED;
     close(fd);
+    if (addr == MAP_FAILED && reserved)
+        kind_release(reserved, len);
     return addr == MAP_FAILED ? NULL : addr;
 }
 
 static void host_unmap_peer(void *addr, size_t size)
 {
-    munmap(addr, size ? size : 1);
+    kind_release(addr, size ? size : 1);
 }
 
 static void host_unlink(const char *name, struct kind_mem *mem)
@@ -107,7 +126,7 @@ static void host_unlink(const char *name, struct kind_mem *mem)
 static void host_destroy(struct kind_mem *mem)
 {
     if (mem->base)
-        munmap(mem->base, mem->size ? mem->size : 1);
+        kind_release(mem->base, mem->size ? mem->size : 1);
     if (mem->fd >= 0)
         close(mem->fd);
     mem->base = NULL;

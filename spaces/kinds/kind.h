@@ -48,9 +48,14 @@ extern const struct kind_ops kind_testdev;
  * allocation can be promised. */
 #define KIND_MAX_BASE_ALIGN ((size_t)1 << 30)
 size_t kind_base_alignment(size_t size);
-/* Reserves len bytes of address space, without access, at that alignment (NULL on failure):
- * costs no memory. */
+/* Reserves len bytes of address space, without access, at that alignment, followed by a guard
+ * of KIND_GUARD_BYTES that stays without access (NULL on failure): costs no memory. A transfer
+ * that runs past the end of a heap then faults at once instead of overwriting whatever mapping
+ * the kernel placed next (often another heap of the job, or the library's own words). */
+#define KIND_GUARD_BYTES ((size_t)1 << 20)
 void *kind_reserve_aligned(size_t len);
+/* Returns a reservation of kind_reserve_aligned (len as given there), guard included. */
+void kind_release(void *base, size_t len);
 
 /* Creates and maps a shared-memory file; also used for the static data segment. */
 int kind_host_file_create(const char *name, size_t size, int *fd);

@@ -22,7 +22,9 @@ static int testdev_create(const char *name, size_t size, struct kind_mem *mem)
         fprintf(stderr, "Strata: cannot reserve %zu bytes of test device memory: %s\n", size,
                 strerror(errno));
         if (mem->base)
-            munmap(mem->base, len);
+            kind_release(mem->base, len);
+        if (mem->storage != MAP_FAILED)
+            munmap(mem->storage, len);
         mem->base = mem->storage = NULL;
         return -1;
     }
@@ -40,7 +42,7 @@ static void testdev_destroy(struct kind_mem *mem)
 {
     size_t len = mem->size ? mem->size : 1;
     if (mem->base)
-        munmap(mem->base, len);
+        kind_release(mem->base, len);
     if (mem->storage)
         munmap(mem->storage, len);
     mem->base = mem->storage = NULL;

@@ -23,6 +23,20 @@ int main(int argc, char **argv)
         static long big[1 << 20];
         shmem_long_put(block, big, 1 << 20, 0);
     }
+    if (!strcmp(mode, "overrun_peer")) {
+        /* run with a 1 MiB heap and no checks: the block ends 4 KiB before the end of the heap
+         * and the put runs 60 KiB past it, into the last PE's guard instead of its next
+         * mapping. Every PE allocates (the call is collective); PE 0 alone writes. */
+        size_t heap = (size_t)1 << 20;
+        char *block = shmem_malloc(heap - 4096);
+        static char big[64 << 10];
+        CHECK(block != NULL, "a block of the whole heap");
+        if (me == 0 && block) {
+            shmem_putmem(block + heap - 2 * 4096, big, sizeof(big), n - 1);
+            printf("PE 0 wrote past the end of PE %d's heap unharmed\n", n - 1);
+        }
+        shmem_barrier_all();
+    }
     if (!strcmp(mode, "amo_misaligned") && me == 0) {
         static long words[2];
         shmem_int_atomic_add((int *)((char *)words + 2), 1, n - 1);

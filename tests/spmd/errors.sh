@@ -61,6 +61,9 @@ PE 0
 8388608 bytes
 run past the end
 P
+expect "transfer past a peer's heap faults at once (guard), without SHMEM_DEBUG" nonzero overrun_peer SHMEM_SYMMETRIC_SIZE=1M <<'P'
+PE 0 killed by SIGSEGV
+P
 expect "misaligned atomic under SHMEM_DEBUG" nonzero amo_misaligned SHMEM_DEBUG=1 <<'P'
 shmem_int_atomic_add
 PE 0
