@@ -149,7 +149,7 @@ static void init_default_space(void)
     rt.default_space->caps = SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES |
                              SHMEM_SPACE_CAP_ATOMICS | SHMEM_SPACE_CAP_WORLD_ACCESS |
                              (rt.device_memory ? 0 : SHMEM_SPACE_CAP_DIRECT_ACCESS);
-    SHMEM_SPACE_DEFAULT = rt.default_space;
+    space_api_init();
     uint64_t base = (uint64_t)(uintptr_t)rt.default_space->heap.base;
     if (boot_put("strata.heap.base", &base, sizeof(base)))
         init_fail("cannot publish the heap address");
@@ -289,6 +289,7 @@ void shmem_finalize(void)
         transport_flush(rt.worker, -1);
     boot_fence();
     team_fini();
+    space_api_fini();
     space_destroy(&rt.job, rt.default_space);
     space_destroy(&rt.job, rt.library_space);
     rt.default_space = rt.library_space = NULL;

@@ -187,7 +187,7 @@ void shfree(void *ptr)
 static struct space *mem_space(const char *routine, shmem_space_t handle)
 {
     runtime_require_init(routine);
-    struct space *space = handle;
+    struct space *space = space_of_handle(routine, handle);
     if (!space)
         return NULL;
     if (unlikely(!space->member[rt.my_pe])) {

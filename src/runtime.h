@@ -89,6 +89,15 @@ int runtime_progress_start(void);
  * or -1. */
 int ctx_workers_attach(void);
 
+/* ---- Space handles (space_api.c) ---- */
+/* Registers the default space and sets SHMEM_SPACE_DEFAULT; forgets every space at finalize. */
+void space_api_init(void);
+void space_api_fini(void);
+/* The live space a handle names, or NULL (SHMEM_SPACE_INVALID, a destroyed space). */
+struct space *space_from_handle(shmem_space_t handle);
+/* The same for a handle given to routine, reporting a stale one under SHMEM_DEBUG. */
+struct space *space_of_handle(const char *routine, shmem_space_t handle);
+
 /* ---- Ordering (order.c) ---- */
 void order_quiet(struct strata_ctx *ctx);
 void order_barrier_all(void);

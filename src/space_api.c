@@ -14,6 +14,49 @@ shmem_space_t SHMEM_SPACE_DEFAULT = NULL;
 
 #define SPACE_MAX_ID 63 /* region ids 0..63 name regions to the transport */
 
+/* ---- Handles ----
+ * A handle names a space by its region id and the creation that made it (the same on every PE),
+ * not by its address: a handle used after shmem_space_destroy (a second destroy, an allocation)
+ * then finds no space instead of freed memory, even once a later space has reused the id. Handles
+ * are odd numbers, never valid pointers. */
+static struct space *space_by_id[SPACE_MAX_ID + 1];
+
+static shmem_space_t space_handle(const struct space *space)
+{
+    uint64_t token = (uint64_t)space->heap.generation << 7 | (uint64_t)space->heap.id << 1 | 1;
+    return (shmem_space_t)(uintptr_t)token;
+}
+
+struct space *space_from_handle(shmem_space_t handle)
+{
+    uintptr_t token = (uintptr_t)handle;
+    if (!(token & 1))
+        return NULL;
+    struct space *space = space_by_id[token >> 1 & SPACE_MAX_ID];
+    return space && space->heap.generation == token >> 7 ? space : NULL;
+}
+
+void space_api_init(void)
+{
+    space_by_id[rt.default_space->heap.id] = rt.default_space;
+    SHMEM_SPACE_DEFAULT = space_handle(rt.default_space);
+}
+
+void space_api_fini(void)
+{
+    memset(space_by_id, 0, sizeof(space_by_id));
+}
+
+/* The space of a handle a routine was given; a handle of no live space is reported under
+ * SHMEM_DEBUG (the proposal leaves it undefined) and yields NULL, like SHMEM_SPACE_INVALID. */
+struct space *space_of_handle(const char *routine, shmem_space_t handle)
+{
+    struct space *space = space_from_handle(handle);
+    if (!space && handle != SHMEM_SPACE_INVALID && rt.debug)
+        log_error(routine, "space handle %p names no live space (destroyed already?)", handle);
+    return space;
+}
+
 static unsigned space_creations; /* world collective: the same count on every PE */
 static uint64_t space_ids_used =
     1ull << REGION_ID_DEFAULT_HEAP | 1ull << REGION_ID_STATIC_DATA | 1ull << REGION_ID_LIBRARY;
@@ -81,7 +124,7 @@ static int space_plan_make(const shmem_space_config_t *config, const struct spac
         if (!(used >> id & 1))
             plan->id = id;
     if (bad || plan->size == 0 || plan->id < 0) {
-        if (rt.debug && rt.my_pe == 0)
+        if (rt.debug && rt.my_pe == 0 && config)
             log_error("shmem_space_create", "no space for device type %d, %zu bytes: %s",
                       (int)config->device_type, config->size,
                       bad               ? "invalid configuration or a device too small"
@@ -213,9 +256,10 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
     if (rc == 0 && space) {
         rt.device_memory |= !kind_direct(space->heap.kind);
         space_ids_used |= 1ull << plan.id;
+        space_by_id[plan.id] = space;
         if (!kind_direct(space->heap.kind) && runtime_progress_start())
             log_fatal("shmem_space_create", "cannot start the progress thread");
-        *space_out = space;
+        *space_out = space_handle(space);
         *team_out = space->team;
     }
     LOG(LOG_MEM, "shmem_space_create", "device type %d, %zu bytes, %d members, region %d: %s",
@@ -227,9 +271,15 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
 
 int shmem_space_destroy(shmem_space_t handle)
 {
-    struct space *space = handle;
-    if (!space || space == rt.default_space || !space->member[rt.my_pe])
-        return space == rt.default_space ? -1 : 0;
+    runtime_require_init("shmem_space_destroy");
+    if (handle == SHMEM_SPACE_INVALID)
+        return 0;
+    struct space *space = space_of_handle("shmem_space_destroy", handle);
+    if (!space || space == rt.default_space) {
+        if (space && rt.debug)
+            log_error("shmem_space_destroy", "the default space cannot be destroyed");
+        return -1;
+    }
     /* Whether a team of the space lives anywhere: every member must give the same answer. */
     if (team_agree_or(space->members_team, (uint64_t)(space->live_teams > 0))) {
         if (rt.debug)
@@ -241,6 +291,7 @@ int shmem_space_destroy(shmem_space_t handle)
     shmem_quiet();
     shmem_team_destroy(space->members_team); /* synchronizes: nobody uses the memory any more */
     int id = space->heap.id;
+    space_by_id[id] = NULL;
     space_destroy(&rt.job, space);
     space_ids_used &= ~(1ull << id);
     return 0;
@@ -248,7 +299,7 @@ int shmem_space_destroy(shmem_space_t handle)
 
 int shmem_space_get_team(shmem_space_t handle, shmem_team_t *team)
 {
-    struct space *space = handle;
+    struct space *space = space_of_handle("shmem_space_get_team", handle);
     if (!space)
         return -1;
     if (space == rt.default_space)
@@ -260,7 +311,7 @@ int shmem_space_get_team(shmem_space_t handle, shmem_team_t *team)
 
 int shmem_space_get_device_type(shmem_space_t handle, shmem_device_type_t *type)
 {
-    struct space *space = handle;
+    struct space *space = space_of_handle("shmem_space_get_device_type", handle);
     if (!space)
         return -1;
     *type = (shmem_device_type_t)space->device_type;
@@ -291,7 +342,7 @@ static void space_default_check_addresses(struct space *space)
 
 int shmem_space_get_caps(shmem_space_t handle, shmem_space_cap_t *caps)
 {
-    struct space *space = handle;
+    struct space *space = space_of_handle("shmem_space_get_caps", handle);
     if (!space)
         return -1;
     if (space == rt.default_space)
@@ -311,7 +362,7 @@ int shmem_get_space(void *ptr, shmem_space_t *space)
         return -1;
     }
     /* The library's host space is not a space of the API: its static data is the default's. */
-    *space = region->space == rt.library_space ? rt.default_space : region->space;
+    *space = space_handle(region->space == rt.library_space ? rt.default_space : region->space);
     return 0;
 }
 
@@ -319,6 +370,6 @@ int shmem_team_get_space(shmem_team_t team, shmem_space_t *space)
 {
     if (team == SHMEM_TEAM_INVALID)
         return -1;
-    *space = team->space ? team->space : rt.default_space;
+    *space = space_handle(team->space ? team->space : rt.default_space);
     return 0;
 }

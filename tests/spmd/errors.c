@@ -75,6 +75,34 @@ int main(int argc, char **argv)
         shmem_team_t team;
         CHECK(shmem_space_create(&config, &space, &team) != 0, "device type 7 accepted");
     }
+    if (!strcmp(mode, "space_null_config")) {
+        shmem_space_t space = (shmem_space_t)&mode;
+        shmem_team_t team = SHMEM_TEAM_WORLD;
+        CHECK(shmem_space_create(NULL, &space, &team) != 0, "a NULL configuration accepted");
+        CHECK(space == SHMEM_SPACE_INVALID && team == SHMEM_TEAM_INVALID, "invalid handles");
+    }
+    if (!strcmp(mode, "space_destroy_twice")) {
+        shmem_space_config_t config = {SHMEM_DEVICE_CPU, 1 << 16, SHMEM_SPACE_FLAG_DEFAULT};
+        shmem_space_t space, again;
+        shmem_team_t team;
+        CHECK(shmem_space_create(&config, &space, &team) == 0, "a CPU space");
+        shmem_team_destroy(team);
+        CHECK(shmem_space_destroy(space) == 0, "first destroy");
+        /* a later space may reuse the first one's memory and id: the stale handle must not
+         * reach it */
+        CHECK(shmem_space_create(&config, &again, &team) == 0, "a second CPU space");
+        long *block = shmem_space_malloc(again, sizeof(long));
+        CHECK(shmem_space_destroy(space) != 0, "second destroy of a destroyed space");
+        CHECK(shmem_space_malloc(space, 64) == NULL, "allocation in a destroyed space");
+        shmem_space_cap_t caps;
+        CHECK(shmem_space_get_caps(space, &caps) != 0, "caps of a destroyed space");
+        shmem_long_p(block, me, (me + 1) % n);
+        shmem_barrier_all();
+        CHECK_EQ(*block, (me + n - 1) % n);
+        shmem_space_free(again, block);
+        shmem_team_destroy(team);
+        CHECK(shmem_space_destroy(again) == 0, "the second space destroyed once");
+    }
     if (!strcmp(mode, "space_outside")) {
         /* a device space on PE 0 only: PE 1 writing into it names the space */
         shmem_space_config_t config = {SHMEM_DEVICE_GPU, 1 << 16, SHMEM_SPACE_FLAG_DEFAULT};

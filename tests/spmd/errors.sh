@@ -100,6 +100,18 @@ expect "mixed-space collective under SHMEM_DEBUG" nonzero space_mixed SHMEM_DEBU
 shmem_long_sum_reduce
 mixed-space collective
 P
+expect "NULL space configuration under SHMEM_DEBUG: reported on every PE, no crash" 0 space_null_config SHMEM_DEBUG=1 <<'P'
+PE 0 .*shmem_space_create: config is NULL
+PE 1 .*shmem_space_create: config is NULL
+P
+expect "space destroyed twice under SHMEM_DEBUG: reported, the next space unharmed" 0 space_destroy_twice SHMEM_DEBUG=1 <<'P'
+PE 0 .*shmem_space_destroy: space handle .* names no live space
+PE 1 .*shmem_space_destroy: space handle .* names no live space
+shmem_space_malloc: space handle .* names no live space
+P
+expect "space destroyed twice: ignored safely" 0 space_destroy_twice <<'P'
+0*names no live space
+P
 expect "RMA into a space the target is not a member of" nonzero space_outside SHMEM_TEST_DEVICE_PES=0 <<'P'
 shmem_long_p
 PE 0
