@@ -37,7 +37,8 @@ int main(int argc, char **argv)
         0, 1, 0, 1, knobs.DEVICE_MAP, knobs.TEST_DEVICE_PES, knobs.TEST_DEVICE_SIZE};
     struct discovery found;
     printf("Devices on this node:\n");
-    if (discovery_run(&job, &found, err, sizeof(err))) {
+    if (discovery_run(&job, &found, err, sizeof(err)) ||
+        discovery_probe_gpus(&found, err, sizeof(err))) {
         printf("  %s\n", err);
         return 1;
     }

@@ -192,28 +192,44 @@ static int discovery_test_device(const struct discovery_job *job, struct discove
 int discovery_run(const struct discovery_job *job, struct discovery *d, char *err, size_t errlen)
 {
     memset(d, 0, sizeof(*d));
+    d->job = *job;
     /* The kernel's count, not hwloc's: in some VMs hwloc's NUMA memory is a fraction of it. */
     d->host_memory = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
-    d->n_devices +=
-        runtime_cuda_probe(d->devices, DISCOVERY_MAX_DEVICES, d->absent[0], sizeof(d->absent[0]));
-    d->n_devices +=
-        runtime_hip_probe(d->devices + d->n_devices, DISCOVERY_MAX_DEVICES - d->n_devices,
-                          d->absent[1], sizeof(d->absent[1]));
+    for (int f = 0; f < DEVICE_FAMILIES; f++)
+        if (f != DEVICE_FAMILY_TEST)
+            snprintf(d->absent[f], sizeof(d->absent[f]), "not asked yet");
+    return discovery_test_device(job, d, err, errlen);
+}
+
+int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen)
+{
+    if (d->gpus_probed)
+        return 0;
+    d->gpus_probed = 1;
+    /* The runtimes' devices go in front of the test device, which keeps its place in chosen. */
+    struct device test = d->devices[0];
+    int had_test = d->n_devices > 0;
+    int n = runtime_cuda_probe(d->devices, DISCOVERY_MAX_DEVICES - 1, d->absent[DEVICE_FAMILY_CUDA],
+                               sizeof(d->absent[0]));
+    n += runtime_hip_probe(d->devices + n, DISCOVERY_MAX_DEVICES - 1 - n,
+                           d->absent[DEVICE_FAMILY_HIP], sizeof(d->absent[0]));
+    if (had_test) {
+        d->devices[n] = test;
+        d->chosen[DEVICE_FAMILY_TEST] = &d->devices[n];
+    }
+    d->n_devices = n + had_test;
     /* The topology, with its PCI scan (most of a start-up's cost), only matters for placing
      * GPUs: it is loaded when a runtime reported some. */
-    int rc = 0;
-    if (d->n_devices) {
-        hwloc_topology_t topo;
-        if (discovery_topology_load(&topo, NULL)) {
-            snprintf(err, errlen, "hwloc cannot load the node's topology");
-            return -1;
-        }
-        rc = discovery_choose_gpu(job, d, topo, DEVICE_FAMILY_CUDA, err, errlen) ||
-             discovery_choose_gpu(job, d, topo, DEVICE_FAMILY_HIP, err, errlen);
-        hwloc_topology_destroy(topo);
+    if (!n)
+        return 0;
+    hwloc_topology_t topo;
+    if (discovery_topology_load(&topo, NULL)) {
+        snprintf(err, errlen, "hwloc cannot load the node's topology");
+        return -1;
     }
-    if (!rc)
-        rc = discovery_test_device(job, d, err, errlen);
+    int rc = discovery_choose_gpu(&d->job, d, topo, DEVICE_FAMILY_CUDA, err, errlen) ||
+             discovery_choose_gpu(&d->job, d, topo, DEVICE_FAMILY_HIP, err, errlen);
+    hwloc_topology_destroy(topo);
     return rc ? -1 : 0;
 }
 

@@ -20,14 +20,6 @@ struct device {
     char busid[32]; /* PCI bus id ("0000:3b:00.0"), empty for the test device */
 };
 
-struct discovery {
-    size_t host_memory; /* the node's RAM */
-    int n_devices;
-    struct device devices[DISCOVERY_MAX_DEVICES]; /* every device on the node */
-    const struct device *chosen[DEVICE_FAMILIES]; /* this PE's, per family; NULL: none */
-    char absent[DEVICE_FAMILIES][96];             /* why a family has no device here */
-};
-
 struct discovery_job {
     int my_pe, n_pes, local_rank, local_size;
     const char *device_map;      /* SHMEM_DEVICE_MAP */
@@ -35,8 +27,24 @@ struct discovery_job {
     size_t test_device_size;     /* SHMEM_TEST_DEVICE_SIZE */
 };
 
-/* Fills d for this PE. Returns 0, or -1 with a message naming the knob and its bad value. */
+struct discovery {
+    struct discovery_job job;
+    int gpus_probed;    /* the GPU runtimes were asked (discovery_probe_gpus) */
+    size_t host_memory; /* the node's RAM */
+    int n_devices;
+    struct device devices[DISCOVERY_MAX_DEVICES]; /* every device on the node */
+    const struct device *chosen[DEVICE_FAMILIES]; /* this PE's, per family; NULL: none */
+    char absent[DEVICE_FAMILIES][96];             /* why a family has no device here */
+};
+
+/* Fills d for this PE: host memory and the test device. The GPU runtimes are not touched (a
+ * CPU-only job never loads them). Returns 0, or -1 with a message naming the knob and its bad
+ * value. */
 int discovery_run(const struct discovery_job *job, struct discovery *d, char *err, size_t errlen);
+/* Asks the GPU runtimes (loaded here, the first time) for their devices and chooses this PE's
+ * by locality or SHMEM_DEVICE_MAP. Returns 0, or -1 with a message naming SHMEM_DEVICE_MAP when
+ * it names a device that does not exist. */
+int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen);
 void discovery_print(const struct discovery *d, FILE *out);
 const char *discovery_family_name(enum device_family family);
 

@@ -127,6 +127,23 @@ struct region *registry_lookup_slow(const void *addr)
     }
 }
 
+struct region *registry_lookup_mapped(const void *addr, int n_pes, int *pe)
+{
+    uintptr_t a = (uintptr_t)addr;
+    int count = __atomic_load_n(&registry_count, __ATOMIC_RELAXED);
+    for (int i = 0; i < count && i < REGISTRY_MAX; i++) {
+        struct region *region = entry_load(i).region;
+        for (int p = 0; region && region->peer_base && p < n_pes; p++) {
+            uintptr_t base = (uintptr_t)region->peer_base[p];
+            if (base && a - base < region->size) {
+                *pe = p;
+                return region;
+            }
+        }
+    }
+    return NULL;
+}
+
 struct region *registry_find_id(int id)
 {
     pthread_mutex_lock(&registry_lock);

@@ -102,6 +102,10 @@ struct registry_cache {
 };
 extern __thread struct registry_cache registry_cached __attribute__((tls_model("initial-exec")));
 
+/* The region whose copy of some PE (*pe) is mapped at addr in this process, this PE's own
+ * included; NULL for memory that is no region's. Takes no lock: meant for a fault handler. */
+struct region *registry_lookup_mapped(const void *addr, int n_pes, int *pe);
+
 /* The region holding addr, or NULL for memory that is not symmetric. */
 static inline struct region *region_lookup(const void *addr)
 {

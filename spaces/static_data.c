@@ -7,6 +7,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +69,16 @@ int static_data_create(const struct space_job *job, struct region *region)
     snprintf(region->name, sizeof(region->name), "/%s.%d.r%d", job->job_id, job->my_pe, region->id);
     if (kind_host_file_create(region->name, len, &region->mem.fd))
         return -1;
+    /* Every page is copied, so every page is committed: take the room now, and a full
+     * /dev/shm is a message here instead of a SIGBUS in the copy. */
+    int room = posix_fallocate(region->mem.fd, 0, (off_t)len);
+    if (room) {
+        fprintf(stderr,
+                "Strata: no room in /dev/shm for the program's %zu bytes of static data: "
+                "%s\n",
+                len, strerror(room));
+        goto fail_file;
+    }
     /* Copy through a second mapping of the file, then replace the segment with the file. No other
      * code of the program runs in between: this happens inside shmem_init. */
     void *copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, region->mem.fd, 0);
@@ -84,6 +95,7 @@ int static_data_create(const struct space_job *job, struct region *region)
     return 0;
 fail:
     fprintf(stderr, "Strata: cannot move static data onto shared memory: %s\n", strerror(errno));
+fail_file:
     shm_unlink(region->name);
     close(region->mem.fd);
     region->mem.fd = -1;

@@ -32,24 +32,44 @@ static int init_fetch(int pe, const char *key, void *data, size_t *len)
  * progress (gets and atomics emulated over tcp or on memory UCX did not allocate). */
 static int init_wants_progress_thread(void)
 {
-    const char *mode = rt.knobs.PROGRESS_THREAD;
-    if (!strcmp(mode, "1") || !strcmp(mode, "on") || !strcmp(mode, "yes"))
-        return 1;
-    if (!strcmp(mode, "0") || !strcmp(mode, "off") || !strcmp(mode, "no"))
-        return 0;
-    return rt.transport != NULL;
+    if (rt.knobs.PROGRESS_THREAD == KNOB_AUTO)
+        return rt.transport != NULL;
+    return rt.knobs.PROGRESS_THREAD;
 }
 
-/* Aborts init on every PE: each PE prints its own message, the fence lets all of them print
- * before the launcher tears the job down. */
-static void init_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* ---- Start-up failures ----
+ * A PE that fails a step of start-up keeps the reason and goes on to the start-up exchange,
+ * skipping the steps that depend on the failed one. The exchange tells every PE every PE's
+ * outcome, so all of them stop together, each failed PE naming its reason, instead of some
+ * waiting in a later exchange for PEs that gave up. What runs after the exchange can only fail
+ * on one PE at a time: it ends the job at once (the launcher stops the others). */
+static char init_error[320];
+
+static int init_ok(void)
+{
+    return init_error[0] == '\0';
+}
+
+/* Records the first failure of this PE. */
+static void init_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void init_fail(const char *fmt, ...)
+{
+    if (!init_ok())
+        return;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(init_error, sizeof(init_error), fmt, args);
+    va_end(args);
+}
+
+/* A failure after the exchange. */
+static void init_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void init_fatal(const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
     log_verror("shmem_init", fmt, args);
     va_end(args);
-    boot_fence();
     boot_abort(1, "Strata: shmem_init failed");
 }
 
@@ -58,8 +78,7 @@ int runtime_transport_start(void)
     struct transport_config config = {
         .my_pe = rt.my_pe,
         .n_pes = rt.n_pes,
-        .thread_safe =
-            rt.thread_level == SHMEM_THREAD_MULTIPLE || strcmp(rt.knobs.PROGRESS_THREAD, "0"),
+        .thread_safe = rt.thread_level == SHMEM_THREAD_MULTIPLE || rt.knobs.PROGRESS_THREAD != 0,
         .exchange = {init_publish, init_fetch},
     };
     if (transport_init(&config, &rt.transport))
@@ -104,46 +123,70 @@ static void init_library_state(void)
     size_t gather_bytes = TEAM_SLOTS * (size_t)rt.n_pes * sizeof(uint64_t);
     if (heap_alloc(library->allocator, sync_bytes, 0, &sync_offset) ||
         heap_alloc(library->allocator, team_bytes, 0, &team_offset) ||
-        heap_alloc(library->allocator, gather_bytes, 0, &gather_offset))
+        heap_alloc(library->allocator, gather_bytes, 0, &gather_offset)) {
         init_fail("the library's space has no room for its own %zu bytes", init_library_bytes());
+        return;
+    }
     rt.sync_words = (uint64_t *)(library->heap.base + sync_offset);
     if (team_init((uint64_t *)(library->heap.base + team_offset),
-                  (uint64_t *)(library->heap.base + gather_offset)))
+                  (uint64_t *)(library->heap.base + gather_offset))) {
         init_fail("out of memory for the predefined teams");
+        return;
+    }
     rt.default_space->team = rt.default_space->members_team = SHMEM_TEAM_WORLD;
     library->team = library->members_team = SHMEM_TEAM_WORLD;
 }
 
+/* Whether a host default heap of SHMEM_SYMMETRIC_SIZE fits where host heaps live; says what is
+ * available when it does not. Heaps are committed as they are touched, so this is the most a
+ * PE can ever use, not what it uses. */
+static int init_host_heap_fits(void)
+{
+    char where[160];
+    size_t capacity = space_reach_host_capacity(where, sizeof(where));
+    if (rt.knobs.SYMMETRIC_SIZE <= capacity)
+        return 1;
+    init_fail("SHMEM_SYMMETRIC_SIZE asks for a symmetric heap of %zu bytes per PE, more than this "
+              "node has for it: %s",
+              rt.knobs.SYMMETRIC_SIZE, where);
+    return 0;
+}
+
 /* The default space (host memory, or device memory when SHMEM_DEFAULT_SPACE names a device),
  * and beside it the library's host space for its own words and the program's static data, so
- * that SHMEM_SYMMETRIC_SIZE is the program's alone. Every PE must reach a device default space:
- * each says whether it can before the start-up exchange, init_default_space_check reads the
- * verdicts after it. */
-static void init_default_space(void)
+ * that SHMEM_SYMMETRIC_SIZE is the program's alone. Returns whether this PE can reach a device
+ * default space (every PE must: the start-up exchange compares the answers). */
+static int init_default_space(void)
 {
     const struct kind_ops *kind = &kind_host;
-    int type = SHMEM_DEVICE_CPU;
-    char err[256];
-    int32_t reachable = space_reach_default(rt.knobs.DEFAULT_SPACE, rt.knobs.SYMMETRIC_SIZE, &kind,
-                                            &type, err, sizeof(err));
-    if (reachable < 0)
-        init_fail("%s", err);
-    if (type != SHMEM_DEVICE_CPU && boot_put("strata.default.reach", &reachable, sizeof(reachable)))
-        init_fail("cannot publish the default space's reach");
-    if (space_default_create(&rt.job, init_library_bytes(), REGION_ID_LIBRARY, &rt.library_space))
+    int type = SHMEM_DEVICE_CPU, reachable = 1;
+    if (strcmp(rt.knobs.DEFAULT_SPACE, "cpu"))
+        reachable = space_reach_default(rt.knobs.DEFAULT_SPACE, rt.knobs.SYMMETRIC_SIZE, &kind,
+                                        &type) == SPACE_REACHABLE;
+    else if (!init_host_heap_fits())
+        return 1;
+    if (space_default_create(&rt.job, init_library_bytes(), REGION_ID_LIBRARY, &rt.library_space)) {
         init_fail("cannot create the library's %zu bytes of symmetric memory",
                   init_library_bytes());
+        return reachable;
+    }
     rt.default_space = rt.library_space; /* until the default heap exists */
     unsigned char *all = malloc((size_t)rt.n_pes);
-    if (!all)
+    if (!all) {
         init_fail("out of memory");
+        return reachable;
+    }
     memset(all, 1, (size_t)rt.n_pes);
     struct space_params params = {kind, rt.knobs.SYMMETRIC_SIZE, REGION_ID_DEFAULT_HEAP, 0, all,
                                   type};
-    if (reachable && space_create(&rt.job, &params, &rt.default_space))
+    int rc = reachable ? space_create(&rt.job, &params, &rt.default_space) : 0;
+    free(all);
+    if (rc) {
         init_fail("cannot create the default symmetric heap of %zu bytes (SHMEM_SYMMETRIC_SIZE)",
                   rt.knobs.SYMMETRIC_SIZE);
-    free(all);
+        rt.default_space = rt.library_space;
+        return reachable;
+    }
     rt.device_memory = !kind_direct(rt.default_space->heap.kind);
     rt.default_space->device_type = type;
     rt.default_space->caps = SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES |
@@ -153,24 +196,82 @@ static void init_default_space(void)
     uint64_t base = (uint64_t)(uintptr_t)rt.default_space->heap.base;
     if (boot_put("strata.heap.base", &base, sizeof(base)))
         init_fail("cannot publish the heap address");
-    init_library_state();
+    if (reachable)
+        init_library_state();
+    return reachable;
 }
 
-/* After the start-up exchange: a device default space must be reachable by every PE. */
-static void init_default_space_check(void)
+/* Heaps are committed as they are touched, so PEs whose heaps fit one by one may not fit
+ * together: the first PE of the node says so once, and a PE that hits the limit gets a SIGBUS
+ * that fault.c explains. */
+static void init_warn_node_room(void)
 {
-    if (rt.default_space->device_type == SHMEM_DEVICE_CPU)
+    char where[160];
+    size_t capacity = space_reach_host_capacity(where, sizeof(where));
+    size_t all = rt.knobs.SYMMETRIC_SIZE * (size_t)rt.boot.local_size;
+    if (rt.boot.local_rank != 0 || rt.default_space->device_type != SHMEM_DEVICE_CPU ||
+        all / (size_t)rt.boot.local_size != rt.knobs.SYMMETRIC_SIZE || all <= capacity)
         return;
+    log_error("shmem_init",
+              "warning: the %d PEs of this node may fill %zu bytes of symmetric heap "
+              "(SHMEM_SYMMETRIC_SIZE=%zu each), more than %s; a PE that touches more than its "
+              "share ends the job (SIGBUS)",
+              rt.boot.local_size, all, rt.knobs.SYMMETRIC_SIZE, where);
+}
+
+/* What each PE says in the start-up exchange. */
+struct init_outcome {
+    int32_t ok;        /* every step of start-up succeeded */
+    int32_t reachable; /* this PE reaches the default space's device type */
+};
+
+/* Ends a start-up that every PE agreed has failed. Every PE takes this path at the same point,
+ * so one more fence lets all of them print their reasons before the first abort ends the job. */
+static void init_stop(int cause)
+{
+    boot_fence();
+    boot_abort(1, cause ? "Strata: shmem_init failed"
+                        : BOOT_ABORT_AFTER_LOST_PEER "Strata: shmem_init failed on another PE");
+}
+
+/* The start-up exchange, and the verdict every PE draws from it: all PEs go on, or all stop,
+ * each failed PE naming its reason. */
+static void init_agree(int reachable)
+{
+    struct init_outcome mine = {init_ok(), reachable}, theirs;
+    if (boot_put("strata.init", &mine, sizeof(mine)) || boot_fence())
+        init_fatal("the process manager's start-up exchange failed%s%s", init_ok() ? "" : "; ",
+                   init_error);
+    int failed = 0, first_failed = -1, unreachable = -1;
     for (int pe = 0; pe < rt.n_pes; pe++) {
-        int32_t reachable = pe == rt.my_pe ? rt.default_space != rt.library_space : 0;
-        size_t len = sizeof(reachable);
-        if (pe != rt.my_pe && boot_get(pe, "strata.default.reach", &reachable, &len))
-            init_fail("no word from PE %d about the default space", pe);
-        if (!reachable)
-            init_fail("SHMEM_DEFAULT_SPACE=%s: PE %d cannot reach that device type (or it is "
-                      "smaller than SHMEM_SYMMETRIC_SIZE=%zu); the default space must be "
-                      "reachable by every PE",
-                      rt.knobs.DEFAULT_SPACE, pe, rt.knobs.SYMMETRIC_SIZE);
+        size_t len = sizeof(theirs);
+        if (pe == rt.my_pe)
+            theirs = mine;
+        else if (boot_get(pe, "strata.init", &theirs, &len) || len != sizeof(theirs))
+            theirs = (struct init_outcome){0, 0};
+        failed += !theirs.ok;
+        if (!theirs.ok && first_failed < 0)
+            first_failed = pe;
+        if (theirs.ok && !theirs.reachable && unreachable < 0)
+            unreachable = pe;
+    }
+    if (!init_ok()) {
+        log_error("shmem_init", "%s", init_error);
+        init_stop(1);
+    }
+    if (failed) {
+        /* One healthy PE says why it stops too; the failed PEs' aborts are the cause. */
+        if (rt.my_pe == (first_failed == 0 ? 1 : 0))
+            log_error("shmem_init", "%d PE(s) could not start (PE %d first; see its message)",
+                      failed, first_failed);
+        init_stop(0);
+    }
+    if (unreachable >= 0) {
+        log_error("shmem_init",
+                  "SHMEM_DEFAULT_SPACE=%s: PE %d cannot reach that device type (or it is smaller "
+                  "than SHMEM_SYMMETRIC_SIZE=%zu); the default space must be reachable by every PE",
+                  rt.knobs.DEFAULT_SPACE, unreachable, rt.knobs.SYMMETRIC_SIZE);
+        init_stop(rt.my_pe == unreachable);
     }
 }
 
@@ -200,6 +301,9 @@ static void init_report(void)
     if (rt.knobs.INFO) {
         knobs_print(&rt.knobs, stdout);
         printf("Devices of PE 0:\n");
+        char err[256];
+        if (discovery_probe_gpus(&rt.devices, err, sizeof(err)))
+            printf("  %s\n", err);
         discovery_print(&rt.devices, stdout);
     }
     fflush(stdout);
@@ -211,20 +315,16 @@ static void init_unlink_names(void)
     space_unlink(rt.default_space);
 }
 
-static void runtime_start(int requested)
+/* This PE's part of start-up, up to the exchange; the first failure skips the rest. */
+static int init_local(int requested)
 {
-    if (boot_init(&rt.boot)) {
-        fprintf(stderr, "Strata: shmem_init: cannot connect to the process manager\n");
-        exit(1);
-    }
-    rt.my_pe = rt.boot.rank;
-    rt.n_pes = rt.boot.size;
     char err[256];
-    if (knobs_read(&rt.knobs, err, sizeof(err)))
+    if (knobs_read(&rt.knobs, err, sizeof(err))) {
         init_fail("%s", err);
+        return 1;
+    }
     rt.debug = rt.knobs.DEBUG;
-    if (log_configure(rt.knobs.LOG, err, sizeof(err)))
-        init_fail("%s", err);
+    log_mask = knobs_log_mask(rt.knobs.LOG);
     rt.thread_level = requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
     rt.job = (struct space_job){
         .my_pe = rt.my_pe,
@@ -235,19 +335,30 @@ static void runtime_start(int requested)
         .node_direct = rt.knobs.NODE_DIRECT,
     };
     init_devices();
-    init_transport();
-    init_default_space();
+    if (init_ok())
+        init_transport();
+    int reachable = init_ok() ? init_default_space() : 1;
     /* With no peer on this node nobody needs the names: drop them before anything can fail. */
-    if (rt.job.local_size == 1)
+    if (init_ok() && rt.job.local_size == 1)
         init_unlink_names();
-    /* The one exchange of start-up: transport addresses and keys. */
-    if (boot_fence())
-        init_fail("the process manager's fence failed");
-    init_default_space_check();
+    return reachable;
+}
+
+static void runtime_start(int requested)
+{
+    if (boot_init(&rt.boot)) {
+        fprintf(stderr, "Strata: shmem_init: cannot connect to the process manager\n");
+        exit(1);
+    }
+    rt.my_pe = rt.boot.rank;
+    rt.n_pes = rt.boot.size;
+    init_agree(init_local(requested));
+    fault_handlers_install();
+    init_warn_node_room();
     if (space_map_peers(&rt.job, rt.library_space) || space_map_peers(&rt.job, rt.default_space))
-        init_fail("cannot map the symmetric memory of the PEs on this node");
+        init_fatal("cannot map the symmetric memory of the PEs on this node");
     if (runtime_progress_start())
-        init_fail("cannot start the progress thread");
+        init_fatal("cannot start the progress thread");
     rt.init_count = 1;
     rt.barrier_epoch = 0;
     shmem_barrier_all();
@@ -300,6 +411,7 @@ void shmem_finalize(void)
     boot_finalize();
     free(rt.boot.local_peers);
     rt.boot.local_peers = NULL;
+    rt.n_pes = 0; /* no PE argument is valid any more: RMA says it is called after finalize */
 }
 
 void shmem_global_exit(int status)

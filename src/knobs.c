@@ -30,7 +30,19 @@ int knobs_parse_size(const char *text, size_t *value)
     return 0;
 }
 
-static int parse_bool(const char *text, int *value)
+/* ---- One parser per knob type: 0 and the value, or -1 for text outside the type's forms ---- */
+
+static int knob_parse_size(const char *text, size_t *value)
+{
+    return knobs_parse_size(text, value);
+}
+
+static int knob_parse_bytes(const char *text, size_t *value)
+{
+    return knobs_parse_size(text, value) || *value == 0 ? -1 : 0;
+}
+
+static int knob_parse_bool(const char *text, int *value)
 {
     static const char *const truthy[] = {"1", "y", "yes", "on", "true"};
     static const char *const falsy[] = {"0", "n", "no", "off", "false"};
@@ -42,6 +54,117 @@ static int parse_bool(const char *text, int *value)
     }
     return -1;
 }
+
+static int knob_parse_switch(const char *text, int *value)
+{
+    if (!strcasecmp(text, "auto"))
+        return *value = KNOB_AUTO, 0;
+    return knob_parse_bool(text, value);
+}
+
+/* Calls accept(item, len) on each comma-separated item of text; an empty text has none, an empty
+ * item is malformed. Returns 0 when every item is accepted. */
+static int knob_each_item(const char *text, int (*accept)(const char *item, size_t len))
+{
+    if (!*text)
+        return 0;
+    for (const char *item = text;; item++) {
+        size_t len = strcspn(item, ",");
+        if (!len || !accept(item, len))
+            return -1;
+        item += len;
+        if (!*item)
+            return 0;
+    }
+}
+
+static int knob_is_number(const char *item, size_t len)
+{
+    size_t digits = 0;
+    while (digits < len && isdigit((unsigned char)item[digits]))
+        digits++;
+    return digits && digits == len && digits < 8;
+}
+
+static const char *const knob_log_names[] = {
+#define KNOB_LOG_NAME(ID, NAME) NAME,
+    STRATA_LOG_CATEGORIES(KNOB_LOG_NAME)
+#undef KNOB_LOG_NAME
+};
+#define KNOB_LOG_COUNT (sizeof(knob_log_names) / sizeof(knob_log_names[0]))
+
+/* Bit mask of one SHMEM_LOG item, 0 when it names no category. */
+static unsigned knob_log_bits(const char *item, size_t len)
+{
+    if (len == 3 && !strncmp(item, "all", 3))
+        return (1u << KNOB_LOG_COUNT) - 1;
+    for (size_t i = 0; i < KNOB_LOG_COUNT; i++)
+        if (strlen(knob_log_names[i]) == len && !strncmp(item, knob_log_names[i], len))
+            return 1u << i;
+    return 0;
+}
+
+static int knob_log_item(const char *item, size_t len)
+{
+    return knob_log_bits(item, len) != 0;
+}
+
+unsigned knobs_log_mask(const char *text)
+{
+    unsigned mask = 0;
+    for (const char *item = text; *item;) {
+        size_t len = strcspn(item, ",");
+        mask |= knob_log_bits(item, len);
+        item += len + (item[len] == ',');
+    }
+    return mask;
+}
+
+static int knob_parse_logcats(const char *text, const char **value)
+{
+    *value = text;
+    return knob_each_item(text, knob_log_item);
+}
+
+static int knob_parse_devtype(const char *text, const char **value)
+{
+    static const char *const types[] = {"cpu", "gpu", "cuda", "hip"};
+    *value = text;
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (!strcmp(text, types[i]))
+            return 0;
+    return -1;
+}
+
+static int knob_devmap_item(const char *item, size_t len)
+{
+    return (len == 1 && *item == '-') || knob_is_number(item, len);
+}
+
+static int knob_parse_devmap(const char *text, const char **value)
+{
+    *value = text;
+    return knob_each_item(text, knob_devmap_item);
+}
+
+/* "N" or "N-M" with N <= M; the upper bound (the job's size) is checked at init. */
+static int knob_pelist_item(const char *item, size_t len)
+{
+    const char *dash = memchr(item, '-', len);
+    if (!dash)
+        return knob_is_number(item, len);
+    size_t first = (size_t)(dash - item), last = len - first - 1;
+    return knob_is_number(item, first) && knob_is_number(dash + 1, last) &&
+           atoi(item) <= atoi(dash + 1);
+}
+
+static int knob_parse_pelist(const char *text, const char **value)
+{
+    *value = text;
+    return knob_each_item(text, knob_pelist_item);
+}
+
+/* ---- Reading, printing ---- */
 
 /* SHMEM_NAME wins over the deprecated SMA_NAME (1.6 section 8). */
 static const char *knob_lookup(const char *name, const char **source)
@@ -58,29 +181,9 @@ static const char *knob_lookup(const char *name, const char **source)
     return value;
 }
 
-static const char *const knob_forms[] = {
-    [KNOB_SIZE] = "a number with an optional suffix k/K, m/M, g/G or t/T, e.g. 512M",
-    [KNOB_BOOL] = "one of 1/0, yes/no, on/off, true/false",
-    [KNOB_STRING] = "a string",
-};
-
-static int knob_parse(enum knob_type type, const char *text, void *field)
-{
-    switch (type) {
-    case KNOB_SIZE:
-        return knobs_parse_size(text, field);
-    case KNOB_BOOL:
-        return parse_bool(text, field);
-    case KNOB_STRING:
-        *(const char **)field = text;
-        return 0;
-    }
-    return -1;
-}
-
-#define KNOB_TYPE_size KNOB_SIZE
-#define KNOB_TYPE_bool KNOB_BOOL
-#define KNOB_TYPE_string KNOB_STRING
+#define KNOB_FORMS(TYPE, CTYPE, FORMS) static const char knob_forms_##TYPE[] = FORMS;
+STRATA_KNOB_TYPES(KNOB_FORMS)
+#undef KNOB_FORMS
 
 int knobs_read(struct knobs *knobs, char *err, size_t errlen)
 {
@@ -88,11 +191,11 @@ int knobs_read(struct knobs *knobs, char *err, size_t errlen)
 #define KNOB_READ(NAME, TYPE, DEFAULT, HELP)                                                       \
     {                                                                                              \
         const char *text = knob_lookup(#NAME, &source);                                            \
-        if (knob_parse(KNOB_TYPE_##TYPE, DEFAULT, &knobs->NAME))                                   \
+        if (knob_parse_##TYPE(DEFAULT, &knobs->NAME))                                              \
             abort(); /* a default that does not parse is a bug in this table */                    \
-        if (text && knob_parse(KNOB_TYPE_##TYPE, text, &knobs->NAME)) {                            \
+        if (text && knob_parse_##TYPE(text, &knobs->NAME)) {                                       \
             snprintf(err, errlen, "invalid value '%s' for %s%s: expected %s", text, source, #NAME, \
-                     knob_forms[KNOB_TYPE_##TYPE]);                                                \
+                     knob_forms_##TYPE);                                                           \
             return -1;                                                                             \
         }                                                                                          \
     }
@@ -101,26 +204,33 @@ int knobs_read(struct knobs *knobs, char *err, size_t errlen)
     return 0;
 }
 
-static void knob_print_value(FILE *out, enum knob_type type, const void *field)
+static void knob_print_size(FILE *out, size_t value)
 {
-    switch (type) {
-    case KNOB_SIZE:
-        fprintf(out, "%zu", *(const size_t *)field);
-        break;
-    case KNOB_BOOL:
-        fprintf(out, "%d", *(const int *)field);
-        break;
-    case KNOB_STRING:
-        fprintf(out, "'%s'", *(const char *const *)field);
-        break;
-    }
+    fprintf(out, "%zu", value);
 }
+
+static void knob_print_int(FILE *out, int value)
+{
+    if (value == KNOB_AUTO)
+        fprintf(out, "auto");
+    else
+        fprintf(out, "%d", value);
+}
+
+static void knob_print_string(FILE *out, const char *value)
+{
+    fprintf(out, "'%s'", value);
+}
+
+#define knob_print_value(out, value)                                                               \
+    _Generic((value), size_t: knob_print_size, int: knob_print_int, const char *: knob_print_string)( \
+        out, value)
 
 void knobs_print(const struct knobs *knobs, FILE *out)
 {
 #define KNOB_PRINT(NAME, TYPE, DEFAULT, HELP)                                                      \
     fprintf(out, "  SHMEM_%-22s = ", #NAME);                                                       \
-    knob_print_value(out, KNOB_TYPE_##TYPE, &knobs->NAME);                                         \
+    knob_print_value(out, knobs->NAME);                                                            \
     fprintf(out, "  (default %s) %s\n", DEFAULT, HELP);
     STRATA_KNOBS(KNOB_PRINT)
 #undef KNOB_PRINT

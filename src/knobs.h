@@ -1,40 +1,58 @@
 /* Every SHMEM_* environment variable, declared once. The table generates the struct field, the
- * parser call and the printout of oshinfo and SHMEM_INFO, so documentation cannot drift. */
+ * parser call, the validation and the printout of oshinfo and SHMEM_INFO, so documentation cannot
+ * drift and no knob is accepted without being checked. */
 #ifndef STRATA_KNOBS_H
 #define STRATA_KNOBS_H
 
 #include <stddef.h>
 #include <stdio.h>
 
-/* X(NAME, type, default, help). type is one of: size, bool, string. */
+/* X(NAME, type, default, help); the types are those of STRATA_KNOB_TYPES. */
 #define STRATA_KNOBS(X)                                                                            \
-    X(SYMMETRIC_SIZE, size, "512M",                                                                \
+    X(SYMMETRIC_SIZE, bytes, "512M",                                                               \
       "Size of the default symmetric heap per PE (suffixes k/K, m/M, g/G, t/T)")                   \
     X(DEBUG, bool, "0", "Check what the spec calls undefined and report it")                       \
     X(VERSION, bool, "0", "Print the library version at start-up")                                 \
     X(INFO, bool, "0", "Print every knob and its value at start-up")                               \
     X(NODE_DIRECT, bool, "1",                                                                      \
       "Reach PEs on the same node by load/store into their mapped memory (0: through UCX)")        \
-    X(PROGRESS_THREAD, string, "auto",                                                             \
+    X(PROGRESS_THREAD, switch, "auto",                                                             \
       "Transport progress thread: 1, 0, or auto (on when UCX carries any traffic)")                \
     X(PROGRESS_INTERVAL_US, size, "100",                                                           \
       "How often the progress thread polls the transport when idle, in microseconds")              \
-    X(LOG, string, "", "Comma-separated log categories: init, mem, rma, or all")                   \
-    X(DEFAULT_SPACE, string, "cpu",                                                                \
+    X(LOG, logcats, "", "Comma-separated log categories: init, mem, rma, or all")                  \
+    X(DEFAULT_SPACE, devtype, "cpu",                                                               \
       "Device type of the default space: cpu, gpu, cuda or hip; every PE must reach it")           \
-    X(DEVICE_MAP, string, "",                                                                      \
+    X(DEVICE_MAP, devmap, "",                                                                      \
       "GPU of each local rank, overriding locality: device numbers or - (none), e.g. 1,0")         \
-    X(TEST_DEVICE_PES, string, "",                                                                 \
+    X(TEST_DEVICE_PES, pelist, "",                                                                 \
       "Testing aid: PEs (e.g. 0,2 or 1-3) on which a test device kind stands in for a GPU")        \
-    X(TEST_DEVICE_SIZE, size, "1G", "Memory of the test device kind per PE")
+    X(TEST_DEVICE_SIZE, bytes, "1G", "Memory of the test device kind per PE")
 
-enum knob_type { KNOB_SIZE, KNOB_BOOL, KNOB_STRING };
+/* X(type, C type of the field, accepted forms): each has a parser knob_parse_<type>. */
+#define STRATA_KNOB_TYPES(X)                                                                       \
+    X(size, size_t, "a number with an optional suffix k/K, m/M, g/G or t/T, e.g. 512M")            \
+    X(bytes, size_t, "a number above 0 with an optional suffix k/K, m/M, g/G or t/T, e.g. 512M")   \
+    X(bool, int, "one of 1/0, yes/no, on/off, true/false")                                         \
+    X(switch, int, "auto, or one of 1/0, yes/no, on/off, true/false")                              \
+    X(logcats, const char *, "init, mem, rma or all, separated by commas")                         \
+    X(devtype, const char *, "one of cpu, gpu, cuda, hip")                                         \
+    X(devmap, const char *,                                                                        \
+      "device numbers or - (no device), one per local rank, separated by commas, e.g. 1,0")        \
+    X(pelist, const char *, "PE numbers and ranges separated by commas, e.g. 0,2 or 1-3")
+
+/* A switch knob's value besides 0 and 1. */
+#define KNOB_AUTO (-1)
+
+/* The categories of SHMEM_LOG, in bit order ("all" names every one). */
+#define STRATA_LOG_CATEGORIES(X) X(LOG_INIT, "init") X(LOG_MEM, "mem") X(LOG_RMA, "rma")
+
+#define KNOB_TYPE_FIELD(TYPE, CTYPE, FORMS) typedef CTYPE knob_field_##TYPE;
+STRATA_KNOB_TYPES(KNOB_TYPE_FIELD)
+#undef KNOB_TYPE_FIELD
 
 struct knobs {
-#define KNOB_FIELD_size size_t
-#define KNOB_FIELD_bool int
-#define KNOB_FIELD_string const char *
-#define KNOB_DECLARE_FIELD(NAME, TYPE, DEFAULT, HELP) KNOB_FIELD_##TYPE NAME;
+#define KNOB_DECLARE_FIELD(NAME, TYPE, DEFAULT, HELP) knob_field_##TYPE NAME;
     STRATA_KNOBS(KNOB_DECLARE_FIELD)
 #undef KNOB_DECLARE_FIELD
 };
@@ -45,6 +63,8 @@ int knobs_read(struct knobs *knobs, char *err, size_t errlen);
 
 /* Parses a size with an optional k/K/m/M/g/G/t/T suffix (powers of 1024). Returns 0 or -1. */
 int knobs_parse_size(const char *text, size_t *value);
+/* The bits of a valid SHMEM_LOG value (bit i: category i of STRATA_LOG_CATEGORIES). */
+unsigned knobs_log_mask(const char *text);
 
 /* Prints one line per knob: name, value, default, meaning. */
 void knobs_print(const struct knobs *knobs, FILE *out);

@@ -9,45 +9,18 @@
 
 unsigned log_mask;
 
-static const struct {
-    const char *name;
-    unsigned bits;
-} log_categories[] = {
-    {"init", LOG_INIT}, {"mem", LOG_MEM}, {"rma", LOG_RMA}, {"all", LOG_INIT | LOG_MEM | LOG_RMA}};
-
-int log_configure(const char *spec, char *err, size_t errlen)
-{
-    char copy[256], *saveptr = NULL;
-    snprintf(copy, sizeof(copy), "%s", spec);
-    log_mask = 0;
-    for (char *tok = strtok_r(copy, ",", &saveptr); tok; tok = strtok_r(NULL, ",", &saveptr)) {
-        unsigned bits = 0;
-        for (size_t i = 0; i < sizeof(log_categories) / sizeof(log_categories[0]); i++)
-            if (!strcmp(tok, log_categories[i].name))
-                bits = log_categories[i].bits;
-        if (!bits) {
-            snprintf(err, errlen,
-                     "unknown category '%s' in SHMEM_LOG: expected init, mem, rma "
-                     "or all, separated by commas",
-                     tok);
-            return -1;
-        }
-        log_mask |= bits;
-    }
-    return 0;
-}
-
 /* Every line carries the PE, host, pid and time, so lines from all PEs of a job can be told
  * apart; it is written with one write(2), so lines of several PEs never interleave. */
 static void log_line(const char *tag, const char *routine, const char *fmt, va_list args)
 {
-    char host[64] = "", line[2048];
+    char host[64] = "", line[2048], pe[16] = "?"; /* unknown before shmem_init */
+    if (rt.n_pes > 0)
+        snprintf(pe, sizeof(pe), "%d", rt.my_pe);
     gethostname(host, sizeof(host) - 1);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    int len =
-        snprintf(line, sizeof(line), "Strata%s: PE %d (%s, pid %d, %ld.%06ld): %s: ", tag, rt.my_pe,
-                 host, (int)getpid(), (long)now.tv_sec, now.tv_nsec / 1000, routine);
+    int len = snprintf(line, sizeof(line), "Strata%s: PE %s (%s, pid %d, %ld.%06ld): %s: ", tag, pe,
+                       host, (int)getpid(), (long)now.tv_sec, now.tv_nsec / 1000, routine);
     if (len < (int)sizeof(line) - 1)
         len += vsnprintf(line + len, sizeof(line) - (size_t)len - 1, fmt, args);
     if (len > (int)sizeof(line) - 2)
@@ -88,8 +61,7 @@ void log_fatal(const char *routine, const char *fmt, ...)
     boot_abort(1, "Strata: fatal error");
 }
 
-void runtime_require_init(const char *routine)
+void runtime_report_uninit(const char *routine)
 {
-    if (unlikely(rt.init_count <= 0))
-        log_fatal(routine, "called before shmem_init (or after the last shmem_finalize)");
+    log_fatal(routine, "called before shmem_init (or after the last shmem_finalize)");
 }

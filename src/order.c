@@ -11,6 +11,7 @@
  * goes through the PLT. */
 static inline void order_quiet_inline(struct strata_ctx *ctx)
 {
+    runtime_require_init("shmem_quiet");
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (ctx == SHMEM_CTX_INVALID)
         return;
@@ -36,6 +37,7 @@ void shmem_quiet(void)
 
 void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
 {
+    runtime_require_init("shmem_pe_quiet");
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (ctx == SHMEM_CTX_INVALID || !ctx->worker)
         return;
@@ -56,6 +58,7 @@ void shmem_pe_quiet(const int *target_pes, size_t npes)
 
 void shmem_ctx_fence(shmem_ctx_t ctx)
 {
+    runtime_require_init("shmem_fence");
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (ctx != SHMEM_CTX_INVALID && ctx->worker && transport_fence(ctx->worker))
         log_fatal("shmem_fence", "the transport failed to order operations");

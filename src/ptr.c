@@ -3,6 +3,7 @@
 
 void *shmem_ptr(const void *dest, int pe)
 {
+    runtime_require_init("shmem_ptr");
     if ((unsigned)pe >= (unsigned)rt.n_pes)
         return NULL;
     struct region *region = region_lookup(dest);
@@ -13,12 +14,14 @@ void *shmem_ptr(const void *dest, int pe)
 
 int shmem_pe_accessible(int pe)
 {
-    return rt.init_count > 0 && (unsigned)pe < (unsigned)rt.n_pes;
+    runtime_require_init("shmem_pe_accessible");
+    return (unsigned)pe < (unsigned)rt.n_pes;
 }
 
 int shmem_addr_accessible(const void *addr, int pe)
 {
-    if (!shmem_pe_accessible(pe))
+    runtime_require_init("shmem_addr_accessible");
+    if ((unsigned)pe >= (unsigned)rt.n_pes)
         return 0;
     struct region *region = region_lookup(addr);
     return region && (region->peer_base[pe] || rt.transport);

@@ -11,6 +11,7 @@
 
 void rma_report_bad_pe(const char *routine, int pe)
 {
+    runtime_require_init(routine); /* before init, no PE is in range */
     log_fatal(routine, "target PE %d is out of range: the job has %d PEs (0..%d)", pe, rt.n_pes,
               rt.n_pes - 1);
 }

@@ -54,10 +54,18 @@ extern struct runtime rt;
 extern struct strata_ctx strata_default_ctx;
 
 /* ---- Errors and logging (log.c) ---- */
-enum log_category { LOG_INIT = 1 << 0, LOG_MEM = 1 << 1, LOG_RMA = 1 << 2 };
+/* Bit i of log_mask is category i of SHMEM_LOG (knobs.h). */
+enum log_category_index {
+#define LOG_CATEGORY_INDEX(ID, NAME) ID##_INDEX,
+    STRATA_LOG_CATEGORIES(LOG_CATEGORY_INDEX)
+#undef LOG_CATEGORY_INDEX
+};
+enum log_category {
+#define LOG_CATEGORY_BIT(ID, NAME) ID = 1 << ID##_INDEX,
+    STRATA_LOG_CATEGORIES(LOG_CATEGORY_BIT)
+#undef LOG_CATEGORY_BIT
+};
 extern unsigned log_mask;
-/* Parses SHMEM_LOG. Returns 0, or -1 with a message naming the unknown category in err. */
-int log_configure(const char *spec, char *err, size_t errlen);
 void log_event(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* One line per event, prefixed with PE, host, pid and time, when the category is enabled. */
 #define LOG(CATEGORY, routine, ...)                                                                \
@@ -72,8 +80,19 @@ void log_error(const char *routine, const char *fmt, ...) __attribute__((format(
 /* Reports, then ends the whole job (a state the program cannot continue from). */
 void log_fatal(const char *routine, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
-/* Checks that the library is initialized; reports and ends the job otherwise. */
-void runtime_require_init(const char *routine);
+/* Reports a call made before shmem_init (or after the last shmem_finalize) and ends the job. */
+void runtime_report_uninit(const char *routine) __attribute__((noreturn, cold));
+/* Checks that the library is initialized: one compare where all is well. */
+static inline void runtime_require_init(const char *routine)
+{
+    if (unlikely(rt.init_count <= 0))
+        runtime_report_uninit(routine);
+}
+
+/* ---- Faults in symmetric memory (fault.c) ---- */
+/* Explains a SIGBUS in symmetric memory (the node ran out of room for heaps), then lets the
+ * handler installed before run. */
+void fault_handlers_install(void);
 
 /* ---- Progress and waiting (progress.c) ---- */
 /* One step of a wait loop: progresses the transport, and yields the CPU after a short spin so

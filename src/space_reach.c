@@ -7,14 +7,27 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
-/* Host spaces live in shared-memory files: the smaller of memory and the room of /dev/shm. */
-static size_t reach_host_capacity(void)
+size_t space_reach_host_capacity(char *where, size_t len)
 {
-    size_t memory = rt.devices.host_memory;
+    size_t memory = rt.devices.host_memory, room = memory;
     struct statvfs fs;
-    if (statvfs("/dev/shm", &fs) == 0 && (size_t)fs.f_bavail * fs.f_frsize < memory)
-        memory = (size_t)fs.f_bavail * fs.f_frsize;
-    return memory;
+    if (statvfs("/dev/shm", &fs) == 0)
+        room = (size_t)fs.f_bavail * fs.f_frsize;
+    snprintf(where, len,
+             "/dev/shm, where host heaps live, has %zu bytes free and memory is %zu bytes", room,
+             memory);
+    return room < memory ? room : memory;
+}
+
+/* GPU runtimes are loaded when a space first asks for a GPU, not by every PE at start-up.
+ * Returns 0, or -1 after reporting a malformed SHMEM_DEVICE_MAP. */
+static int reach_gpus(const char *routine)
+{
+    char err[256];
+    if (discovery_probe_gpus(&rt.devices, err, sizeof(err)) == 0)
+        return 0;
+    log_error(routine, "%s", err);
+    return -1;
 }
 
 enum space_verdict space_reach(const char *routine, const shmem_space_config_t *config,
@@ -33,12 +46,15 @@ enum space_verdict space_reach(const char *routine, const shmem_space_config_t *
         return SPACE_BAD_CONFIG;
     }
     size_t capacity;
+    char where[160] = "";
     switch (config->device_type) {
     case SHMEM_DEVICE_CPU:
         *kind = &kind_host;
-        capacity = reach_host_capacity();
+        capacity = space_reach_host_capacity(where, sizeof(where));
         break;
     case SHMEM_DEVICE_GPU: {
+        if (reach_gpus(routine))
+            return SPACE_NO_DEVICE;
         /* No CUDA or HIP memory kind yet: only the test device answers, and only where no real
          * GPU would (the test kind stands in for a GPU, never beside one). */
         const struct device *test = rt.devices.chosen[DEVICE_FAMILY_TEST];
@@ -50,36 +66,31 @@ enum space_verdict space_reach(const char *routine, const shmem_space_config_t *
     }
     case SHMEM_DEVICE_CUDA:
     case SHMEM_DEVICE_HIP:
+        reach_gpus(routine);
         return SPACE_NO_DEVICE; /* no CUDA or HIP memory kind in this release */
     default:
         log_error(routine, "unknown device type %d", (int)config->device_type);
         return SPACE_BAD_CONFIG;
     }
     if (config->size > capacity) {
-        log_error(routine, "%zu bytes exceed the %zu bytes of the device", config->size, capacity);
+        log_error(routine, "%zu bytes exceed the %zu bytes of the device%s%s", config->size,
+                  capacity, *where ? ": " : "", where);
         return SPACE_TOO_BIG;
     }
     return SPACE_REACHABLE;
 }
 
-int space_reach_default(const char *name, size_t size, const struct kind_ops **kind, int *type,
-                        char *err, size_t errlen)
+enum space_verdict space_reach_default(const char *name, size_t size, const struct kind_ops **kind,
+                                       int *type)
 {
     static const struct {
         const char *name;
         shmem_device_type_t type;
-    } types[] = {{"cpu", SHMEM_DEVICE_CPU},
-                 {"gpu", SHMEM_DEVICE_GPU},
-                 {"cuda", SHMEM_DEVICE_CUDA},
-                 {"hip", SHMEM_DEVICE_HIP}};
-    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-        if (strcmp(name, types[i].name))
-            continue;
-        shmem_space_config_t config = {types[i].type, size, SHMEM_SPACE_FLAG_DEFAULT};
-        *type = types[i].type;
-        *kind = types[i].type == SHMEM_DEVICE_CPU ? &kind_host : &kind_testdev;
-        return space_reach("shmem_init", &config, kind) == SPACE_REACHABLE;
-    }
-    snprintf(err, errlen, "SHMEM_DEFAULT_SPACE=%s is not one of cpu, gpu, cuda, hip", name);
-    return -1;
+    } types[] = {{"gpu", SHMEM_DEVICE_GPU}, {"cuda", SHMEM_DEVICE_CUDA}, {"hip", SHMEM_DEVICE_HIP}};
+    shmem_space_config_t config = {SHMEM_DEVICE_CPU, size, SHMEM_SPACE_FLAG_DEFAULT};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (!strcmp(name, types[i].name))
+            config.device_type = types[i].type;
+    *type = (int)config.device_type;
+    return space_reach("shmem_init", &config, kind);
 }

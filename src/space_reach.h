@@ -17,10 +17,13 @@ enum space_verdict {
 enum space_verdict space_reach(const char *routine, const shmem_space_config_t *config,
                                const struct kind_ops **kind);
 
-/* The default space's device type and kind from SHMEM_DEFAULT_SPACE (cpu, gpu, cuda, hip):
- * 1 when this PE can hold size bytes there, 0 when not, -1 (message in err) for an unknown
- * name. */
-int space_reach_default(const char *name, size_t size, const struct kind_ops **kind, int *type,
-                        char *err, size_t errlen);
+/* The verdict for a default space of size bytes on SHMEM_DEFAULT_SPACE's device type (a name the
+ * knob table accepted: cpu, gpu, cuda or hip), with the type and the kind to use. */
+enum space_verdict space_reach_default(const char *name, size_t size, const struct kind_ops **kind,
+                                       int *type);
+
+/* The most host memory a PE can hold in a space: the smaller of the node's memory and the free
+ * room of /dev/shm, which holds host heaps. where describes both, for messages. */
+size_t space_reach_host_capacity(char *where, size_t len);
 
 #endif

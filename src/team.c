@@ -120,6 +120,7 @@ uint64_t team_agree_or(struct strata_team *team, uint64_t value)
 
 int shmem_team_sync(shmem_team_t team)
 {
+    runtime_require_init("shmem_team_sync");
     if (team == SHMEM_TEAM_INVALID || team->my_rank < 0)
         return -1;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -196,6 +197,7 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
                              const shmem_team_config_t *config, long config_mask,
                              shmem_team_t *new_team)
 {
+    runtime_require_init("shmem_team_split_strided");
     *new_team = SHMEM_TEAM_INVALID;
     if (parent_team == SHMEM_TEAM_INVALID || parent_team->my_rank < 0)
         return -1;
@@ -225,6 +227,7 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
                         shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
                         long yaxis_mask, shmem_team_t *yaxis_team)
 {
+    runtime_require_init("shmem_team_split_2d");
     *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
     if (parent_team == SHMEM_TEAM_INVALID || parent_team->my_rank < 0 || xrange < 1)
         return -1;
@@ -250,6 +253,7 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
 
 void shmem_team_destroy(shmem_team_t team)
 {
+    runtime_require_init("shmem_team_destroy");
     if (team == SHMEM_TEAM_INVALID || team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED)
         return;
     ctx_destroy_shareable(team);
@@ -264,16 +268,19 @@ void shmem_team_destroy(shmem_team_t team)
 
 int shmem_team_my_pe(shmem_team_t team)
 {
+    runtime_require_init("shmem_team_my_pe");
     return team == SHMEM_TEAM_INVALID ? -1 : team->my_rank;
 }
 
 int shmem_team_n_pes(shmem_team_t team)
 {
+    runtime_require_init("shmem_team_n_pes");
     return team == SHMEM_TEAM_INVALID ? -1 : team->size;
 }
 
 int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)
 {
+    runtime_require_init("shmem_team_get_config");
     if (team == SHMEM_TEAM_INVALID || !config)
         return -1;
     if (config_mask & SHMEM_TEAM_NUM_CONTEXTS)
@@ -283,6 +290,7 @@ int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config
 
 int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
 {
+    runtime_require_init("shmem_team_translate_pe");
     if (src_team == SHMEM_TEAM_INVALID || dest_team == SHMEM_TEAM_INVALID || src_pe < 0 ||
         src_pe >= src_team->size)
         return -1;
@@ -295,6 +303,7 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
 
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
 {
+    runtime_require_init("shmem_team_ptr");
     if (team == SHMEM_TEAM_INVALID || pe < 0 || pe >= team->size)
         return NULL;
     return shmem_ptr(dest, team_world_rank(team, pe));

@@ -13,6 +13,7 @@
 
 static void p2p_check_cmp(const char *routine, int cmp)
 {
+    runtime_require_init(routine);
     if (unlikely(cmp < SHMEM_CMP_EQ || cmp > SHMEM_CMP_LE))
         log_fatal(routine, "comparison %d is not one of SHMEM_CMP_EQ, NE, GT, GE, LT, LE", cmp);
 }

@@ -112,6 +112,9 @@ for np in 1 2; do
     run "spmd/symbols -np $np (program names like the library's internals)" "$oshrun" -np "$np" \
         "$build/tests/spmd/symbols"
 done
+run "GPU runtimes loaded only for GPU spaces, never from the current directory" bash \
+    "$src/tests/unit/runtime_loading.sh" "$oshrun" "$build/tests/spmd/hello" \
+    "$build/tests/spmd/spaces_device" "$src/tests/unit/fake_runtime.c"
 # The README's knob table is generated from the knob table in the code: it must match.
 run "README knob table matches oshinfo" bash -c \
     "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,/^\$/p' '$src/README.md' | sed '/^\$/d')"

@@ -13,7 +13,7 @@ typedef int (*cu_mem_fn)(size_t *bytes, int device);
 
 int runtime_cuda_probe(struct device *out, int max, char *why, size_t whylen)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    void *lib = runtime_library_open("libcuda.so.1");
     if (!lib) {
         snprintf(why, whylen, "libcuda.so.1 not loadable");
         return 0;

@@ -11,9 +11,9 @@ typedef int (*hip_mem_fn)(size_t *bytes, int device);
 
 int runtime_hip_probe(struct device *out, int max, char *why, size_t whylen)
 {
-    void *lib = dlopen("libamdhip64.so.6", RTLD_NOW | RTLD_LOCAL);
+    void *lib = runtime_library_open("libamdhip64.so.6");
     if (!lib)
-        lib = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL);
+        lib = runtime_library_open("libamdhip64.so.5");
     if (!lib) {
         snprintf(why, whylen, "libamdhip64 not loadable");
         return 0;

@@ -6,6 +6,9 @@
 
 #include "../discovery.h"
 
+/* dlopen of a runtime's soname that never takes it from the current directory (library.c). */
+void *runtime_library_open(const char *soname);
+
 /* Appends up to max devices to out; returns how many, or 0 with the reason in why. */
 int runtime_cuda_probe(struct device *out, int max, char *why, size_t whylen);
 int runtime_hip_probe(struct device *out, int max, char *why, size_t whylen);

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#define BOOT_ABORT_AFTER_LOST_PEER "after a lost peer: "
+
 struct boot_info {
     int rank;
     int size;
@@ -23,7 +25,9 @@ int boot_put(const char *key, const void *data, size_t len);
 int boot_fence(void);
 /* Fetches what rank published under key. *len in: buffer size; out: bytes stored. */
 int boot_get(int rank, const char *key, void *data, size_t *len);
-/* Asks the process manager to end the job with status. Does not return. */
+/* Asks the process manager to end the job with status. Does not return. After a failed fence or
+ * get (a peer is gone) the message starts with BOOT_ABORT_AFTER_LOST_PEER: the abort is then a
+ * consequence, and a launcher that knows the prefix reports the failure that caused it. */
 void boot_abort(int status, const char *message) __attribute__((noreturn));
 void boot_finalize(void);
 

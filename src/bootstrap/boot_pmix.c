@@ -10,6 +10,9 @@
 
 static pmix_proc_t boot_self;
 static int boot_connected;
+/* An exchange failed: the process manager lost a peer, so an abort from here on is a
+ * consequence of another PE's failure. */
+static int boot_peer_lost;
 
 static int boot_get_uint(const char *key, pmix_rank_t rank, unsigned long *out)
 {
@@ -77,7 +80,15 @@ static void boot_init_singleton(struct boot_info *info)
 int boot_init(struct boot_info *info)
 {
     memset(info, 0, sizeof(*info));
-    if (PMIx_Init(&boot_self, NULL, 0) != PMIX_SUCCESS) {
+    pmix_status_t rc = PMIx_Init(&boot_self, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        /* A process manager started us (it set our namespace) but will not take us: running as
+         * a singleton would split the job into unrelated PEs. */
+        if (getenv("PMIX_NAMESPACE")) {
+            fprintf(stderr, "Strata: PMIx_Init failed under a process manager: %s\n",
+                    PMIx_Error_string(rc));
+            return -1;
+        }
         boot_init_singleton(info);
         return 0;
     }
@@ -132,6 +143,8 @@ int boot_fence(void)
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
     pmix_status_t rc = PMIx_Fence(NULL, 0, &info, 1);
     PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS)
+        boot_peer_lost = 1;
     return rc == PMIX_SUCCESS ? 0 : -1;
 }
 
@@ -142,8 +155,10 @@ int boot_get(int rank, const char *key, void *data, size_t *len)
     pmix_proc_t proc;
     PMIX_LOAD_PROCID(&proc, boot_self.nspace, (pmix_rank_t)rank);
     pmix_value_t *value = NULL;
-    if (PMIx_Get(&proc, key, NULL, 0, &value) != PMIX_SUCCESS || !value)
+    if (PMIx_Get(&proc, key, NULL, 0, &value) != PMIX_SUCCESS || !value) {
+        boot_peer_lost = 1;
         return -1;
+    }
     int rc = -1;
     if (value->type == PMIX_BYTE_OBJECT && value->data.bo.size <= *len) {
         memcpy(data, value->data.bo.bytes, value->data.bo.size);
@@ -158,8 +173,12 @@ void boot_abort(int status, const char *message)
 {
     fflush(stdout);
     fflush(stderr);
-    if (boot_connected)
-        PMIx_Abort(status, message, NULL, 0);
+    if (boot_connected) {
+        char text[512];
+        snprintf(text, sizeof(text), "%s%s", boot_peer_lost ? BOOT_ABORT_AFTER_LOST_PEER : "",
+                 message);
+        PMIx_Abort(status, text, NULL, 0);
+    }
     /* PMIx_Abort returns once the launcher has been told; the launcher then kills the job. */
     _exit(status);
 }

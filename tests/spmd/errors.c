@@ -4,9 +4,70 @@
 
 #include <string.h>
 
+/* A routine called before shmem_init, named by mode "before_init:<name>": the library must say
+ * that it was called before shmem_init, whatever the routine. */
+static void call_before_init(const char *name)
+{
+    static long word, words[4];
+    static uint64_t signal_word;
+    long value = 1;
+    int pe = 0;
+    shmem_team_t team;
+    shmem_ctx_t ctx;
+    if (!strcmp(name, "shmem_long_p"))
+        shmem_long_p(&word, 1, 0);
+    else if (!strcmp(name, "shmem_long_g"))
+        shmem_long_g(&word, 0);
+    else if (!strcmp(name, "shmem_long_put_nbi"))
+        shmem_long_put_nbi(&word, &value, 1, 0);
+    else if (!strcmp(name, "shmem_long_atomic_fetch_add"))
+        shmem_long_atomic_fetch_add(&word, 1, 0);
+    else if (!strcmp(name, "shmem_long_put_signal"))
+        shmem_long_put_signal(&word, &value, 1, &signal_word, 1, SHMEM_SIGNAL_SET, 0);
+    else if (!strcmp(name, "shmem_signal_fetch"))
+        shmem_signal_fetch(&signal_word);
+    else if (!strcmp(name, "shmem_long_wait_until"))
+        shmem_long_wait_until(&word, SHMEM_CMP_EQ, 0);
+    else if (!strcmp(name, "shmem_long_test"))
+        shmem_long_test(&word, SHMEM_CMP_EQ, 0);
+    else if (!strcmp(name, "shmem_quiet"))
+        shmem_quiet();
+    else if (!strcmp(name, "shmem_fence"))
+        shmem_fence();
+    else if (!strcmp(name, "shmem_pe_quiet"))
+        shmem_pe_quiet(&pe, 1);
+    else if (!strcmp(name, "shmem_ptr"))
+        shmem_ptr(&word, 0);
+    else if (!strcmp(name, "shmem_addr_accessible"))
+        shmem_addr_accessible(&word, 0);
+    else if (!strcmp(name, "shmem_pe_accessible"))
+        shmem_pe_accessible(0);
+    else if (!strcmp(name, "shmem_team_my_pe"))
+        shmem_team_my_pe(SHMEM_TEAM_WORLD);
+    else if (!strcmp(name, "shmem_team_split_strided"))
+        shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, 1, NULL, 0, &team);
+    else if (!strcmp(name, "shmem_team_sync"))
+        shmem_team_sync(SHMEM_TEAM_WORLD);
+    else if (!strcmp(name, "shmem_team_create_ctx"))
+        shmem_team_create_ctx(SHMEM_TEAM_WORLD, 0, &ctx);
+    else if (!strcmp(name, "shmem_long_sum_reduce"))
+        shmem_long_sum_reduce(SHMEM_TEAM_WORLD, words, words + 2, 1);
+    else if (!strcmp(name, "shmem_malloc"))
+        shmem_malloc(8);
+    fprintf(stderr, "%s returned before shmem_init\n", name);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "ok";
+    if (!strncmp(mode, "before_init:", 12)) {
+        call_before_init(mode + 12);
+        return 1;
+    }
+    /* PE 1 alone asks for a heap no node has: PEs disagree about start-up */
+    const char *rank = getenv("PMIX_RANK");
+    if (!strcmp(mode, "init_pe1_heap") && rank && atoi(rank) == 1)
+        setenv("SHMEM_SYMMETRIC_SIZE", "64T", 1);
     shmem_init();
     int me = shmem_my_pe(), n = shmem_n_pes();
     static long target;
@@ -20,7 +81,7 @@ int main(int argc, char **argv)
         /* run with a 1 MiB heap: 8 MiB from the start of a block run past its end, which only
          * a size check can see */
         long *block = shmem_malloc(8 * sizeof(long));
-        static long big[1 << 20];
+        long *big = calloc(1 << 20, sizeof(long));
         shmem_long_put(block, big, 1 << 20, 0);
     }
     if (!strcmp(mode, "overrun_peer")) {
@@ -29,12 +90,21 @@ int main(int argc, char **argv)
          * mapping. Every PE allocates (the call is collective); PE 0 alone writes. */
         size_t heap = (size_t)1 << 20;
         char *block = shmem_malloc(heap - 4096);
-        static char big[64 << 10];
+        char *big = calloc(64, 1024);
         CHECK(block != NULL, "a block of the whole heap");
         if (me == 0 && block) {
-            shmem_putmem(block + heap - 2 * 4096, big, sizeof(big), n - 1);
+            shmem_putmem(block + heap - 2 * 4096, big, 64 * 1024, n - 1);
             printf("PE 0 wrote past the end of PE %d's heap unharmed\n", n - 1);
         }
+        shmem_barrier_all();
+    }
+    if (!strcmp(mode, "fill_heap")) {
+        /* run with 6 MiB heaps and an 8 MiB /dev/shm: the second PE to fill its heap finds no
+         * room for it */
+        size_t bytes = (size_t)5 << 20;
+        char *block = shmem_malloc(bytes);
+        if (block)
+            memset(block, 1, bytes);
         shmem_barrier_all();
     }
     if (!strcmp(mode, "amo_misaligned") && me == 0) {

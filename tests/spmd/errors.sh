@@ -11,11 +11,13 @@ stdout=$(mktemp)
 trap 'rm -f "$out" "$stdout"' EXIT
 
 # expect NAME STATUS(nonzero|0) MODE ENV..., then grep patterns read from stdin, one per line,
-# that the job's stderr must match. A pattern written "N*pattern" must match exactly N lines.
+# that the job's stderr must match. A pattern written "N*pattern" must match exactly N lines. The
+# job runs under the command in the array prefix, if any.
+prefix=()
 expect() {
     local name=$1 want=$2 mode=$3
     shift 3
-    env "$@" timeout 30 "$oshrun" -np 2 "$bin" "$mode" >"$stdout" 2>"$out"
+    env "$@" timeout 30 "${prefix[@]}" "$oshrun" -np 2 "$bin" "$mode" >"$stdout" 2>"$out"
     local rc=$? ok=0 why=""
     if [ "$want" = nonzero ]; then
         [ "$rc" != 0 ] || { ok=1; why="exit 0"; }
@@ -88,8 +90,42 @@ PE 0 .*shmem_init: invalid value '12Q' for SHMEM_SYMMETRIC_SIZE
 PE 1 .*shmem_init: invalid value '12Q' for SHMEM_SYMMETRIC_SIZE
 2*SHMEM_SYMMETRIC_SIZE.*k/K, m/M, g/G or t/T
 P
+expect "SHMEM_SYMMETRIC_SIZE=0 stops start-up on every PE" nonzero ok SHMEM_SYMMETRIC_SIZE=0 <<'P'
+2*shmem_init: invalid value '0' for SHMEM_SYMMETRIC_SIZE: expected a number above 0
+0*double free
+P
+expect "SHMEM_SYMMETRIC_SIZE=64T stops start-up, naming what the node has" nonzero ok SHMEM_SYMMETRIC_SIZE=64T <<'P'
+PE 0 .*shmem_init: SHMEM_SYMMETRIC_SIZE asks for a symmetric heap of 70368744177664 bytes
+PE 1 .*shmem_init: SHMEM_SYMMETRIC_SIZE asks for a symmetric heap of 70368744177664 bytes
+more than this node has for it: /dev/shm, where host heaps live, has [0-9]* bytes free and memory is
+0*double free
+P
+expect "one PE cannot build its heap: every PE stops, the failed one is named" nonzero init_pe1_heap <<'P'
+PE 1 .*shmem_init: SHMEM_SYMMETRIC_SIZE asks for a symmetric heap of 70368744177664
+PE 0 .*shmem_init: 1 PE(s) could not start (PE 1 first
+oshrun: PE 1 aborted the job with status 1
+P
+expect "malformed SHMEM_DEVICE_MAP" nonzero ok SHMEM_DEVICE_MAP=garbage <<'P'
+2*invalid value 'garbage' for SHMEM_DEVICE_MAP: expected device numbers or -
+P
+expect "malformed SHMEM_PROGRESS_THREAD" nonzero ok SHMEM_PROGRESS_THREAD=garbage <<'P'
+2*invalid value 'garbage' for SHMEM_PROGRESS_THREAD: expected auto, or one of
+P
+expect "SHMEM_TEST_DEVICE_SIZE=0" nonzero ok SHMEM_TEST_DEVICE_SIZE=0 <<'P'
+2*invalid value '0' for SHMEM_TEST_DEVICE_SIZE: expected a number above 0
+P
+for routine in shmem_long_p shmem_long_g shmem_long_put_nbi shmem_long_atomic_fetch_add \
+    shmem_long_put_signal shmem_signal_fetch shmem_long_wait_until shmem_long_test shmem_quiet \
+    shmem_fence shmem_pe_quiet shmem_ptr shmem_addr_accessible shmem_pe_accessible \
+    shmem_team_my_pe shmem_team_split_strided shmem_team_sync shmem_team_create_ctx \
+    shmem_long_sum_reduce shmem_malloc; do
+    expect "$routine before shmem_init says so" nonzero "before_init:$routine" <<P
+$routine: called before shmem_init
+0*returned before shmem_init
+P
+done
 expect "unknown SHMEM_LOG category" nonzero ok SHMEM_LOG=rma,bogus <<'P'
-unknown category 'bogus' in SHMEM_LOG
+PE 0 .*invalid value 'rma,bogus' for SHMEM_LOG: expected init, mem, rma or all
 P
 expect "SHMEM_LOG=mem,rma logs events" 0 free_nonheap SHMEM_LOG=mem,rma <<'P'
 Strata log: PE 0
@@ -121,6 +157,25 @@ expect "invalid space configuration named on every PE" 0 space_bad_config <<'P'
 PE 0 .*shmem_space_create: unknown device type 7
 PE 1 .*shmem_space_create: unknown device type 7
 P
+
+# A /dev/shm of 8 MiB of the job's own (a mount namespace: root only). A heap larger than it stops
+# start-up, saying what there is; heaps that fit one by one but not together warn at start-up,
+# and the PE that runs out gets a SIGBUS that says why.
+if unshare -m true 2>/dev/null; then
+    prefix=(unshare -m sh -c 'mount -t tmpfs -o size=8m tmpfs /dev/shm && exec "$0" "$@"')
+    expect "a heap larger than /dev/shm stops start-up" nonzero ok SHMEM_SYMMETRIC_SIZE=10M <<'P'
+2*SHMEM_SYMMETRIC_SIZE asks for a symmetric heap of 10485760 bytes
+/dev/shm, where host heaps live, has 8388608 bytes
+P
+    expect "heaps that fill /dev/shm together: warned, then SIGBUS explained" nonzero fill_heap SHMEM_SYMMETRIC_SIZE=6M <<'P'
+1*warning: the 2 PEs of this node may fill 12582912 bytes
+SIGBUS at .* symmetric memory .*the node had no room left to commit the page
+killed by SIGBUS
+P
+    prefix=()
+else
+    echo "SKIP: /dev/shm too small for the heaps (needs root for a mount namespace)"
+fi
 
 echo "errors: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -15,9 +15,25 @@ static void check_size(const char *text, int ok, size_t expected)
         UNIT_CHECK(value == expected, "'%s': expected %zu, got %zu", text, expected, value);
 }
 
+/* One variable set to text, every other knob at its default: accepted or rejected, and a
+ * rejection names the variable, the value and the accepted forms. */
+static void check_knob(const char *var, const char *text, int ok)
+{
+    struct knobs knobs;
+    char err[256] = "";
+    setenv(var, text, 1);
+    int rc = knobs_read(&knobs, err, sizeof(err));
+    unsetenv(var);
+    UNIT_CHECK((rc == 0) == ok, "%s='%s': expected %s (%s)", var, text,
+               ok ? "accepted" : "rejected", err);
+    if (!ok)
+        UNIT_CHECK(strstr(err, var) && strstr(err, text) && strstr(err, "expected"),
+                   "the message names %s and '%s': %s", var, text, err);
+}
+
 int main(void)
 {
-    check_size("0", 1, 0);
+    check_size("0", 1, 0); /* a size; the heap knobs want more than 0 */
     check_size("4096", 1, 4096);
     check_size("1k", 1, 1024);
     check_size("1K", 1, 1024);
@@ -62,5 +78,41 @@ int main(void)
                "bad boolean rejected: %s", err);
     setenv("SHMEM_DEBUG", "yes", 1);
     UNIT_CHECK(knobs_read(&knobs, err, sizeof(err)) == 0 && knobs.DEBUG == 1, "yes is true");
+    unsetenv("SHMEM_DEBUG");
+
+    /* Every knob is checked against its type's forms; a bad value names the variable. */
+    check_knob("SHMEM_SYMMETRIC_SIZE", "0", 0);
+    check_knob("SHMEM_SYMMETRIC_SIZE", "1", 1);
+    check_knob("SHMEM_TEST_DEVICE_SIZE", "0", 0);
+    check_knob("SHMEM_TEST_DEVICE_SIZE", "64M", 1);
+    check_knob("SHMEM_PROGRESS_INTERVAL_US", "0", 1);
+    check_knob("SHMEM_PROGRESS_THREAD", "garbage", 0);
+    check_knob("SHMEM_PROGRESS_THREAD", "", 0);
+    check_knob("SHMEM_PROGRESS_THREAD", "auto", 1);
+    check_knob("SHMEM_PROGRESS_THREAD", "off", 1);
+    check_knob("SHMEM_DEVICE_MAP", "garbage", 0);
+    check_knob("SHMEM_DEVICE_MAP", "1,,0", 0);
+    check_knob("SHMEM_DEVICE_MAP", "1,0,", 0);
+    check_knob("SHMEM_DEVICE_MAP", "1-2", 0);
+    check_knob("SHMEM_DEVICE_MAP", "", 1);
+    check_knob("SHMEM_DEVICE_MAP", "1,0,-,3", 1);
+    check_knob("SHMEM_TEST_DEVICE_PES", "all", 0);
+    check_knob("SHMEM_TEST_DEVICE_PES", "3-1", 0);
+    check_knob("SHMEM_TEST_DEVICE_PES", "0,,2", 0);
+    check_knob("SHMEM_TEST_DEVICE_PES", "-1", 0);
+    check_knob("SHMEM_TEST_DEVICE_PES", "0,2,4-7", 1);
+    check_knob("SHMEM_DEFAULT_SPACE", "tpu", 0);
+    check_knob("SHMEM_DEFAULT_SPACE", "GPU", 0);
+    check_knob("SHMEM_DEFAULT_SPACE", "hip", 1);
+    check_knob("SHMEM_LOG", "rma,bogus", 0);
+    check_knob("SHMEM_LOG", "rma,", 0);
+    check_knob("SHMEM_LOG", "mem,rma", 1);
+
+    setenv("SHMEM_PROGRESS_THREAD", "auto", 1);
+    setenv("SHMEM_LOG", "rma,init", 1);
+    UNIT_CHECK(knobs_read(&knobs, err, sizeof(err)) == 0 && knobs.PROGRESS_THREAD == KNOB_AUTO,
+               "auto is its own value");
+    UNIT_CHECK(knobs_log_mask(knobs.LOG) == 5, "rma,init: mask %u", knobs_log_mask(knobs.LOG));
+    UNIT_CHECK(knobs_log_mask("all") == 7, "all: mask %u", knobs_log_mask("all"));
     return unit_finish("test_knobs");
 }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# GPU runtimes are loaded only when a space asks for a GPU, and never from the current
+# directory, whatever LD_LIBRARY_PATH says. A fake libcuda.so.1 marks every load.
+# Usage: runtime_loading.sh OSHRUN CPU_PROGRAM GPU_PROGRAM FAKE_RUNTIME_SOURCE
+set -u
+oshrun=$1
+cpu_program=$2
+gpu_program=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/runtime_loading.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/lib" "$work/cwd"
+cc -shared -fPIC -o "$work/lib/libcuda.so.1" "$4" &&
+    cp "$work/lib/libcuda.so.1" "$work/cwd/libcuda.so.1" || exit 1
+export STRATA_TEST_RUNTIME_MARK=$work/mark
+failed=0
+
+# loaded NAME EXPECTED(yes|no) DIR LD_LIBRARY_PATH PROGRAM
+loaded() {
+    rm -f "$STRATA_TEST_RUNTIME_MARK"
+    (cd "$3" && LD_LIBRARY_PATH=$4 "$oshrun" -np 2 "$5" >"$work/out" 2>&1)
+    local rc=$? seen=no
+    [ -e "$STRATA_TEST_RUNTIME_MARK" ] && seen=yes
+    if [ "$rc" = 0 ] && [ "$seen" = "$2" ]; then
+        echo "PASS: $1"
+    else
+        echo "FAIL: $1 (status $rc, loaded: $seen, expected $2)"
+        sed 's/^/    | /' "$work/out" | tail -n 10
+        failed=$((failed + 1))
+    fi
+}
+
+loaded "a CPU-only job does not load the runtime" no "$work" "$work/lib" "$cpu_program"
+loaded "a GPU space loads it from LD_LIBRARY_PATH" yes "$work" "$work/lib" "$gpu_program"
+loaded "an empty LD_LIBRARY_PATH entry does not mean the current directory" no "$work/cwd" \
+    ":/nonexistent" "$gpu_program"
+loaded "a relative LD_LIBRARY_PATH entry is not searched" no "$work/cwd" "." "$gpu_program"
+loaded "absolute entries beside a relative one are" yes "$work/cwd" ".:$work/lib" "$gpu_program"
+[ "$failed" = 0 ]
