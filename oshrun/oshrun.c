@@ -1,8 +1,9 @@
 /* oshrun: launches an OpenSHMEM job.
  *
  * On one node oshrun is itself the PMIx server: it registers the job, forks the PEs, serves their
- * fences, and tears the job down when one PE fails. Jobs that span nodes are handed to a PMIx
- * engine that is already installed (srun --mpi=pmix, prterun, mpirun). */
+ * fences, takes connections only from its own user's processes, and tears the job down when one
+ * PE fails. Jobs that span nodes are handed to a PMIx engine that is already installed
+ * (srun --mpi=pmix, prterun, mpirun). */
 #define _GNU_SOURCE
 #ifdef HAVE_CONFIG_H
 #include <config.h>
@@ -11,6 +12,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pmix.h>
 #include <pmix_server.h>
 #include <signal.h>
@@ -20,10 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The abort message prefix by which a PE says its abort is a consequence of a lost peer. */
+#include "../src/bootstrap/boot.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "(unknown version)"
@@ -32,11 +42,22 @@
 #define OSHRUN_MAX_PES 4096
 #define OSHRUN_KILL_GRACE_MS 1000
 #define OSHRUN_TICK_MS 50
+/* How long an abort that follows a lost peer waits for the failure that caused it. */
+#define OSHRUN_LOST_PEER_GRACE_MS 500
+/* How long the janitor waits for the PEs of a killed oshrun to die before cleaning anyway. */
+#define OSHRUN_JANITOR_WAIT_MS 2000
+
+enum abort_kind { ABORT_NONE, ABORT_PRIMARY, ABORT_AFTER_LOST_PEER };
 
 struct pe {
     pid_t pid;
     pid_t pgid; /* the group killed with it; oshrun's own when PE 0 reads the terminal */
     int done;   /* reaped */
+    /* Written by the PMIx progress thread, read by the main thread. */
+    atomic_int connected;
+    atomic_int finalized;
+    atomic_int abort_status;
+    atomic_int abort_kind; /* stored after abort_status */
 };
 
 struct job {
@@ -48,13 +69,18 @@ struct job {
     char hostname[256];
     struct pe *pes;
     int running;
-    int status; /* the job's exit status */
-    int failed; /* a failure has been reported */
+    int status;  /* the job's exit status */
+    int failed;  /* a failure has been reported */
+    int holding; /* an abort after a lost peer waits for its cause, since held_since */
+    struct timespec held_since;
+    pid_t janitor;  /* 0 once reaped */
+    int janitor_fd; /* write end of the janitor's pipe */
 };
 
-static struct job job;
-/* Written by the PMIx progress thread, read by the main thread. */
-static atomic_int abort_status, abort_rank = -1;
+static struct job job = {.janitor_fd = -1};
+/* The first abort of each kind, in the order they came: written by the PMIx progress thread
+ * after the PE's abort fields, read by the main thread. */
+static atomic_int first_primary_abort = -1, first_lost_peer_abort = -1;
 
 /* ---- Command line ---- */
 
@@ -262,18 +288,53 @@ static void hand_off(const struct options *opts)
 
 /* ---- PMIx server upcalls (called on the PMIx progress thread) ---- */
 
+static struct pe *pe_of(const pmix_proc_t *proc)
+{
+    return proc->rank < (pmix_rank_t)job.np ? &job.pes[proc->rank] : NULL;
+}
+
+/* A PE that connected must finalize before it exits: one that does not leaves the others
+ * waiting for it. The answer is immediate (in 4.2 there is no callback to call here). */
+static pmix_status_t on_connected(const pmix_proc_t *proc, void *server_object, pmix_info_t info[],
+                                  size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)server_object, (void)info, (void)ninfo, (void)cbfunc, (void)cbdata;
+    struct pe *pe = pe_of(proc);
+    if (pe)
+        atomic_store(&pe->connected, 1);
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
+/* PMIx_Finalize waits for the reply to this, so it is seen before the PE's exit. */
+static pmix_status_t on_finalized(const pmix_proc_t *proc, void *server_object,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)server_object, (void)cbfunc, (void)cbdata;
+    struct pe *pe = pe_of(proc);
+    if (pe)
+        atomic_store(&pe->finalized, 1);
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
 /* A PE called PMIx_Abort (shmem_global_exit, or a fatal error). The main thread waits in
- * sigtimedwait, so a signal is how it learns; it is sent before the PE gets its reply. */
+ * sigtimedwait, so a signal is how it learns; it is sent before the PE gets its reply. An abort
+ * whose message says a peer was lost is a consequence: the lost PE's own failure is the one to
+ * report, and it may reach oshrun later. */
 static pmix_status_t on_abort(const pmix_proc_t *proc, void *server_object, int status,
                               const char msg[], pmix_proc_t procs[], size_t nprocs,
                               pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    (void)server_object, (void)msg, (void)procs, (void)nprocs, (void)cbfunc, (void)cbdata;
-    /* The first abort wins. Upcalls run one at a time on the progress thread; the status is
-     * stored before the rank that makes it visible. */
-    if (atomic_load(&abort_rank) < 0) {
-        atomic_store(&abort_status, status);
-        atomic_store(&abort_rank, (int)proc->rank);
+    (void)server_object, (void)procs, (void)nprocs, (void)cbfunc, (void)cbdata;
+    struct pe *pe = pe_of(proc);
+    if (pe && atomic_load(&pe->abort_kind) == ABORT_NONE) {
+        static const char prefix[] = BOOT_ABORT_AFTER_LOST_PEER;
+        int after_lost_peer = msg && !strncmp(msg, prefix, sizeof(prefix) - 1);
+        atomic_store(&pe->abort_status, status);
+        atomic_store(&pe->abort_kind, after_lost_peer ? ABORT_AFTER_LOST_PEER : ABORT_PRIMARY);
+        /* Upcalls run one at a time on the progress thread: the first of each kind stays. */
+        atomic_int *first = after_lost_peer ? &first_lost_peer_abort : &first_primary_abort;
+        if (atomic_load(first) < 0)
+            atomic_store(first, (int)proc->rank);
     }
     kill(getpid(), SIGUSR1);
     return PMIX_OPERATION_SUCCEEDED;
@@ -309,10 +370,111 @@ static pmix_status_t on_direct_modex(const pmix_proc_t *proc, const pmix_info_t 
 }
 
 static pmix_server_module_t server_module = {
+    .client_connected2 = on_connected,
+    .client_finalized = on_finalized,
     .abort = on_abort,
     .fence_nb = on_fence,
     .direct_modex = on_direct_modex,
 };
+
+/* ---- Who may connect ----
+ *
+ * PMIx 4.2's server listens on 127.0.0.1 and believes the uid that a client writes into its
+ * handshake (psec "native" over TCP), so any local user could connect as a rank of the job and
+ * abort it, break its fences or take a PE's place; neither the handshake nor the host's upcalls
+ * carry anything a client cannot forge. The kernel, though, records who created each socket.
+ * oshrun defines accept(), so the server's listener thread calls this one instead of the C
+ * library's, and a connection whose other end is not a socket of this job's user is closed
+ * before PMIx reads a byte of it. */
+
+/* The uid the kernel recorded for the socket at the other end of a local TCP connection, found
+ * by its exact address pair through sock_diag. 0 on success. */
+static int peer_socket_uid(const struct sockaddr_storage *here,
+                           const struct sockaddr_storage *there, uid_t *uid)
+{
+    struct {
+        struct nlmsghdr header;
+        struct inet_diag_req_v2 request;
+    } query = {
+        .header = {.nlmsg_len = sizeof(query),
+                   .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                   .nlmsg_flags = NLM_F_REQUEST},
+        .request = {.sdiag_family = (__u8)there->ss_family,
+                    .sdiag_protocol = IPPROTO_TCP,
+                    .idiag_states = 1u << TCP_ESTABLISHED,
+                    .id.idiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}},
+    };
+    /* That socket's own view: its source is our peer, its destination is us. */
+    struct inet_diag_sockid *id = &query.request.id;
+    if (there->ss_family == AF_INET) {
+        const struct sockaddr_in *src = (const void *)there, *dst = (const void *)here;
+        id->idiag_sport = src->sin_port;
+        id->idiag_dport = dst->sin_port;
+        memcpy(id->idiag_src, &src->sin_addr, sizeof(src->sin_addr));
+        memcpy(id->idiag_dst, &dst->sin_addr, sizeof(dst->sin_addr));
+    } else {
+        const struct sockaddr_in6 *src = (const void *)there, *dst = (const void *)here;
+        id->idiag_sport = src->sin6_port;
+        id->idiag_dport = dst->sin6_port;
+        memcpy(id->idiag_src, &src->sin6_addr, sizeof(src->sin6_addr));
+        memcpy(id->idiag_dst, &dst->sin6_addr, sizeof(dst->sin6_addr));
+    }
+    int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (nl < 0)
+        return -1;
+    union {
+        struct nlmsghdr header;
+        char bytes[1024];
+    } reply;
+    ssize_t got = -1;
+    if (send(nl, &query, sizeof(query), 0) == (ssize_t)sizeof(query))
+        got = recv(nl, &reply, sizeof(reply), 0);
+    close(nl);
+    if (got < (ssize_t)NLMSG_LENGTH(sizeof(struct inet_diag_msg)) ||
+        reply.header.nlmsg_type != SOCK_DIAG_BY_FAMILY)
+        return -1;
+    const struct inet_diag_msg *found = NLMSG_DATA(&reply.header);
+    /* A socket its process has closed (inode 0) has no owner left to vouch for what it sent. */
+    if (found->idiag_state != TCP_ESTABLISHED || !found->idiag_inode)
+        return -1;
+    *uid = found->idiag_uid;
+    return 0;
+}
+
+/* Whether the process at the other end of fd runs as our user; says why not on stderr. */
+static int connection_is_ours(int fd)
+{
+    struct sockaddr_storage here, there;
+    socklen_t here_len = sizeof(here), there_len = sizeof(there);
+    uid_t uid;
+    if (getsockname(fd, (struct sockaddr *)&here, &here_len) ||
+        getpeername(fd, (struct sockaddr *)&there, &there_len) ||
+        (there.ss_family != AF_INET && there.ss_family != AF_INET6) ||
+        peer_socket_uid(&here, &there, &uid)) {
+        fprintf(stderr, "oshrun: refused a connection to the PMIx server: its owner cannot be "
+                        "verified\n");
+        return 0;
+    }
+    if (uid != geteuid()) {
+        fprintf(stderr, "oshrun: refused a connection to the PMIx server from user %u\n",
+                (unsigned)uid);
+        return 0;
+    }
+    return 1;
+}
+
+/* Replaces the C library's accept for the PMIx listener thread (the server's only caller). A
+ * refused connection reads as one the client gave up (ECONNABORTED): PMIx 4.2's listener then
+ * goes on listening. */
+int accept(int listener, struct sockaddr *addr, socklen_t *addr_len)
+{
+    int fd = accept4(listener, addr, addr_len, 0);
+    if (fd < 0 || connection_is_ours(fd))
+        return fd;
+    close(fd);
+    errno = ECONNABORTED;
+    return -1;
+}
 
 /* ---- Job registration ---- */
 
@@ -427,19 +589,24 @@ static void remove_tree(const char *path)
     rmdir(path);
 }
 
-static int server_start(void)
+/* Our own directory for the PMIx server: its files never collide with another job's, and one
+ * remove_tree at exit takes them all. */
+static int make_tmpdir(void)
 {
     const char *base = getenv("TMPDIR");
     if (!base || !*base)
         base = "/tmp";
-    /* Our own directory: the server's files never collide with another job's, and one
-     * remove_tree at exit takes them all. */
     snprintf(job.tmpdir, sizeof(job.tmpdir), "%s/oshrun.XXXXXX", base);
     if (!mkdtemp(job.tmpdir)) {
         fprintf(stderr, "oshrun: cannot create a directory under %s: %s\n", base, strerror(errno));
         job.tmpdir[0] = '\0';
         return -1;
     }
+    return 0;
+}
+
+static int server_start(void)
+{
     /* The hash store starts faster than the shared-memory store and is all one node needs. */
     setenv("PMIX_MCA_gds", "hash", 0);
     pmix_info_t info[2];
@@ -460,6 +627,16 @@ static int server_start(void)
 }
 
 /* ---- PEs ---- */
+
+/* Tells the janitor (see below) that rank runs as pid; 0: reaped, nothing to wait for. */
+static void janitor_tell(int rank, pid_t pid)
+{
+    int record[2] = {rank, (int)pid};
+    if (job.janitor_fd >= 0 && write(job.janitor_fd, record, sizeof(record)) < 0) {
+        close(job.janitor_fd); /* the janitor is gone: nobody to tell */
+        job.janitor_fd = -1;
+    }
+}
 
 /* Ours plus SHMEM_LAUNCHER plus what PMIx adds (server address, namespace, rank). */
 static char **child_environment(int rank)
@@ -540,8 +717,10 @@ static int start_pe(int rank, const sigset_t *original_mask)
     /* Also here: whichever of parent and child runs first, the group exists before any kill. */
     if (own_group)
         setpgid(pid, pid);
-    job.pes[rank] = (struct pe){.pid = pid, .pgid = own_group ? pid : 0};
+    job.pes[rank].pid = pid;
+    job.pes[rank].pgid = own_group ? pid : 0;
     job.running++;
+    janitor_tell(rank, pid);
     return 0;
 }
 
@@ -569,12 +748,13 @@ static void fail(int status, const char *fmt, ...)
         return;
     job.failed = 1;
     job.status = status;
+    char message[512];
     va_list args;
     va_start(args, fmt);
-    fprintf(stderr, "oshrun: ");
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
+    vsnprintf(message, sizeof(message), fmt, args);
     va_end(args);
+    /* One write: the PEs share stderr, and their lines must not land inside ours. */
+    fprintf(stderr, "oshrun: %s\n", message);
     signal_all(SIGTERM);
 }
 
@@ -586,34 +766,76 @@ static int rank_of(pid_t pid)
     return -1;
 }
 
-/* Any non-zero exit or death by signal fails the job, whether or not the PE had finalized. */
+static void report_abort(int rank, const char *why)
+{
+    int status = atomic_load(&job.pes[rank].abort_status);
+    /* An exit status keeps the low 8 bits: a non-zero abort must not become a success. */
+    int code = status & 0xff;
+    if (status && !code)
+        code = 1;
+    fail(code, "PE %d aborted the job with status %d%s", rank, status, why);
+}
+
+/* A primary abort fails the job at once. An abort after a lost peer is held for a while: the
+ * failure that caused it (the lost PE's death or exit) often reaches oshrun later, and that is
+ * the one to report. */
+static void take_aborts(void)
+{
+    int rank = atomic_load(&first_primary_abort);
+    if (rank >= 0) {
+        report_abort(rank, "");
+    } else if (!job.holding && atomic_load(&first_lost_peer_abort) >= 0) {
+        job.holding = 1;
+        clock_gettime(CLOCK_MONOTONIC, &job.held_since);
+    }
+}
+
+static void report_held_abort(void)
+{
+    report_abort(atomic_load(&first_lost_peer_abort), " after losing a peer");
+}
+
+/* A death by signal or a non-zero exit fails the job, whether or not the PE had finalized; so
+ * does an exit with 0 without finalizing by a PE that connected (a program that never used
+ * PMIx, like /bin/true, is fine). An exit with the status of the PE's own abort is that abort's
+ * doing, accounted for already. */
+static void judge_exit(int rank, int wstatus)
+{
+    struct pe *pe = &job.pes[rank];
+    if (WIFSIGNALED(wstatus)) {
+        int sig = WTERMSIG(wstatus);
+        fail(128 + sig, "PE %d killed by SIG%s", rank, sigabbrev_np(sig));
+        return;
+    }
+    int code = WEXITSTATUS(wstatus);
+    if (atomic_load(&pe->abort_kind) != ABORT_NONE &&
+        code == (atomic_load(&pe->abort_status) & 0xff))
+        return;
+    if (code)
+        fail(code, "PE %d exited with status %d", rank, code);
+    else if (atomic_load(&pe->connected) && !atomic_load(&pe->finalized))
+        fail(1, "PE %d exited without calling shmem_finalize (status 0)", rank);
+}
+
 static void reap(void)
 {
+    /* An abort is recorded before its PE gets the reply that lets it exit. */
+    take_aborts();
     int wstatus;
     pid_t pid;
     while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
+        if (pid == job.janitor) {
+            job.janitor = 0;
+            continue;
+        }
         int rank = rank_of(pid);
         if (rank < 0)
             continue;
         job.pes[rank].done = 1;
         job.running--;
-        if (WIFSIGNALED(wstatus)) {
-            int sig = WTERMSIG(wstatus);
-            fail(128 + sig, "PE %d killed by SIG%s", rank, sigabbrev_np(sig));
-        } else if (WEXITSTATUS(wstatus) != 0) {
-            fail(WEXITSTATUS(wstatus), "PE %d exited with status %d", rank, WEXITSTATUS(wstatus));
-        }
+        janitor_tell(rank, 0);
+        judge_exit(rank, wstatus);
     }
-}
-
-static void take_abort(void)
-{
-    int status = atomic_load(&abort_status);
-    /* An exit status keeps the low 8 bits: a non-zero abort must not become a success. */
-    int code = status & 0xff;
-    if (status && !code)
-        code = 1;
-    fail(code, "PE %d aborted the job with status %d", atomic_load(&abort_rank), status);
 }
 
 static void handle_signal(int sig, long limit)
@@ -623,7 +845,7 @@ static void handle_signal(int sig, long limit)
     else if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
         fail(128 + sig, "terminated by SIG%s", sigabbrev_np(sig));
     else if (sig == SIGUSR1)
-        take_abort();
+        take_aborts();
     else if (sig == SIGALRM)
         fail(124, "timeout after %ld s", limit);
 }
@@ -646,6 +868,8 @@ static void supervise(const sigset_t *waited, long limit)
         if (sig > 0)
             handle_signal(sig, limit);
         reap(); /* one pending SIGCHLD stands for any number of exits */
+        if (job.holding && elapsed_ms(&job.held_since) > OSHRUN_LOST_PEER_GRACE_MS)
+            report_held_abort();
         if (!job.failed || job.running == 0 || killed)
             continue;
         if (!failed_at.tv_sec)
@@ -653,6 +877,9 @@ static void supervise(const sigset_t *waited, long limit)
         else if (elapsed_ms(&failed_at) > OSHRUN_KILL_GRACE_MS)
             signal_all(SIGKILL), killed = 1;
     }
+    /* Every PE ended while an abort was held, and none of them failed on its own. */
+    if (job.holding)
+        report_held_abort();
 }
 
 /* ---- Cleanup ---- */
@@ -676,6 +903,97 @@ static void remove_job_shm(void)
     closedir(dir);
 }
 
+/* ---- The janitor ----
+ *
+ * The PEs die with oshrun however it ends (PR_SET_PDEATHSIG), but a SIGKILLed oshrun removes
+ * nothing, and its PEs, killed too, cannot either. So a small process forked before the PMIx
+ * server starts reads the PEs' pids from a pipe that only oshrun writes to. End of file means
+ * oshrun has ended: the janitor waits for the PEs to die, removes the job's directory and
+ * shared memory, and exits. A normal exit cleans up by itself and kills the janitor. */
+
+/* Gone, or a zombie: either way it creates nothing any more. */
+static int process_gone(pid_t pid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;
+    /* "pid (name) state ...": the name may hold anything, the last ')' ends it. */
+    const char *state = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+    fclose(f);
+    return !state || state[1] != ' ' || state[2] == 'Z' || state[2] == 'X';
+}
+
+/* A PE being killed can still finish a file it was creating: wait for the PEs' end. */
+static void janitor_wait_for_pes(const pid_t *pids)
+{
+    for (int waited = 0; waited < OSHRUN_JANITOR_WAIT_MS; waited += 5) {
+        int alive = 0;
+        for (int r = 0; r < job.np; r++)
+            alive += pids[r] > 0 && !process_gone(pids[r]);
+        if (!alive)
+            return;
+        usleep(5000);
+    }
+}
+
+static void janitor_run(int fd, pid_t *pids) __attribute__((noreturn));
+static void janitor_run(int fd, pid_t *pids)
+{
+    /* A group of its own, so a kill of oshrun's whole group (timeout, a shell) leaves it to do
+     * its work; and no copy of the caller's terminal or output pipes, which would keep a reader
+     * of oshrun's output waiting. */
+    setpgid(0, 0);
+    int devnull = open("/dev/null", O_RDWR);
+    for (int std = 0; devnull >= 0 && std < 3; std++)
+        dup2(devnull, std);
+    int record[2];
+    while (read(fd, record, sizeof(record)) == (ssize_t)sizeof(record))
+        if (record[0] >= 0 && record[0] < job.np)
+            pids[record[0]] = record[1];
+    janitor_wait_for_pes(pids);
+    remove_job_shm();
+    remove_tree(job.tmpdir);
+    _exit(0);
+}
+
+/* Without a janitor (no memory, no process) only a SIGKILL of oshrun leaves things behind. */
+static void janitor_start(void)
+{
+    int fds[2];
+    pid_t *pids = calloc((size_t)job.np, sizeof(pid_t));
+    if (!pids || pipe2(fds, O_CLOEXEC)) {
+        free(pids);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[1]);
+        janitor_run(fds[0], pids);
+    }
+    free(pids);
+    close(fds[0]);
+    if (pid < 0) {
+        close(fds[1]);
+        return;
+    }
+    job.janitor = pid;
+    job.janitor_fd = fds[1];
+}
+
+static void janitor_stop(void)
+{
+    if (job.janitor > 0) {
+        kill(job.janitor, SIGKILL);
+        waitpid(job.janitor, NULL, 0);
+        job.janitor = 0;
+    }
+    if (job.janitor_fd >= 0)
+        close(job.janitor_fd);
+    job.janitor_fd = -1;
+}
+
 static void cleanup(int server_started)
 {
     /* Grandchildren that ignored SIGTERM must not outlive a failed job. */
@@ -689,6 +1007,7 @@ static void cleanup(int server_started)
     remove_job_shm();
     if (job.tmpdir[0])
         remove_tree(job.tmpdir);
+    janitor_stop();
 }
 
 static long timeout_knob(void)
@@ -733,6 +1052,11 @@ int main(int argc, char **argv)
         sigaddset(&waited, taken[i]);
     sigprocmask(SIG_BLOCK, &waited, &original);
 
+    if (make_tmpdir())
+        return 1;
+    /* Forked before the PMIx server starts its threads: a fork of a threaded process could
+     * inherit a lock that one of them held. */
+    janitor_start();
     if (server_start()) {
         cleanup(0);
         return 1;

@@ -1,13 +1,23 @@
 /* A PE that misbehaves on demand, for the launcher's failure tests:
- *   behave ok | segv R | exit R C | abort R C | sleep | shm R
- * R is the PE that misbehaves; the others sleep (and must be killed by oshrun). */
+ *   behave ok | segv R | exit R C | abort R C | sleep | shm R | shm_sleep R | return R
+ *          | preinit_segv R | space_segv R | lost_segv R | gate FILE
+ * R is the PE that misbehaves; the others sleep (and must be killed by oshrun), except in
+ * space_segv and lost_segv, where they wait in shmem_space_create's exchange for it, and gate,
+ * where every PE waits for FILE to exist, then creates a space, prints "PE i of n ok" and
+ * finalizes. */
+#include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <shmem.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+/* How many of the other PEs are about to enter shmem_space_create (lost_segv). */
+static int entering;
 
 /* Sleeps in short steps so a killed PE goes away at once. */
 static void sleep_long(void)
@@ -16,10 +26,78 @@ static void sleep_long(void)
         usleep(100000);
 }
 
+/* Shuts down this process's connection to the launcher's PMIx server: the server sees the PE
+ * go at once, while the PE itself dies only later, the worst order a real death can take. */
+static void drop_launcher_connection(void)
+{
+    const char *uri = getenv("PMIX_SERVER_URI4");
+    const char *port_text = uri ? strrchr(uri, ':') : NULL;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!port_text || !dir)
+        return;
+    in_port_t port = htons((in_port_t)atoi(port_text + 1));
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        struct sockaddr_in peer;
+        socklen_t len = sizeof(peer);
+        int fd = atoi(e->d_name);
+        if (!getpeername(fd, (struct sockaddr *)&peer, &len) && peer.sin_family == AF_INET &&
+            peer.sin_port == port)
+            shutdown(fd, SHUT_RDWR);
+    }
+    closedir(dir);
+}
+
+/* Every PE waits for the file, then goes through a process-manager exchange. */
+static void gate(const char *file, int me)
+{
+    for (int i = 0; i < 300 && access(file, F_OK); i++)
+        usleep(20000);
+    shmem_space_config_t config = {SHMEM_DEVICE_CPU, 1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
+    shmem_space_t space;
+    shmem_team_t team;
+    if (shmem_space_create(&config, &space, &team) == 0) {
+        shmem_team_destroy(team);
+        shmem_space_destroy(space);
+        printf("PE %d of %d ok\n", me, shmem_n_pes());
+    }
+}
+
+/* Misbehaviours after shmem_init; returns only for a mode that is not one of them. */
+static void misbehave(const char *mode, int me, int code)
+{
+    if (!strcmp(mode, "segv") || !strcmp(mode, "space_segv"))
+        raise(SIGSEGV);
+    if (!strcmp(mode, "exit"))
+        exit(code);
+    if (!strcmp(mode, "abort"))
+        shmem_global_exit(code);
+    if (!strcmp(mode, "lost_segv")) {
+        /* The others announce the exchange just before they enter it; 50 ms takes them there. */
+        shmem_int_wait_until(&entering, SHMEM_CMP_EQ, shmem_n_pes() - 1);
+        usleep(50000);
+        drop_launcher_connection();
+        usleep(100000);
+        raise(SIGSEGV);
+    }
+    if (!strcmp(mode, "shm") || !strcmp(mode, "shm_sleep")) {
+        /* A file named like the library's own, as a PE that died mid-start-up would leave. */
+        char name[256];
+        snprintf(name, sizeof(name), "/dev/shm/%s.%d.leftover", getenv("PMIX_NAMESPACE"), me);
+        close(open(name, O_CREAT | O_WRONLY, 0600));
+        if (!strcmp(mode, "shm"))
+            raise(SIGSEGV);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "ok";
     int rank = argc > 2 ? atoi(argv[2]) : 0, code = argc > 3 ? atoi(argv[3]) : 0;
+    /* Dies before it ever contacts the launcher: its rank comes from the environment. */
+    const char *env_rank = getenv("PMIX_RANK");
+    if (!strcmp(mode, "preinit_segv") && env_rank && atoi(env_rank) == rank)
+        raise(SIGSEGV);
     shmem_init();
     int me = shmem_my_pe();
     if (!strcmp(mode, "ok")) {
@@ -27,20 +105,22 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 0;
     }
-    if (me == rank) {
-        if (!strcmp(mode, "segv"))
-            raise(SIGSEGV);
-        if (!strcmp(mode, "exit"))
-            exit(code);
-        if (!strcmp(mode, "abort"))
-            shmem_global_exit(code);
-        if (!strcmp(mode, "shm")) {
-            /* A file named like the library's own, as a PE that died mid-start-up would leave. */
-            char name[256];
-            snprintf(name, sizeof(name), "/dev/shm/%s.%d.leftover", getenv("PMIX_NAMESPACE"), me);
-            close(open(name, O_CREAT | O_WRONLY, 0600));
-            raise(SIGSEGV);
-        }
+    if (!strcmp(mode, "gate") && argc > 2) {
+        gate(argv[2], me);
+        shmem_finalize();
+        return 0;
+    }
+    if (me == rank && !strcmp(mode, "return"))
+        return 0; /* without shmem_finalize */
+    if (me == rank)
+        misbehave(mode, me, code);
+    if (!strcmp(mode, "space_segv") || !strcmp(mode, "lost_segv")) {
+        /* Waits in the process manager's exchange for the PE that died. */
+        shmem_int_atomic_inc(&entering, rank);
+        shmem_space_config_t config = {SHMEM_DEVICE_CPU, 1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
+        shmem_space_t space;
+        shmem_team_t team;
+        shmem_space_create(&config, &space, &team);
     }
     sleep_long();
     shmem_finalize();

@@ -2,8 +2,8 @@
 # oshrun's own tests: job start, failure handling (status, message, survivors killed), signals,
 # bad input, and that nothing is left behind (process, shared-memory file, PMIx directory).
 # Usage: test_launcher.sh OSHRUN CLIENT
-#   CLIENT is tests/launcher/behave: "ok | segv R | exit R C | abort R C | sleep | shm R", a
-#   trailing marker argument ignored.
+#   CLIENT is tests/launcher/behave (its modes are listed at its top), a trailing marker
+#   argument ignored.
 set -u
 oshrun=$1
 client=$2
@@ -33,6 +33,21 @@ check() { # check NAME STATUS WHY: STATUS 0 passes
 }
 
 strays() { pgrep -f -- "$marker" | wc -l; }
+
+# How many PEs the oshrun started by process $1 (its timeout wrapper) runs now.
+pes_up() {
+    local launcher
+    launcher=$(pgrep -P "$1" -x oshrun) || { echo 0; return; }
+    pgrep -P "$launcher" -x "$(basename "$client")" | wc -l
+}
+
+# Waits up to 5 s until $2 PEs of the job of process $1 are up.
+wait_pes() {
+    for _ in $(seq 50); do
+        [ "$(pes_up "$1")" -ge "$2" ] && return
+        sleep 0.1
+    done
+}
 
 # The job shared-memory files now in /dev/shm ("strata-<oshrun pid>-<stamp>.<rank>.<name>").
 # shellcheck disable=SC2010 # names are plain
@@ -97,6 +112,43 @@ expect "PE 0 exits with 5 on 2 PEs" 5 "^oshrun: PE 0 exited with status 5$" 2 ex
 expect "PE 1 aborts with 7" 7 "^oshrun: PE 1 aborted the job with status 7$" 4 abort 1 7
 expect "PE 1 leaves a shared-memory file and dies" 139 "PE 1 killed by SIGSEGV" 2 shm 1
 SHMEM_OSHRUN_TIMEOUT=1 expect "SHMEM_OSHRUN_TIMEOUT=1" 124 "^oshrun: timeout after 1 s$" 2 sleep
+# Returning from main without shmem_finalize would leave the others waiting in theirs.
+expect "PE 1 returns without shmem_finalize" 1 \
+    "^oshrun: PE 1 exited without calling shmem_finalize \(status 0\)$" 2 return 1
+
+# A program that never talks to the PMIx server has nothing to finalize.
+timeout -k 3 12 "$oshrun" -np 2 /bin/sh -c 'exit 0' "$marker" >"$out" 2>&1
+rc=$?
+left=$(leftovers)
+[ "$rc" = 0 ] && [ ! -s "$out" ] && [ -z "$left" ]
+check "a program without PMIx exits with 0" $? "status $rc; $left"
+
+# PE 1 dies while the others wait for it in the process manager's exchange: they abort because
+# they lost it, and oshrun must name PE 1 and its signal, not one of them, every time. lost_segv
+# makes the worst order certain (the server loses PE 1 0.1 s before it dies); space_segv is a
+# plain death, and preinit_segv one before PE 1 ever connected.
+cause_named() { # cause_named RUNS NP MODE
+    local named=0 rc seen=""
+    for _ in $(seq "$1"); do
+        timeout -k 3 12 "$oshrun" -np "$2" "$client" "$3" 1 "$marker" >"$out" 2>&1
+        rc=$?
+        if [ "$rc" = 139 ] && grep -q "^oshrun: PE 1 killed by SIGSEGV$" "$out"; then
+            named=$((named + 1))
+        else
+            seen="$rc: $(grep '^oshrun:' "$out" | head -n 1)"
+        fi
+    done
+    local why="PE 1 named in $named of $1 runs, else $seen" left
+    left=$(leftovers)
+    [ -z "$left" ] || why="$why; $left"
+    check "$3 on $2 PEs: the PE that died is named ($1 runs)" \
+        "$([ "$named" = "$1" ] && [ -z "$left" ]; echo $?)" "$why"
+}
+shm_before=$(strata_shm)
+cause_named 4 2 lost_segv
+cause_named 3 4 lost_segv
+cause_named 20 4 space_segv
+cause_named 3 2 preinit_segv
 
 # A signal to oshrun while the PEs sleep: forwarded, and the job ends with 128+signal.
 signalled() { # signalled SIGNAL STATUS
@@ -107,10 +159,7 @@ signalled() { # signalled SIGNAL STATUS
     timeout -k 3 12 "$oshrun" -np 4 "$client" sleep "$marker" >"$out" 2>&1 &
     local pid=$!
     set +m
-    for _ in $(seq 50); do # wait for all 4 PEs (and oshrun's timeout wrapper) to be up
-        [ "$(strays)" -ge 6 ] && break
-        sleep 0.1
-    done
+    wait_pes "$pid" 4
     sleep 0.3
     pkill -"$1" -P "$pid" # oshrun, the child of timeout
     wait "$pid"
@@ -125,6 +174,35 @@ signalled() { # signalled SIGNAL STATUS
 }
 signalled TERM 143
 signalled INT 130
+
+# oshrun killed by SIGKILL: its PEs die with it, and what the job had created goes too (its
+# PMIx directory; the shared-memory file a PE made, in shm_sleep) within a short time.
+killed() { # killed NAME MODE...
+    local name=$1
+    shift
+    shm_before=$(strata_shm)
+    timeout -k 3 12 "$oshrun" -np 2 "$client" "$@" "$marker" >"$out" 2>&1 &
+    local pid=$!
+    wait_pes "$pid" 2
+    sleep 0.3 # the PEs are past shmem_init and have made their file
+    local launcher files want=0
+    launcher=$(pgrep -P "$pid" -x oshrun)
+    files=$(find /dev/shm -maxdepth 1 -name "strata-$launcher-*" | wc -l)
+    [ "$1" = shm_sleep ] && want=1
+    kill -KILL "$launcher"
+    wait "$pid" 2>/dev/null # timeout passes the SIGKILL on to itself
+    for _ in $(seq 20); do # up to 2 s for everything to go
+        [ "$(strays)" = 0 ] && [ -z "$(ls -A "$TMPDIR")" ] &&
+            [ -z "$(find /dev/shm -maxdepth 1 -name "strata-$launcher-*")" ] && break
+        sleep 0.1
+    done
+    local left
+    left=$(leftovers)
+    [ "$files" -ge "$want" ] || left="${left:+$left; }the PE made no file"
+    check "$name" "$([ -z "$left" ]; echo $?)" "$left"
+}
+killed "SIGKILL to oshrun: nothing left" sleep
+killed "SIGKILL to oshrun with a job's shared-memory file: nothing left" shm_sleep 1
 
 # Bad input: a one-line error, non-zero status, nothing started, nothing created.
 bad() { # bad NAME ARGS...
