@@ -6,14 +6,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 /* Every block of a heap starts on a cache line, so that neighbouring allocations never share a
  * line between PEs writing them. */
 #define SPACE_MIN_ALIGN 64
 
-static void region_name(const struct space_job *job, int pe, int id, char *name, size_t len)
+static void region_name(const struct space_job *job, const char *token, char *name, size_t len)
 {
-    snprintf(name, len, "/%s.%d.r%d", job->job_id, pe, id);
+    snprintf(name, len, "/%s.%s", job->job_id, token);
+}
+
+int space_region_token_new(char *token)
+{
+    unsigned char random[SPACE_TOKEN_LEN / 2];
+    if (getrandom(random, sizeof(random), 0) != (ssize_t)sizeof(random)) {
+        perror("Strata: getrandom");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof(random); i++)
+        snprintf(token + 2 * i, 3, "%02x", random[i]);
+    return 0;
+}
+
+int space_region_name_new(const struct space_job *job, struct region *region)
+{
+    if (space_region_token_new(region->token))
+        return -1;
+    region_name(job, region->token, region->name, sizeof(region->name));
+    return 0;
 }
 
 static int region_init_peers(const struct space_job *job, struct region *region)
@@ -24,10 +45,14 @@ static int region_init_peers(const struct space_job *job, struct region *region)
     /* Device memory is not this process's to load or store either. */
     if (kind_direct(region->kind))
         region->peer_base[job->my_pe] = region->base;
+    region->key_len = sizeof(region->key);
     if (job->transport && region->size && kind_direct(region->kind) &&
         transport_region_register(job->transport, region->id, region->generation, region->base,
-                                  region->size))
+                                  region->size, job->keys_in_records ? region->key : NULL,
+                                  &region->key_len))
         return -1;
+    if (!job->keys_in_records || !job->transport || !kind_direct(region->kind))
+        region->key_len = 0;
     return registry_add(region);
 }
 
@@ -39,8 +64,8 @@ static int space_heap_create(const struct space_job *job, const struct space_par
     heap->generation = params->generation;
     heap->space = space;
     heap->kind = params->kind;
-    region_name(job, job->my_pe, heap->id, heap->name, sizeof(heap->name));
-    if (heap->kind->create(heap->name, params->size, &heap->mem))
+    if (space_region_name_new(job, heap) ||
+        heap->kind->create(heap->name, params->size, &heap->mem))
         return -1;
     heap->base = heap->mem.base;
     heap->size = params->size;
@@ -95,7 +120,7 @@ int space_default_create(const struct space_job *job, size_t heap_size, int heap
 /* Maps every node peer's copy of region that the kind lets peers map, unless the job reaches
  * peers through the transport. */
 static int region_map_peers(const struct space_job *job, const struct space *space,
-                            struct region *region)
+                            struct region *region, space_token_fn token_of, void *arg)
 {
     if (!job->node_direct || !region->size || !region->kind->map_peer)
         return 0;
@@ -103,8 +128,13 @@ static int region_map_peers(const struct space_job *job, const struct space *spa
         int pe = job->local_peers[i];
         if (pe == job->my_pe || !space->member[pe])
             continue;
-        char name[sizeof(region->name)];
-        region_name(job, pe, region->id, name, sizeof(name));
+        char token[SPACE_TOKEN_LEN + 1], name[sizeof(region->name)];
+        if (token_of(arg, pe, region->id, token)) {
+            fprintf(stderr, "Strata: PE %d has no name of region %d from PE %d\n", job->my_pe,
+                    region->id, pe);
+            return -1;
+        }
+        region_name(job, token, name, sizeof(name));
         region->peer_base[pe] = region->kind->map_peer(name, region->size);
         if (!region->peer_base[pe]) {
             fprintf(stderr, "Strata: PE %d cannot map region %d of PE %d (%s)\n", job->my_pe,
@@ -115,11 +145,24 @@ static int region_map_peers(const struct space_job *job, const struct space *spa
     return 0;
 }
 
-int space_map_peers(const struct space_job *job, struct space *space)
+int space_regions(struct space *space, struct region **regions)
 {
-    if (region_map_peers(job, space, &space->heap))
-        return -1;
-    return static_region.space == space ? region_map_peers(job, space, &static_region) : 0;
+    regions[0] = &space->heap;
+    if (static_region.space != space || !static_region.size)
+        return 1;
+    regions[1] = &static_region;
+    return 2;
+}
+
+int space_map_peers(const struct space_job *job, struct space *space, space_token_fn token_of,
+                    void *arg)
+{
+    struct region *regions[2];
+    int n = space_regions(space, regions);
+    for (int i = 0; i < n; i++)
+        if (region_map_peers(job, space, regions[i], token_of, arg))
+            return -1;
+    return 0;
 }
 
 void space_unlink(struct space *space)

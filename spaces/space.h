@@ -6,6 +6,7 @@
 #ifndef STRATA_SPACE_H
 #define STRATA_SPACE_H
 
+#include "../transports/transport.h"
 #include "heap.h"
 #include "kinds/kind.h"
 
@@ -15,6 +16,9 @@
 struct transport;
 
 enum { REGION_ID_DEFAULT_HEAP = 0, REGION_ID_STATIC_DATA = 1, REGION_ID_LIBRARY = 2 };
+
+/* Hex digits of a region's random token (128 bits). */
+#define SPACE_TOKEN_LEN 32
 
 struct region {
     char *base; /* this PE's copy */
@@ -27,7 +31,14 @@ struct region {
     const struct kind_ops *kind;
     struct kind_mem mem;
     unsigned generation;
-    char name[300]; /* the name node peers open */
+    /* The name node peers open: the job's id and a random token, so that no other user can
+     * guess it and take it first. Peers learn the token from the region's owner. */
+    char token[SPACE_TOKEN_LEN + 1];
+    char name[300];
+    /* Its transport key, when it was registered after start-up: peers get it in the records of
+     * the space's creation. */
+    size_t key_len;
+    char key[TRANSPORT_KEY_MAX];
 };
 
 struct space {
@@ -57,7 +68,13 @@ struct space_job {
     const char *job_id;
     struct transport *transport; /* NULL while every PE is mapped */
     int node_direct;             /* map node peers' memory */
+    /* After start-up: a new region keeps its transport key for the creation's records instead
+     * of publishing it to the process manager. */
+    int keys_in_records;
 };
+
+/* Writes node peer pe's token of region id into token (SPACE_TOKEN_LEN + 1 bytes); 0 or -1. */
+typedef int (*space_token_fn)(void *arg, int pe, int id, char *token);
 
 /* A space as every member creates it: the same on every member. */
 struct space_params {
@@ -78,8 +95,15 @@ int space_create(const struct space_job *job, const struct space_params *params,
 int space_default_create(const struct space_job *job, size_t heap_size, int heap_id,
                          struct space **out);
 /* After every member created its part: maps node peers' copies of each region of the space
- * (where the kind allows it). */
-int space_map_peers(const struct space_job *job, struct space *space);
+ * (where the kind allows it), finding their names from the tokens token_of gives. */
+int space_map_peers(const struct space_job *job, struct space *space, space_token_fn token_of,
+                    void *arg);
+/* The regions of a space that node peers map: its heap, and the static data of the space that
+ * holds it. Returns how many (at most 2). */
+int space_regions(struct space *space, struct region **regions);
+/* A fresh random token (SPACE_TOKEN_LEN hex digits), and a region's name made from one. */
+int space_region_token_new(char *token);
+int space_region_name_new(const struct space_job *job, struct region *region);
 /* After every PE mapped: removes the names, so a crashed job leaves no file behind. */
 void space_unlink(struct space *space);
 void space_destroy(const struct space_job *job, struct space *space);

@@ -66,8 +66,8 @@ int static_data_create(const struct space_job *job, struct region *region)
     region->mem.fd = -1;
     if (!len)
         return 0;
-    snprintf(region->name, sizeof(region->name), "/%s.%d.r%d", job->job_id, job->my_pe, region->id);
-    if (kind_host_file_create(region->name, len, &region->mem.fd))
+    if (space_region_name_new(job, region) ||
+        kind_host_file_create(region->name, len, &region->mem.fd))
         return -1;
     /* Every page is copied, so every page is committed: take the room now, and a full
      * /dev/shm is a message here instead of a SIGBUS in the copy. */

@@ -90,6 +90,13 @@ int runtime_transport_start(void)
     return ctx_workers_attach();
 }
 
+int runtime_transport_start_late(void)
+{
+    if (runtime_transport_start())
+        return -1;
+    return boot_fence() ? -1 : 0;
+}
+
 int runtime_progress_start(void)
 {
     if (!rt.transport || !init_wants_progress_thread())
@@ -112,7 +119,8 @@ static void init_transport(void)
 static size_t init_library_bytes(void)
 {
     return SYNC_WORDS * sizeof(uint64_t) + TEAM_SLOTS * TEAM_SLOT_WORDS * sizeof(uint64_t) +
-           TEAM_SLOTS * (size_t)rt.n_pes * sizeof(uint64_t) + 3 * 64;
+           TEAM_SLOTS * (size_t)rt.n_pes * sizeof(uint64_t) + space_records_bytes(rt.n_pes) +
+           4 * 64;
 }
 
 static void init_library_state(void)
@@ -120,14 +128,16 @@ static void init_library_state(void)
     struct space *library = rt.library_space;
     size_t sync_bytes = SYNC_WORDS * sizeof(uint64_t), sync_offset, team_offset, gather_offset;
     size_t team_bytes = TEAM_SLOTS * TEAM_SLOT_WORDS * sizeof(uint64_t);
-    size_t gather_bytes = TEAM_SLOTS * (size_t)rt.n_pes * sizeof(uint64_t);
+    size_t gather_bytes = TEAM_SLOTS * (size_t)rt.n_pes * sizeof(uint64_t), records_offset;
     if (heap_alloc(library->allocator, sync_bytes, 0, &sync_offset) ||
         heap_alloc(library->allocator, team_bytes, 0, &team_offset) ||
-        heap_alloc(library->allocator, gather_bytes, 0, &gather_offset)) {
+        heap_alloc(library->allocator, gather_bytes, 0, &gather_offset) ||
+        heap_alloc(library->allocator, space_records_bytes(rt.n_pes), 0, &records_offset)) {
         init_fail("the library's space has no room for its own %zu bytes", init_library_bytes());
         return;
     }
     rt.sync_words = (uint64_t *)(library->heap.base + sync_offset);
+    space_records_init(library->heap.base + records_offset);
     if (team_init((uint64_t *)(library->heap.base + team_offset),
                   (uint64_t *)(library->heap.base + gather_offset))) {
         init_fail("out of memory for the predefined teams");
@@ -149,6 +159,32 @@ static int init_host_heap_fits(void)
     init_fail("SHMEM_SYMMETRIC_SIZE asks for a symmetric heap of %zu bytes per PE, more than this "
               "node has for it: %s",
               rt.knobs.SYMMETRIC_SIZE, where);
+    return 0;
+}
+
+/* Node peers open this PE's start-up regions by the names their tokens make: published for the
+ * start-up exchange. */
+static int init_publish_tokens(struct space *space)
+{
+    struct region *regions[2];
+    int n = space_regions(space, regions);
+    for (int i = 0; i < n; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "strata.region.%d", regions[i]->id);
+        if (boot_put(key, regions[i]->token, SPACE_TOKEN_LEN + 1))
+            return -1;
+    }
+    return 0;
+}
+
+static int init_token_of(void *arg, int pe, int id, char *token)
+{
+    (void)arg;
+    char key[32];
+    size_t len = SPACE_TOKEN_LEN + 1;
+    snprintf(key, sizeof(key), "strata.region.%d", id);
+    if (boot_get(pe, key, token, &len) || len != SPACE_TOKEN_LEN + 1 || token[SPACE_TOKEN_LEN])
+        return -1;
     return 0;
 }
 
@@ -194,8 +230,9 @@ static int init_default_space(void)
                              (rt.device_memory ? 0 : SHMEM_SPACE_CAP_DIRECT_ACCESS);
     space_api_init();
     uint64_t base = (uint64_t)(uintptr_t)rt.default_space->heap.base;
-    if (boot_put("strata.heap.base", &base, sizeof(base)))
-        init_fail("cannot publish the heap address");
+    if (boot_put("strata.heap.base", &base, sizeof(base)) ||
+        init_publish_tokens(rt.library_space) || init_publish_tokens(rt.default_space))
+        init_fail("cannot publish the heap's address and names");
     if (reachable)
         init_library_state();
     return reachable;
@@ -355,8 +392,10 @@ static void runtime_start(int requested)
     init_agree(init_local(requested));
     fault_handlers_install();
     init_warn_node_room();
-    if (space_map_peers(&rt.job, rt.library_space) || space_map_peers(&rt.job, rt.default_space))
+    if (space_map_peers(&rt.job, rt.library_space, init_token_of, NULL) ||
+        space_map_peers(&rt.job, rt.default_space, init_token_of, NULL))
         init_fatal("cannot map the symmetric memory of the PEs on this node");
+    rt.job.keys_in_records = 1;
     if (runtime_progress_start())
         init_fatal("cannot start the progress thread");
     rt.init_count = 1;

@@ -102,11 +102,19 @@ void progress_wait_step(unsigned *spins);
 /* Starts the transport after init (world collective: a space needs it); its address is
  * published for the next exchange. Returns 0 or -1. */
 int runtime_transport_start(void);
+/* The same once start-up is over (a world collective, from a space's creation): peers learn
+ * the new address in one more process-manager fence, once per job. */
+int runtime_transport_start_late(void);
 /* Starts the progress thread if the transport is up and SHMEM_PROGRESS_THREAD wants it (once). */
 int runtime_progress_start(void);
 /* Gives each context made before the transport started a worker of its own (ctx.c). Returns 0
  * or -1. */
 int ctx_workers_attach(void);
+
+/* ---- Space creation records (space_api.c) ----
+ * Bytes of the library space the exchanges of space creation need, and their place there. */
+size_t space_records_bytes(int n_pes);
+void space_records_init(void *area);
 
 /* ---- Space handles (space_api.c) ---- */
 /* Registers the default space and sets SHMEM_SPACE_DEFAULT; forgets every space at finalize. */

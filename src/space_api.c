@@ -1,7 +1,7 @@
 /* Memory spaces (the OpenSHMEM dynamic memory spaces proposal): creation, destruction and the
  * queries. Creating a space is a world collective that agrees, with two exchanges, on who can
- * reach the device, which region id names the space, and whether every member made its memory;
- * every PE reaches the same verdict. */
+ * reach the device, which region id names the space, and whether every member made its memory
+ * (and how node peers and the transport reach it); every PE reaches the same verdict. */
 #include "space_reach.h"
 #include "team.h"
 
@@ -68,30 +68,50 @@ struct space_offer {
     uint64_t ids_used;
 };
 
-/* What each member says in the second. */
+/* What each member says in the second: whether it made its memory, where, the token that names
+ * it to node peers and the key that reaches it through the transport. */
 struct space_made {
     int32_t ok;
+    uint32_t key_len;
     uint64_t base;
+    char token[SPACE_TOKEN_LEN + 1];
+    char key[TRANSPORT_KEY_MAX];
 };
 
-/* Everyone's len-byte record under this creation's key; NULL if the exchange failed. */
-static void *space_exchange(const char *what, const void *mine, size_t len)
+/* ---- The creation's two exchanges ----
+ * They run over the library's own world collective (an fcollect) into records in the library
+ * space: a process manager's fence per creation kept every creation's records in its store, so
+ * creating spaces grew slower and the PE bigger with each one. There is one array per exchange
+ * and per creation parity: a PE is at most one creation ahead of another (an exchange completes
+ * only with everyone's record), so the array it writes into is never one a slower PE still
+ * reads. */
+static struct {
+    struct space_offer *offer[2], *offers[2]; /* this PE's record, everyone's (n_pes) */
+    struct space_made *made[2], *mades[2];
+} space_records;
+
+size_t space_records_bytes(int n_pes)
 {
-    char key[64];
-    snprintf(key, sizeof(key), "strata.space.%u.%s", space_creations, what);
-    char *all = malloc((size_t)rt.n_pes * len);
-    if (!all)
-        log_fatal("shmem_space_create", "out of memory for %d records", rt.n_pes);
-    memcpy(all + (size_t)rt.my_pe * len, mine, len);
-    if (rt.n_pes == 1)
-        return all;
-    if (boot_put(key, mine, len) || boot_fence())
-        log_fatal("shmem_space_create", "the process manager's exchange failed");
-    for (int pe = 0; pe < rt.n_pes; pe++) {
-        size_t got = len;
-        if (pe != rt.my_pe && (boot_get(pe, key, all + (size_t)pe * len, &got) || got != len))
-            log_fatal("shmem_space_create", "no record from PE %d", pe);
+    return 2 * (size_t)(n_pes + 1) * (sizeof(struct space_offer) + sizeof(struct space_made));
+}
+
+void space_records_init(void *area)
+{
+    char *at = area;
+    for (int parity = 0; parity < 2; parity++) {
+        space_records.offer[parity] = (struct space_offer *)at;
+        space_records.offers[parity] = space_records.offer[parity] + 1;
+        at += (size_t)(rt.n_pes + 1) * sizeof(struct space_offer);
+        space_records.made[parity] = (struct space_made *)at;
+        space_records.mades[parity] = space_records.made[parity] + 1;
+        at += (size_t)(rt.n_pes + 1) * sizeof(struct space_made);
     }
+}
+
+/* Everyone's record, mine included: mine is already in its symmetric slot. */
+static void *space_exchange(void *all, const void *mine, size_t len)
+{
+    shmem_fcollectmem(SHMEM_TEAM_WORLD, all, mine, len);
     return all;
 }
 
@@ -169,26 +189,48 @@ static uint64_t space_caps(const struct space_plan *plan, const struct space_mad
     return caps;
 }
 
+/* Hands the members' transport keys of the new region to the transport. */
+static void space_peer_keys(const struct space *space, const struct space_plan *plan,
+                            const struct space_made *made)
+{
+    for (int i = 0; i < plan->size; i++) {
+        int pe = plan->members[i];
+        if (made[pe].key_len && /* this PE's own too: transport atomics reach it that way */
+            transport_region_peer_key(rt.transport, space->heap.id, pe, made[pe].key,
+                                      made[pe].key_len))
+            log_fatal("shmem_space_create", "a bad transport key from PE %d", pe);
+    }
+}
+
 /* Members make their memory; then all agree whether every member did. Returns 0 (with *out
  * this PE's part, NULL outside the team) or -1 on every PE. */
 static int space_build(const shmem_space_config_t *config, const struct space_plan *plan,
                        const struct kind_ops *kind, struct space **out)
 {
     struct space *space = NULL;
-    struct space_made mine = {0, 0};
+    struct space_made *mine = space_records.made[space_creations & 1];
+    memset(mine, 0, sizeof(*mine));
     if (plan->member[rt.my_pe]) {
         struct space_params params = {
             kind, config->size, plan->id, space_creations, plan->member, (int)config->device_type};
-        if (space_create(&rt.job, &params, &space) == 0)
-            mine = (struct space_made){1, (uint64_t)(uintptr_t)space->heap.base};
+        if (space_create(&rt.job, &params, &space) == 0) {
+            struct region *heap = &space->heap;
+            mine->ok = 1;
+            mine->base = (uint64_t)(uintptr_t)heap->base;
+            memcpy(mine->token, heap->token, sizeof(mine->token));
+            mine->key_len = (uint32_t)heap->key_len;
+            memcpy(mine->key, heap->key, heap->key_len);
+        }
     }
-    struct space_made *made = space_exchange("made", &mine, sizeof(mine));
+    struct space_made *made =
+        space_exchange(space_records.mades[space_creations & 1], mine, sizeof(*mine));
     int all_made = 1;
     for (int i = 0; i < plan->size; i++)
         all_made &= made[plan->members[i]].ok;
-    if (all_made && space)
+    if (all_made && space) {
         space->caps = space_caps(plan, made);
-    free(made);
+        space_peer_keys(space, plan, made);
+    }
     if (!all_made) {
         if (space)
             space_destroy(&rt.job, space);
@@ -204,9 +246,18 @@ static int space_build(const shmem_space_config_t *config, const struct space_pl
 /* The space's team and the library's own team over the same members (world collective). Every
  * member's memory exists: node peers' is mapped first, and the team agreement synchronizes the
  * world, after which the names can go. Returns 0, or -1 on every PE when team slots ran out. */
+static int space_made_token(void *arg, int pe, int id, char *token)
+{
+    const struct space_made *made = arg;
+    (void)id;
+    memcpy(token, made[pe].token, SPACE_TOKEN_LEN + 1);
+    return token[SPACE_TOKEN_LEN] ? -1 : 0;
+}
+
 static int space_attach_teams(struct space *space, const struct space_plan *plan)
 {
-    if (space && space_map_peers(&rt.job, space))
+    struct space_made *made = space_records.mades[space_creations & 1];
+    if (space && space_map_peers(&rt.job, space, space_made_token, made))
         log_fatal("shmem_space_create", "cannot map the space of the PEs on this node");
     shmem_team_t team, members_team;
     if (team_create_members(SHMEM_TEAM_WORLD, plan->members, plan->size, space, &team))
@@ -231,17 +282,18 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
     *team_out = SHMEM_TEAM_INVALID;
     space_creations++;
     const struct kind_ops *kind = NULL;
-    struct space_offer offer = {space_reach("shmem_space_create", config, &kind), 0,
-                                space_ids_used};
-    offer.direct = kind ? kind_direct(kind) : 1;
-    struct space_offer *offers = space_exchange("offer", &offer, sizeof(offer));
+    struct space_offer *offer = space_records.offer[space_creations & 1];
+    offer->verdict = space_reach("shmem_space_create", config, &kind);
+    offer->direct = kind ? kind_direct(kind) : 1;
+    offer->ids_used = space_ids_used;
+    struct space_offer *offers =
+        space_exchange(space_records.offers[space_creations & 1], offer, sizeof(*offer));
     struct space_plan plan = {malloc((size_t)rt.n_pes * sizeof(int)), 0, -1, 1,
                               calloc((size_t)rt.n_pes, 1)};
     if (!plan.members || !plan.member)
         log_fatal("shmem_space_create", "out of memory for a plan of %d PEs", rt.n_pes);
     int rc = space_plan_make(config, offers, &plan);
-    free(offers);
-    if (rc == 0 && !rt.transport && space_needs_transport(&plan) && runtime_transport_start())
+    if (rc == 0 && !rt.transport && space_needs_transport(&plan) && runtime_transport_start_late())
         log_fatal("shmem_space_create", "cannot start the UCX transport");
     struct space *space = NULL;
     if (rc == 0)

@@ -81,6 +81,16 @@ for np in 1 2 4; do
     run "spmd/spaces -np $np" "$oshrun" -np "$np" "$build/tests/spmd/spaces"
 done
 run "spmd/spaces -np 3 via UCX" env SHMEM_NODE_DIRECT=0 "$oshrun" -np 3 "$build/tests/spmd/spaces"
+# A thousand create/use/destroy cycles leave nothing behind, through UCX too.
+for np in 2 4; do
+    run "spmd/spaces_cycles -np $np" "$oshrun" -np "$np" "$build/tests/spmd/spaces_cycles"
+done
+run "spmd/spaces_cycles -np 3 via UCX" env SHMEM_NODE_DIRECT=0 "$oshrun" -np 3 \
+    "$build/tests/spmd/spaces_cycles"
+# Shared-memory names nobody can guess: files taken in advance under the names a job could be
+# expected to use do not stop it.
+run "spmd/shm_names -np 2" "$oshrun" -np 2 "$build/tests/spmd/shm_names"
+run "spmd/shm_names singleton" "$build/tests/spmd/shm_names"
 run "spmd/spaces_device -np 1, device on PE 0" env SHMEM_TEST_DEVICE_PES=0 "$oshrun" -np 1 \
     "$build/tests/spmd/spaces_device"
 run "spmd/spaces_device -np 2, devices on every PE" env SHMEM_TEST_DEVICE_PES=0-1 "$oshrun" \
@@ -120,6 +130,12 @@ run "README knob table matches oshinfo" bash -c \
     "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,/^\$/p' '$src/README.md' | sed '/^\$/d')"
 run "errors" bash "$src/tests/spmd/errors.sh" "$oshrun" "$build/tests/spmd/errors"
 run "launcher" bash "$src/tests/launcher/test_launcher.sh" "$oshrun" "$build/tests/launcher/behave"
+if [ "$(id -u)" = 0 ]; then
+    run "launcher security" bash "$src/tests/launcher/test_security.sh" "$oshrun" \
+        "$build/tests/launcher/behave" "$build/tests/launcher/intruder"
+else
+    echo "SKIP: launcher security (needs root to create a second user)"
+fi
 
 shm_after=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
 leftover=$(comm -13 <(echo "$shm_before") <(echo "$shm_after") | grep -c . || true)

@@ -48,10 +48,19 @@ int transport_worker_create(struct transport *t, int thread_safe, struct transpo
 /* Releases a worker; its operations must have been completed (transport_flush). */
 void transport_worker_destroy(struct transport_worker *w);
 
-/* Registers [base, base+len) as region id and publishes its key. generation tells a reuse of an
- * id apart from the region that had it before; it is the same on every PE. */
+/* The most bytes of a region's key (what a peer needs to reach it) that records carry. */
+#define TRANSPORT_KEY_MAX 240
+
+/* Registers [base, base+len) as region id. generation tells a reuse of an id apart from the
+ * region that had it before; it is the same on every PE. With key NULL the region's key is
+ * published through the exchange, where peers fetch it on first use (start-up); otherwise it is
+ * written to key (*key_len: its room in, its length out) for the caller to hand to peers, who
+ * give it to transport_region_peer_key. Returns 0 or -1 (message printed). */
 int transport_region_register(struct transport *t, int id, unsigned generation, void *base,
-                              size_t len);
+                              size_t len, void *key, size_t *key_len);
+/* pe's key of region id, as its transport_region_register wrote it. Returns 0 or -1. */
+int transport_region_peer_key(struct transport *t, int id, int pe, const void *key, size_t len);
+/* Forgets region id: this PE's registration and every peer's key. */
 void transport_region_deregister(struct transport *t, int id);
 
 /* Blocking put: returns when src may be reused. nbi: returns at once; src must stay valid until

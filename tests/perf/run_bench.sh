@@ -20,6 +20,9 @@ for b in $benches; do
 done
 build_both "$src/examples/hello.c" hello
 cc -O2 -o "$work/limits" "$src/tests/perf/limits.c" || exit 1
+# Strata only (the spaces API): a space's whole life, early and after a thousand.
+cc -O2 -I"$src/include" -o "$work/space_cycle.strata" "$src/tests/perf/space_cycle.c" \
+    -L"$build/.libs" -Wl,-rpath,"$build/.libs" -lstrata || exit 1
 
 # Alternate the two implementations so that machine noise hits both alike.
 for i in $(seq "$runs"); do
@@ -32,6 +35,10 @@ for b in $benches; do
         run_strata 2 "$work/$b.strata" >>"$work/strata.txt"
         [ "$have_ompi" = 1 ] && run_ompi 2 "$work/$b.ompi" >>"$work/ompi.txt"
     done
+done
+
+for i in $(seq "$runs"); do
+    run_strata 4 "$work/space_cycle.strata" >>"$work/strata.txt"
 done
 
 memcpy_limit=$(median memcpy_1MiB_MBps "$work/limits.txt")

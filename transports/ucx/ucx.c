@@ -190,8 +190,31 @@ static void ucx_region_key(const struct transport *t, int id, char *key, size_t 
     snprintf(key, len, "ucx.rkey.%d.%u", id, t->region_generation[id]);
 }
 
+/* A region's key as peers need it: its base address in this process, then the packed rkey. */
+static int ucx_region_blob(struct transport *t, int id, void *base, char *blob, size_t *len)
+{
+    void *packed;
+    size_t packed_len;
+    ucs_status_t status = ucp_rkey_pack(t->context, t->regions[id], &packed, &packed_len);
+    if (status != UCS_OK)
+        return ucx_fail("ucp_rkey_pack", status);
+    uint64_t base_addr = (uint64_t)(uintptr_t)base;
+    int rc = -1;
+    if (packed_len + sizeof(base_addr) <= *len) {
+        memcpy(blob, &base_addr, sizeof(base_addr));
+        memcpy(blob + sizeof(base_addr), packed, packed_len);
+        *len = sizeof(base_addr) + packed_len;
+        rc = 0;
+    } else {
+        fprintf(stderr, "Strata: UCX's remote key of region %d takes %zu bytes, more than %zu\n",
+                id, packed_len + sizeof(base_addr), *len);
+    }
+    ucp_rkey_buffer_release(packed);
+    return rc;
+}
+
 int transport_region_register(struct transport *t, int id, unsigned generation, void *base,
-                              size_t len)
+                              size_t len, void *key, size_t *key_len)
 {
     if (id < 0 || id >= UCX_MAX_REGIONS || t->regions[id])
         return -1;
@@ -204,35 +227,40 @@ int transport_region_register(struct transport *t, int id, unsigned generation, 
     ucs_status_t status = ucp_mem_map(t->context, &params, &t->regions[id]);
     if (status != UCS_OK)
         return ucx_fail("ucp_mem_map", status);
-    void *packed;
-    size_t packed_len;
-    status = ucp_rkey_pack(t->context, t->regions[id], &packed, &packed_len);
-    if (status != UCS_OK)
-        return ucx_fail("ucp_rkey_pack", status);
-    /* The published blob is the region's base address followed by the packed key. */
-    char blob[UCX_BLOB_MAX];
-    uint64_t base_addr = (uint64_t)(uintptr_t)base;
-    int rc = -1;
-    if (packed_len + sizeof(base_addr) <= sizeof(blob)) {
-        memcpy(blob, &base_addr, sizeof(base_addr));
-        memcpy(blob + sizeof(base_addr), packed, packed_len);
-        char key[48];
-        ucx_region_key(t, id, key, sizeof(key));
-        rc = t->config.exchange.publish(key, blob, sizeof(base_addr) + packed_len);
-    }
-    ucp_rkey_buffer_release(packed);
-    return rc;
+    if (key)
+        return ucx_region_blob(t, id, base, key, key_len);
+    char blob[UCX_BLOB_MAX], name[48];
+    size_t blob_len = sizeof(blob);
+    ucx_region_key(t, id, name, sizeof(name));
+    if (ucx_region_blob(t, id, base, blob, &blob_len))
+        return -1;
+    return t->config.exchange.publish(name, blob, blob_len);
+}
+
+int transport_region_peer_key(struct transport *t, int id, int pe, const void *key, size_t len)
+{
+    if (id < 0 || id >= UCX_MAX_REGIONS || len <= sizeof(uint64_t) || len > TRANSPORT_KEY_MAX)
+        return -1;
+    if (!t->peer_keys[id] &&
+        !(t->peer_keys[id] = calloc((size_t)t->config.n_pes, sizeof(struct ucx_peer_key))))
+        return -1;
+    memcpy(t->peer_keys[id][pe].blob, key, len);
+    t->peer_keys[id][pe].len = len;
+    return 0;
 }
 
 void transport_region_deregister(struct transport *t, int id)
 {
-    if (id < 0 || id >= UCX_MAX_REGIONS || !t->regions[id])
+    if (id < 0 || id >= UCX_MAX_REGIONS)
         return;
     pthread_mutex_lock(&t->workers_lock);
     for (struct transport_worker *w = t->workers; w; w = w->next)
         ucx_release_keys(w, id);
     pthread_mutex_unlock(&t->workers_lock);
-    ucp_mem_unmap(t->context, t->regions[id]);
+    free(t->peer_keys[id]);
+    t->peer_keys[id] = NULL;
+    if (t->regions[id])
+        ucp_mem_unmap(t->context, t->regions[id]);
     t->regions[id] = NULL;
 }
 
@@ -270,12 +298,19 @@ static int ucx_connect(struct transport_worker *w, int pe, int id)
     struct ucx_remote_region *remote = &w->peers[pe].regions[id];
     if (remote->rkey)
         return 0;
-    char blob[UCX_BLOB_MAX], key[48];
-    size_t len = sizeof(blob);
-    ucx_region_key(w->t, id, key, sizeof(key));
-    if (w->t->config.exchange.fetch(pe, key, blob, &len) || len <= sizeof(uint64_t)) {
-        fprintf(stderr, "Strata: no key for region %d published by PE %d\n", id, pe);
-        return -1;
+    char fetched[UCX_BLOB_MAX], key[48];
+    const char *blob = fetched;
+    size_t len = sizeof(fetched);
+    struct ucx_peer_key *given = w->t->peer_keys[id] ? &w->t->peer_keys[id][pe] : NULL;
+    if (given && given->len) {
+        blob = given->blob;
+        len = given->len;
+    } else {
+        ucx_region_key(w->t, id, key, sizeof(key));
+        if (w->t->config.exchange.fetch(pe, key, fetched, &len) || len <= sizeof(uint64_t)) {
+            fprintf(stderr, "Strata: no key for region %d from PE %d\n", id, pe);
+            return -1;
+        }
     }
     memcpy(&remote->base, blob, sizeof(uint64_t));
     ucp_rkey_h rkey;

@@ -40,11 +40,18 @@ struct transport_worker {
     uint64_t am_unacked;
 };
 
+/* A peer's key of a region, as handed over by the layer above (not published). */
+struct ucx_peer_key {
+    size_t len; /* 0: none, fetch it from the exchange */
+    char blob[TRANSPORT_KEY_MAX];
+};
+
 struct transport {
     struct transport_config config;
     ucp_context_h context;
     ucp_mem_h regions[UCX_MAX_REGIONS];
-    unsigned region_generation[UCX_MAX_REGIONS]; /* names the keys of each id's current use */
+    unsigned region_generation[UCX_MAX_REGIONS];     /* names the keys of each id's current use */
+    struct ucx_peer_key *peer_keys[UCX_MAX_REGIONS]; /* per PE, for regions made after start-up */
     const struct transport_target_ops *target_ops;
     struct transport_worker *workers; /* the default worker first */
     pthread_mutex_t workers_lock;
