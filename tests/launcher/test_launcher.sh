@@ -5,10 +5,9 @@
 #   CLIENT is tests/launcher/behave (its modes are listed at its top), a trailing marker
 #   argument ignored.
 set -u
+. "$(dirname "$0")/check.sh"
 oshrun=$1
 client=$2
-passed=0
-failed=0
 work=$(mktemp -d "${TMPDIR:-/tmp}/test_launcher.XXXXXX")
 out=$work/out
 # oshrun puts its PMIx directory under TMPDIR: a private one shows exactly what a run left.
@@ -20,17 +19,6 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-
-check() { # check NAME STATUS WHY: STATUS 0 passes
-    if [ "$2" = 0 ]; then
-        passed=$((passed + 1))
-        echo "PASS: $1"
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $1 ($3)"
-        sed 's/^/    | /' "$out" | tail -n 15
-    fi
-}
 
 strays() { pgrep -f -- "$marker" | wc -l; }
 

@@ -6,6 +6,7 @@
 # Usage: test_security.sh OSHRUN CLIENT INTRUDER (as root: it creates the second user)
 #   CLIENT is tests/launcher/behave, INTRUDER tests/launcher/intruder.
 set -u
+. "$(dirname "$0")/check.sh"
 oshrun=$1
 client=$2
 intruder=$3
@@ -17,8 +18,6 @@ user=strata-intruder
 # Idempotent, and a test running beside this one may have just created it.
 id -u "$user" >/dev/null 2>&1 || useradd -M -r -s /usr/sbin/nologin "$user" 2>/dev/null ||
     id -u "$user" >/dev/null 2>&1 || { echo "FAIL: cannot create user $user"; exit 1; }
-passed=0
-failed=0
 # The intruder's copy must be reachable by its user: a directory of its own under /tmp.
 work=$(mktemp -d /tmp/test_security.XXXXXX)
 chmod 755 "$work"
@@ -30,17 +29,6 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-
-check() { # check NAME STATUS WHY [LOG]: STATUS 0 passes
-    if [ "$2" = 0 ]; then
-        passed=$((passed + 1))
-        echo "PASS: $1"
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $1 ($3)"
-        [ -z "${4:-}" ] || sed 's/^/    | /' "$4" | tail -n 15
-    fi
-}
 
 # The PEs wait for the gate file, then go through a process-manager exchange and print.
 gate=$work/gate

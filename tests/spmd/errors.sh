@@ -170,7 +170,7 @@ P
     expect "heaps that fill /dev/shm together: warned, then SIGBUS explained" nonzero fill_heap SHMEM_SYMMETRIC_SIZE=6M <<'P'
 1*warning: the 2 PEs of this node may fill 12582912 bytes
 SIGBUS at .* symmetric memory .*the node had no room left to commit the page
-killed by SIGBUS
+oshrun: PE [0-9] killed by SIG
 P
     prefix=()
 else

@@ -2,7 +2,8 @@
 # The library exports the OpenSHMEM API and nothing else: 1.6 names and their deprecated forms,
 # the spaces proposal's, and the predefined handles. Usage: exports.sh LIBSTRATA.so
 set -u
-symbols=$(nm -D --defined-only "$1" | awk '{print $3}')
+# A sanitizer build adds an ODR indicator beside each exported variable: it names the variable.
+symbols=$(nm -D --defined-only "$1" | awk '{print $3}' | sed 's/^__odr_asan\.//')
 api='^(shmem_|shmemx_|pshmem_|SHMEM_|_my_pe$|_num_pes$|start_pes$|shmalloc$|shfree$|shrealloc$|shmemalign$)'
 others=$(grep -v -E "$api" <<<"$symbols")
 count=$(grep -c '^shmem_' <<<"$symbols")

@@ -401,8 +401,9 @@ static int ucx_pending_wait(struct transport_worker *w)
     return rc;
 }
 
-int transport_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
-                  size_t len, int nbi)
+/* A put (from buf) or a get (into buf); nbi keeps the request until transport_flush. */
+static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, void *buf, size_t len,
+                   int nbi, int put)
 {
     ucp_ep_h ep;
     uint64_t addr;
@@ -410,25 +411,24 @@ int transport_put(struct transport_worker *w, int pe, int id, size_t offset, con
     if (ucx_target(w, pe, id, offset, &ep, &addr, &rkey))
         return -1;
     ucp_request_param_t param = {0};
-    ucs_status_ptr_t request = ucp_put_nbx(ep, src, len, addr, rkey, &param);
+    ucs_status_ptr_t request = put ? ucp_put_nbx(ep, buf, len, addr, rkey, &param)
+                                   : ucp_get_nbx(ep, buf, len, addr, rkey, &param);
+    const char *what = put ? "ucp_put_nbx" : "ucp_get_nbx";
     if (nbi && UCS_PTR_IS_PTR(request))
-        return ucx_pending_add(w, request, "ucp_put_nbx");
-    return ucx_wait(w, request, "ucp_put_nbx");
+        return ucx_pending_add(w, request, what);
+    return ucx_wait(w, request, what);
+}
+
+int transport_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                  size_t len, int nbi)
+{
+    return ucx_rma(w, pe, id, offset, (void *)src, len, nbi, 1);
 }
 
 int transport_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest, size_t len,
                   int nbi)
 {
-    ucp_ep_h ep;
-    uint64_t addr;
-    ucp_rkey_h rkey;
-    if (ucx_target(w, pe, id, offset, &ep, &addr, &rkey))
-        return -1;
-    ucp_request_param_t param = {0};
-    ucs_status_ptr_t request = ucp_get_nbx(ep, dest, len, addr, rkey, &param);
-    if (nbi && UCS_PTR_IS_PTR(request))
-        return ucx_pending_add(w, request, "ucp_get_nbx");
-    return ucx_wait(w, request, "ucp_get_nbx");
+    return ucx_rma(w, pe, id, offset, dest, len, nbi, 0);
 }
 
 static const ucp_atomic_op_t ucx_amo_opcode[] = {
