@@ -28,8 +28,11 @@ static void fault_on_sigbus(int sig, siginfo_t *info, void *context)
             "fewer PEs per node, or give /dev/shm more room.\n",
             rt.my_pe, info->si_addr, pe, region->id, region->size, rt.boot.local_size,
             rt.knobs.SYMMETRIC_SIZE);
-        if (len > 0 && write(STDERR_FILENO, line, (size_t)len) < 0)
-            len = 0; /* nowhere left to report to */
+        if (len >= (int)sizeof(line))
+            len = (int)sizeof(line) - 1; /* what snprintf kept */
+        /* A line that cannot be written changes nothing: the process dies either way. */
+        ssize_t written = len > 0 ? write(STDERR_FILENO, line, (size_t)len) : 0;
+        (void)written;
     }
     sigaction(sig, &fault_previous, NULL);
 }

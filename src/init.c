@@ -279,7 +279,7 @@ static void init_agree(int reachable)
     if (boot_put("strata.init", &mine, sizeof(mine)) || boot_fence())
         init_fatal("the process manager's start-up exchange failed%s%s", init_ok() ? "" : "; ",
                    init_error);
-    int failed = 0, first_failed = -1, unreachable = -1;
+    int failed = 0, first_failed = -1, first_healthy = -1, unreachable = -1;
     for (int pe = 0; pe < rt.n_pes; pe++) {
         size_t len = sizeof(theirs);
         if (pe == rt.my_pe)
@@ -289,6 +289,8 @@ static void init_agree(int reachable)
         failed += !theirs.ok;
         if (!theirs.ok && first_failed < 0)
             first_failed = pe;
+        if (theirs.ok && first_healthy < 0)
+            first_healthy = pe;
         if (theirs.ok && !theirs.reachable && unreachable < 0)
             unreachable = pe;
     }
@@ -298,7 +300,7 @@ static void init_agree(int reachable)
     }
     if (failed) {
         /* One healthy PE says why it stops too; the failed PEs' aborts are the cause. */
-        if (rt.my_pe == (first_failed == 0 ? 1 : 0))
+        if (rt.my_pe == first_healthy)
             log_error("shmem_init", "%d PE(s) could not start (PE %d first; see its message)",
                       failed, first_failed);
         init_stop(0);
