@@ -500,10 +500,21 @@ void shmem_pcontrol(int level, ...)
     (void)level;
 }
 
+/* OpenSHMEM 1.0 programs start with start_pes and end by returning from main: the library
+ * finalizes them at exit. Calls after the first are no-ops (1.6, shmem_init's notes), so a
+ * program that also called shmem_init keeps its own finalize. */
+static void start_pes_finalize(void)
+{
+    shmem_finalize();
+}
+
 void start_pes(int npes)
 {
     (void)npes;
+    if (rt.init_count > 0)
+        return;
     shmem_init();
+    atexit(start_pes_finalize);
 }
 
 int _my_pe(void)

@@ -1,10 +1,10 @@
 /* A PE that misbehaves on demand, for the launcher's failure tests:
  *   behave ok | segv R | exit R C | abort R C | sleep | shm R | shm_sleep R | return R
- *          | preinit_segv R | space_segv R | lost_segv R | gate FILE
+ *          | preinit_segv R | space_segv R | lost_segv R | gate FILE | legacy
  * R is the PE that misbehaves; the others sleep (and must be killed by oshrun), except in
- * space_segv and lost_segv, where they wait in shmem_space_create's exchange for it, and gate,
- * where every PE waits for FILE to exist, then creates a space, prints "PE i of n ok" and
- * finalizes. */
+ * space_segv, where they wait in shmem_space_create's exchange for it, lost_segv, where they wait
+ * in shmem_finalize's process-manager fence for it, and gate, where every PE waits for FILE to
+ * exist, then creates a space, prints "PE i of n ok" and finalizes. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -15,9 +15,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-/* How many of the other PEs are about to enter shmem_space_create (lost_segv). */
-static int entering;
 
 /* Sleeps in short steps so a killed PE goes away at once. */
 static void sleep_long(void)
@@ -73,8 +70,8 @@ static void misbehave(const char *mode, int me, int code)
     if (!strcmp(mode, "abort"))
         shmem_global_exit(code);
     if (!strcmp(mode, "lost_segv")) {
-        /* The others announce the exchange just before they enter it; 50 ms takes them there. */
-        shmem_int_wait_until(&entering, SHMEM_CMP_EQ, shmem_n_pes() - 1);
+        /* The others' shmem_finalize: its barrier, then its fence, which 50 ms takes them to. */
+        shmem_barrier_all();
         usleep(50000);
         drop_launcher_connection();
         usleep(100000);
@@ -98,6 +95,13 @@ int main(int argc, char **argv)
     const char *env_rank = getenv("PMIX_RANK");
     if (!strcmp(mode, "preinit_segv") && env_rank && atoi(env_rank) == rank)
         raise(SIGSEGV);
+    if (!strcmp(mode, "legacy")) {
+        /* OpenSHMEM 1.0: start_pes, a second one that does nothing, no shmem_finalize */
+        start_pes(0);
+        start_pes(0);
+        printf("PE %d of %d ok\n", _my_pe(), _num_pes());
+        return 0;
+    }
     shmem_init();
     int me = shmem_my_pe();
     if (!strcmp(mode, "ok")) {
@@ -114,9 +118,12 @@ int main(int argc, char **argv)
         return 0; /* without shmem_finalize */
     if (me == rank)
         misbehave(mode, me, code);
-    if (!strcmp(mode, "space_segv") || !strcmp(mode, "lost_segv")) {
-        /* Waits in the process manager's exchange for the PE that died. */
-        shmem_int_atomic_inc(&entering, rank);
+    if (!strcmp(mode, "lost_segv")) {
+        shmem_finalize(); /* its fence loses the PE that is about to die */
+        return 0;
+    }
+    if (!strcmp(mode, "space_segv")) {
+        /* Waits in space creation's exchange for the PE that died. */
         shmem_space_config_t config = {SHMEM_DEVICE_CPU, 1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
         shmem_space_t space;
         shmem_team_t team;

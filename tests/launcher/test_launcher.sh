@@ -100,6 +100,8 @@ expect "PE 0 exits with 5 on 2 PEs" 5 "^oshrun: PE 0 exited with status 5$" 2 ex
 expect "PE 1 aborts with 7" 7 "^oshrun: PE 1 aborted the job with status 7$" 4 abort 1 7
 expect "PE 1 leaves a shared-memory file and dies" 139 "PE 1 killed by SIGSEGV" 2 shm 1
 SHMEM_OSHRUN_TIMEOUT=1 expect "SHMEM_OSHRUN_TIMEOUT=1" 124 "^oshrun: timeout after 1 s$" 2 sleep
+# An OpenSHMEM 1.0 program starts with start_pes and returns from main: the library finalizes it.
+expect "start_pes program returning from main" 0 "(rank|PE) 1 of 2 ok" 2 legacy
 # Returning from main without shmem_finalize would leave the others waiting in theirs.
 expect "PE 1 returns without shmem_finalize" 1 \
     "^oshrun: PE 1 exited without calling shmem_finalize \(status 0\)$" 2 return 1
@@ -111,10 +113,11 @@ left=$(leftovers)
 [ "$rc" = 0 ] && [ ! -s "$out" ] && [ -z "$left" ]
 check "a program without PMIx exits with 0" $? "status $rc; $left"
 
-# PE 1 dies while the others wait for it in the process manager's exchange: they abort because
-# they lost it, and oshrun must name PE 1 and its signal, not one of them, every time. lost_segv
-# makes the worst order certain (the server loses PE 1 0.1 s before it dies); space_segv is a
-# plain death, and preinit_segv one before PE 1 ever connected.
+# PE 1 dies while the others wait for it: in a process-manager fence they abort because they
+# lost it, and oshrun must name PE 1 and its signal, not one of them, every time. lost_segv makes
+# the worst order certain (the others' finalize fence loses PE 1 0.1 s before it dies);
+# preinit_segv dies before PE 1 ever connected, while the others wait in start-up's fence;
+# space_segv dies while they wait in space creation's exchange.
 cause_named() { # cause_named RUNS NP MODE
     local named=0 rc seen=""
     for _ in $(seq "$1"); do
