@@ -123,12 +123,23 @@ extern shmem_ctx_t SHMEM_CTX_DEFAULT;
 #define STRATA_ROWS_USHORT(X, ...) X(unsigned short, ushort, __VA_ARGS__)
 #define STRATA_ROWS_UCHAR(X, ...) X(unsigned char, uchar, __VA_ARGS__)
 #define STRATA_ROWS_LONGDOUBLE(X, ...) X(long double, longdouble, __VA_ARGS__)
-#ifdef __cplusplus
-#define STRATA_ROWS_COMPLEX(X, ...)
-#else
+/* The complex types: C99's _Complex, which GNU C++ compilers accept as an extension
+ * (__extension__ keeps -pedantic quiet about it); other C++ compilers have no complex reductions.
+ */
+#if !defined(__cplusplus) || defined(__GNUC__)
+#ifdef __GNUC__
+__extension__
+#endif
+    typedef double _Complex shmem_strata_complexd;
+#ifdef __GNUC__
+__extension__
+#endif
+    typedef float _Complex shmem_strata_complexf;
 #define STRATA_ROWS_COMPLEX(X, ...)                                                                \
-    X(double _Complex, complexd, __VA_ARGS__)                                                      \
-    X(float _Complex, complexf, __VA_ARGS__)
+    X(shmem_strata_complexd, complexd, __VA_ARGS__)                                                \
+    X(shmem_strata_complexf, complexf, __VA_ARGS__)
+#else
+#define STRATA_ROWS_COMPLEX(X, ...)
 #endif
 
 /* Standard RMA types (1.6 table "Standard RMA Types and Names"). */
@@ -377,7 +388,7 @@ void shfree(void *ptr);
                                     uint64_t signal, int sig_op, int pe);                          \
     void shmem_ctx_##N##_put_signal_nbi(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems,  \
                                         uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
-STRATA_RMA_TYPES(STRATA_DECL_TYPED_RMA)
+STRATA_RMA_TYPES(STRATA_DECL_TYPED_RMA, _)
 
 /* Sized and untyped variants: shmem_putSIZE / shmem_putmem and friends. NAME is the part after
  * "put" ("8", "mem"). */
@@ -486,9 +497,9 @@ void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, 
 #define STRATA_DECL_AMO_EXT(T, N, ...) STRATA_AMO_EXT_OPS(STRATA_DECL_AMO, T, N)
 #define STRATA_DECL_AMO_STD(T, N, ...) STRATA_AMO_STD_OPS(STRATA_DECL_AMO, T, N)
 #define STRATA_DECL_AMO_BIT(T, N, ...) STRATA_AMO_BIT_OPS(STRATA_DECL_AMO, T, N)
-STRATA_AMO_EXT_TYPES(STRATA_DECL_AMO_EXT)
-STRATA_AMO_STD_TYPES(STRATA_DECL_AMO_STD)
-STRATA_AMO_BIT_TYPES(STRATA_DECL_AMO_BIT)
+STRATA_AMO_EXT_TYPES(STRATA_DECL_AMO_EXT, _)
+STRATA_AMO_STD_TYPES(STRATA_DECL_AMO_STD, _)
+STRATA_AMO_BIT_TYPES(STRATA_DECL_AMO_BIT, _)
 
 /* Deprecated names (1.6 "Deprecated" blocks): shmem_int_fadd and friends. */
 #define STRATA_DECL_AMO_DEPRECATED(T, N, ...)                                                      \
@@ -501,8 +512,8 @@ STRATA_AMO_BIT_TYPES(STRATA_DECL_AMO_BIT)
     T shmem_##N##_swap(T *dest, T value, int pe);                                                  \
     T shmem_##N##_fetch(const T *source, int pe);                                                  \
     void shmem_##N##_set(T *dest, T value, int pe);
-STRATA_AMO_DEPRECATED_TYPES(STRATA_DECL_AMO_DEPRECATED)
-STRATA_AMO_DEPRECATED_EXT_TYPES(STRATA_DECL_AMO_DEPRECATED_EXT)
+STRATA_AMO_DEPRECATED_TYPES(STRATA_DECL_AMO_DEPRECATED, _)
+STRATA_AMO_DEPRECATED_EXT_TYPES(STRATA_DECL_AMO_DEPRECATED_EXT, _)
 
 /* ---- Point-to-point synchronization (1.6 section 9.10) ---- */
 #define STRATA_DECL_P2P(T, N, ...)                                                                 \
@@ -530,7 +541,7 @@ STRATA_AMO_DEPRECATED_EXT_TYPES(STRATA_DECL_AMO_DEPRECATED_EXT)
                                        const T *cmp_values);                                       \
     size_t shmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices,                  \
                                         const int *status, int cmp, const T *cmp_values);
-STRATA_P2P_TYPES(STRATA_DECL_P2P)
+STRATA_P2P_TYPES(STRATA_DECL_P2P, _)
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value);
 /* Deprecated: wait while *ivar == cmp_value, and the long-typed untyped wait_until. */
 void shmem_wait(long *ivar, long cmp_value);
@@ -559,7 +570,7 @@ void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
     int shmem_##N##_alltoall(shmem_team_t team, T *dest, const T *source, size_t nelems);          \
     int shmem_##N##_alltoalls(shmem_team_t team, T *dest, const T *source, ptrdiff_t dst,          \
                               ptrdiff_t sst, size_t nelems);
-STRATA_RMA_TYPES(STRATA_DECL_TEAM_COLLECTIVES)
+STRATA_RMA_TYPES(STRATA_DECL_TEAM_COLLECTIVES, _)
 int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems,
                        int PE_root);
 int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems);
@@ -579,9 +590,9 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
     STRATA_DECL_REDUCE(T, N, prod)                                                                 \
     int shmem_##N##_sum_inscan(shmem_team_t team, T *dest, const T *source, size_t nelems);        \
     int shmem_##N##_sum_exscan(shmem_team_t team, T *dest, const T *source, size_t nelems);
-STRATA_REDUCE_BITWISE_TYPES(STRATA_DECL_REDUCE_BITWISE)
-STRATA_REDUCE_MINMAX_TYPES(STRATA_DECL_REDUCE_MINMAX)
-STRATA_REDUCE_SUM_TYPES(STRATA_DECL_REDUCE_SUM)
+STRATA_REDUCE_BITWISE_TYPES(STRATA_DECL_REDUCE_BITWISE, _)
+STRATA_REDUCE_MINMAX_TYPES(STRATA_DECL_REDUCE_MINMAX, _)
+STRATA_REDUCE_SUM_TYPES(STRATA_DECL_REDUCE_SUM, _)
 
 /* Legacy active-set collectives (deprecated in 1.6, still specified). */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
@@ -608,9 +619,9 @@ STRATA_DECL_ACTIVE_SET_SIZED(64)
     STRATA_DECL_TO_ALL(T, N, max) STRATA_DECL_TO_ALL(T, N, min)
 #define STRATA_DECL_TO_ALL_SUM(T, N, ...)                                                          \
     STRATA_DECL_TO_ALL(T, N, sum) STRATA_DECL_TO_ALL(T, N, prod)
-STRATA_TO_ALL_BITWISE_TYPES(STRATA_DECL_TO_ALL_BITWISE)
-STRATA_TO_ALL_MINMAX_TYPES(STRATA_DECL_TO_ALL_MINMAX)
-STRATA_TO_ALL_SUM_TYPES(STRATA_DECL_TO_ALL_SUM)
+STRATA_TO_ALL_BITWISE_TYPES(STRATA_DECL_TO_ALL_BITWISE, _)
+STRATA_TO_ALL_MINMAX_TYPES(STRATA_DECL_TO_ALL_MINMAX, _)
+STRATA_TO_ALL_SUM_TYPES(STRATA_DECL_TO_ALL_SUM, _)
 
 /* ---- Memory ordering and synchronization (1.6 sections 9.9, 9.11) ---- */
 void shmem_fence(void);

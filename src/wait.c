@@ -26,6 +26,9 @@ static void p2p_check_cmp(const char *routine, int cmp)
      : (cmp) == SHMEM_CMP_LT ? (a) < (b)                                                           \
                              : (a) <= (b))
 
+/* Where this thread's next _any search starts. */
+static __thread size_t p2p_any_next __attribute__((tls_model("initial-exec")));
+
 /* A test makes progress once, so that a PE polling with shmem_test sees transport updates. */
 static inline void p2p_poll(void)
 {
@@ -50,10 +53,10 @@ static void p2p_read_device(const void *ivar, void *seen, size_t size)
             seen = __atomic_load_n(ivar, __ATOMIC_ACQUIRE);                                        \
         return P2P_HOLDS(cmp, seen, value);                                                        \
     }                                                                                              \
-    /* Returns how many included elements hold; stores the indices when asked; stops at the        \
-     * first that holds when first_only. *included counts the elements not excluded by status. */  \
+    /* Returns how many included elements hold; stores the indices when asked. *included counts    \
+     * the elements not excluded by status. */                                                     \
     static size_t N##_scan(T *ivars, size_t nelems, const int *status, int cmp, const T *values,   \
-                           size_t stride, size_t *indices, int first_only, size_t *included)       \
+                           size_t stride, size_t *indices, size_t *included)                       \
     {                                                                                              \
         size_t hits = 0;                                                                           \
         *included = 0;                                                                             \
@@ -66,8 +69,6 @@ static void p2p_read_device(const void *ivar, void *seen, size_t size)
             if (indices)                                                                           \
                 indices[hits] = i;                                                                 \
             hits++;                                                                                \
-            if (first_only)                                                                        \
-                return hits;                                                                       \
         }                                                                                          \
         return hits;                                                                               \
     }                                                                                              \
@@ -75,16 +76,27 @@ static void p2p_read_device(const void *ivar, void *seen, size_t size)
                        size_t stride)                                                              \
     {                                                                                              \
         size_t included,                                                                           \
-            hits = N##_scan(ivars, nelems, status, cmp, values, stride, NULL, 0, &included);       \
+            hits = N##_scan(ivars, nelems, status, cmp, values, stride, NULL, &included);          \
         return hits == included; /* 1.6: an empty set holds */                                     \
     }                                                                                              \
+    /* The first element that holds, searching from where the last search of this thread found     \
+     * one: every element that keeps holding is returned by some call of a series (1.6). */        \
     static size_t N##_any(T *ivars, size_t nelems, const int *status, int cmp, const T *values,    \
                           size_t stride, size_t *empty)                                            \
     {                                                                                              \
-        size_t index, included;                                                                    \
-        size_t hits = N##_scan(ivars, nelems, status, cmp, values, stride, &index, 1, &included);  \
+        size_t included = 0, i = nelems ? p2p_any_next % nelems : 0;                               \
+        for (size_t k = 0; k < nelems; k++, i = i + 1 == nelems ? 0 : i + 1) {                     \
+            if (status && status[i])                                                               \
+                continue;                                                                          \
+            included++;                                                                            \
+            if (N##_holds(&ivars[i], cmp, values[i * stride])) {                                   \
+                p2p_any_next = i + 1;                                                              \
+                *empty = 0;                                                                        \
+                return i;                                                                          \
+            }                                                                                      \
+        }                                                                                          \
         *empty = !included;                                                                        \
-        return hits ? index : SIZE_MAX;                                                            \
+        return SIZE_MAX;                                                                           \
     }                                                                                              \
     static void N##_wait_all(const char *routine, T *ivars, size_t nelems, const int *status,      \
                              int cmp, const T *values, size_t stride)                              \
@@ -112,9 +124,9 @@ static void p2p_read_device(const void *ivar, void *seen, size_t size)
         p2p_check_cmp(routine, cmp);                                                               \
         unsigned spins = 0;                                                                        \
         size_t hits, included;                                                                     \
-        while (!(hits = N##_scan(ivars, nelems, status, cmp, values, stride, indices, 0,           \
-                                 &included)) &&                                                    \
-               included)                                                                           \
+        while (                                                                                    \
+            !(hits = N##_scan(ivars, nelems, status, cmp, values, stride, indices, &included)) &&  \
+            included)                                                                              \
             progress_wait_step(&spins);                                                            \
         return hits;                                                                               \
     }                                                                                              \
@@ -197,7 +209,7 @@ static void p2p_read_device(const void *ivar, void *seen, size_t size)
         size_t included;                                                                           \
         p2p_check_cmp("shmem_" #N "_test_some", cmp);                                              \
         p2p_poll();                                                                                \
-        return N##_scan(ivars, nelems, status, cmp, &cmp_value, 0, indices, 0, &included);         \
+        return N##_scan(ivars, nelems, status, cmp, &cmp_value, 0, indices, &included);            \
     }                                                                                              \
     size_t shmem_##N##_test_some_vector(T *ivars, size_t nelems, size_t *indices,                  \
                                         const int *status, int cmp, const T *cmp_values)           \
@@ -205,7 +217,7 @@ static void p2p_read_device(const void *ivar, void *seen, size_t size)
         size_t included;                                                                           \
         p2p_check_cmp("shmem_" #N "_test_some_vector", cmp);                                       \
         p2p_poll();                                                                                \
-        return N##_scan(ivars, nelems, status, cmp, cmp_values, 1, indices, 0, &included);         \
+        return N##_scan(ivars, nelems, status, cmp, cmp_values, 1, indices, &included);            \
     }
 STRATA_P2P_TYPES(DEFINE_P2P)
 

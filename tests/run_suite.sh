@@ -114,6 +114,11 @@ run "examples/spaces_tour -np 4, devices on PEs 0,2" env SHMEM_TEST_DEVICE_PES=0
     -np 4 "$build/examples/spaces_tour"
 run "spmd/hello singleton" "$build/tests/spmd/hello"
 run "examples/ring -np 4" "$oshrun" -np 4 "$build/examples/ring"
+run "oshcc, oshc++ and oshCC" bash "$src/tests/unit/wrappers.sh" "$build" "$src"
+# shmem.h from C++ (typed routines, teams, contexts, spaces).
+for np in 1 3; do
+    run "spmd/cxx_api -np $np (C++)" "$oshrun" -np "$np" "$build/tests/spmd/cxx_api"
+done
 # The library exports the OpenSHMEM API and nothing else, and a program's own names do not clash
 # with its internals.
 run "libstrata exports only the OpenSHMEM API" bash "$src/tests/unit/exports.sh" \

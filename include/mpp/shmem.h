@@ -1,0 +1,2 @@
+/* The OpenSHMEM header under its historical path (1.6 keeps the mpp directory current). */
+#include <shmem.h>

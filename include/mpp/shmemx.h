@@ -1,0 +1,2 @@
+/* The extensions header under its historical path (1.6 keeps the mpp directory current). */
+#include <shmemx.h>

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# The public OpenSHMEM suites against an installed Strata, built outside the project tree:
+#   tests-sos       test/unit on 2 and 4 PEs and through UCX on 2 (SHMEM_NODE_DIRECT=0),
+#                   test/spec-example and test/apps on 4 PEs, each run by the suite's own harness
+#   tests-uh        the C feature tests on 2 and 4 PEs, judged as its test_parameters.conf says
+#   tests-mellanox  the verifier, one run per test group, on 2 and 4 PEs (its timed analysis
+#                   group once, on 2)
+# Every program run is one test; a suite that cannot be had is a skip with its reason, never a
+# pass. Ends with "N passed, N failed".
+# Usage: run.sh SNAPSHOT_DIR PREFIX   (PREFIX: where Strata is installed, with bin/oshcc)
+set -u
+snapshots=$(cd "$1" 2>/dev/null && pwd)
+prefix=$(cd "$2" && pwd)
+export PATH="$prefix/bin:$PATH"
+limit=${STRATA_CONFORMANCE_TIMEOUT:-240} # seconds per program
+work=$(mktemp -d "${TMPDIR:-/tmp}/strata-conformance.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+skipped=0
+failures=()
+
+began="" # when the program being judged started, if it ran alone
+took() { [ -z "$began" ] || echo " ($((SECONDS - began)) s)"; }
+pass() { passed=$((passed + 1)); echo "PASS: $1$(took)"; }
+skip() { skipped=$((skipped + 1)); echo "SKIP: $1 ($2)"; }
+fail() { # fail NAME [LOG]
+    failed=$((failed + 1))
+    failures+=("$1")
+    echo "FAIL: $1$(took)"
+    [ -z "${2:-}" ] || sed 's/^/    | /' "$2" | tail -n 20
+}
+
+# unpack SUITE: the snapshot's tree in $work/SUITE, or 1 (reported) when there is none.
+unpack() {
+    local archive="${snapshots:-/nonexistent}/$1.tar.gz"
+    if [ ! -f "$archive" ]; then
+        skip "$1" "no snapshot at $archive"
+        return 1
+    fi
+    tar -xzf "$archive" -C "$work"
+}
+
+# built NAME LOG COMMAND...: runs a build step; a failure is one failed test.
+built() {
+    local name=$1 log=$2
+    shift 2
+    "$@" >"$log" 2>&1 && return 0
+    fail "$name: build" "$log"
+    return 1
+}
+
+# ---- tests-sos: its automake harness runs each program; each .trs holds one verdict ----
+sos_run() { # sos_run DIR NP LABEL [VAR=VALUE...]
+    local dir=$1 np=$2 label=$3
+    shift 3
+    rm -f "$dir"/*.log "$dir"/*.trs
+    began="" # the harness runs them all
+    env "$@" make -C "$dir" -k check NPROCS="$np" \
+        TEST_RUNNER="timeout -k 5 $limit oshrun -np $np" >"$work/harness.log" 2>&1
+    local trs name result
+    for trs in "$dir"/*.trs; do
+        [ -e "$trs" ] || { fail "tests-sos ${dir##*/test/}: no results ($label)" "$work/harness.log"; return; }
+        name="tests-sos ${dir##*/test/}/$(basename "$trs" .trs) ($label)"
+        result=$(sed -n 's/^:test-result: //p' "$trs")
+        case "$result" in
+        PASS) pass "$name" ;;
+        SKIP) skip "$name" "the program skipped itself" ;;
+        *) fail "$name: $result" "${trs%.trs}.log" ;;
+        esac
+    done
+}
+
+sos() {
+    unpack tests-sos || return
+    local src=$work/tests-sos build=$work/tests-sos/build
+    mkdir -p "$build"
+    built "tests-sos" "$work/sos-autogen.log" sh -c "cd '$src' && ./autogen.sh" &&
+        built "tests-sos" "$work/sos-configure.log" sh -c \
+            "cd '$build' && ../configure CC=oshcc CXX=oshc++ --disable-fortran" &&
+        built "tests-sos" "$work/sos-make.log" make -C "$build" -j2 check TESTS= || return
+    sos_run "$build/test/unit" 2 "2 PEs"
+    sos_run "$build/test/unit" 4 "4 PEs"
+    sos_run "$build/test/unit" 2 "2 PEs through UCX" SHMEM_NODE_DIRECT=0
+    sos_run "$build/test/spec-example" 4 "4 PEs"
+    sos_run "$build/test/apps" 4 "4 PEs"
+    skip "tests-sos Fortran tests" "Strata has no Fortran bindings"
+}
+
+# ---- tests-uh: its C feature tests, judged as test_parameters.conf says ----
+uh_run() { # uh_run NP
+    local dir=$work/tests-uh/feature_tests/C line program expect name rc
+    while IFS=, read -r program _ _ _ _ expect; do
+        program=${program// /}
+        expect=${expect// /}
+        [ -n "$program" ] || continue
+        name="tests-uh feature_tests/C/$program ($1 PEs)"
+        began=$SECONDS
+        (cd "$dir" && timeout -k 5 "$limit" oshrun -np "$1" "./$program") >"$work/uh.log" 2>&1
+        rc=$?
+        case "$expect" in
+        Pass) [ "$rc" = 0 ] && tail -n 1 "$work/uh.log" | grep -q Passed ;;
+        ExitCode*) [ "$rc" = "${expect#ExitCode}" ] ;;
+        *) false ;;
+        esac && pass "$name" || fail "$name: status $rc, expected $expect" "$work/uh.log"
+    done <"$dir/test_parameters.conf"
+}
+
+uh() {
+    unpack tests-uh || return
+    built "tests-uh" "$work/uh-make.log" make -C "$work/tests-uh/feature_tests/C" CC=oshcc all ||
+        return
+    uh_run 2
+    uh_run 4
+    skip "tests-uh Fortran feature and error tests" "Strata has no Fortran bindings"
+}
+
+# ---- tests-mellanox: the verifier, one run per group ----
+mellanox() {
+    unpack tests-mellanox || return
+    local src=$work/tests-mellanox/verifier group np
+    # Two of its nbi files include mpi.h without using it; where Open MPI is installed, its
+    # configure would link Open MPI's opal_progress, which crashes outside Open MPI.
+    mkdir -p "$work/no-mpi" && : >"$work/no-mpi/mpi.h"
+    built "tests-mellanox" "$work/mellanox-build.log" sh -c "cd '$src' && ./autogen.sh &&
+        ./configure CC=oshcc --disable-mpi CPPFLAGS=-I'$work/no-mpi' \
+            ac_cv_lib_open_pal_opal_progress=no && make -j2" || return
+    # The groups the verifier runs by default, on 2 and 4 PEs; its analysis group (timed
+    # performance reports, a minute a case, left out by default) once.
+    for np in 2 4; do
+        for group in atomic basic coll data lock reduce sync stride nbi misc; do
+            verifier "$src" "$group" "$np"
+        done
+    done
+    verifier "$src" analysis 2
+}
+
+verifier() { # verifier DIR GROUP NP
+    local name="tests-mellanox verifier $2 ($3 PEs)"
+    began=$SECONDS
+    (cd "$1" && timeout -k 5 "$limit" oshrun -np "$3" ./oshmem_test exec --task="$2") \
+        >"$work/mellanox.log" 2>&1 && pass "$name" || fail "$name" "$work/mellanox.log"
+}
+
+start=$SECONDS
+sos
+uh
+mellanox
+echo "conformance: $((SECONDS - start)) s, $skipped skipped"
+if [ "$failed" -gt 0 ]; then
+    echo "Failed conformance tests:"
+    printf '  %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
