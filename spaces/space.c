@@ -1,8 +1,10 @@
 /* Space life cycle: create this PE's memory, register it, map node peers, unlink, destroy. */
 #include "space.h"
 
+#include "../common/log.h"
 #include "../transports/transport.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +23,7 @@ int space_region_token_new(char *token)
 {
     unsigned char random[SPACE_TOKEN_LEN / 2];
     if (getrandom(random, sizeof(random), 0) != (ssize_t)sizeof(random)) {
-        perror("Strata: getrandom");
+        log_error("spaces", "no random bytes for a region's name: %s", strerror(errno));
         return -1;
     }
     for (size_t i = 0; i < sizeof(random); i++)
@@ -130,15 +132,13 @@ static int region_map_peers(const struct space_job *job, const struct space *spa
             continue;
         char token[SPACE_TOKEN_LEN + 1], name[sizeof(region->name)];
         if (token_of(arg, pe, region->id, token)) {
-            fprintf(stderr, "Strata: PE %d has no name of region %d from PE %d\n", job->my_pe,
-                    region->id, pe);
+            log_error("spaces", "no name of region %d from PE %d", region->id, pe);
             return -1;
         }
         region_name(job, token, name, sizeof(name));
         region->peer_base[pe] = region->kind->map_peer(name, region->size);
         if (!region->peer_base[pe]) {
-            fprintf(stderr, "Strata: PE %d cannot map region %d of PE %d (%s)\n", job->my_pe,
-                    region->id, pe, name);
+            log_error("spaces", "cannot map region %d of PE %d (%s)", region->id, pe, name);
             return -1;
         }
     }

@@ -3,6 +3,7 @@
  * mapped over the same addresses. Globals then behave exactly like the heap: node peers map the
  * file for direct load/store and CPU atomics, and the transport registers it like any region. */
 #define _GNU_SOURCE
+#include "../common/log.h"
 #include "space.h"
 
 #include <elf.h>
@@ -73,10 +74,8 @@ int static_data_create(const struct space_job *job, struct region *region)
      * /dev/shm is a message here instead of a SIGBUS in the copy. */
     int room = posix_fallocate(region->mem.fd, 0, (off_t)len);
     if (room) {
-        fprintf(stderr,
-                "Strata: no room in /dev/shm for the program's %zu bytes of static data: "
-                "%s\n",
-                len, strerror(room));
+        log_error("spaces", "no room in /dev/shm for the program's %zu bytes of static data: %s",
+                  len, strerror(room));
         goto fail_file;
     }
     /* Copy through a second mapping of the file, then replace the segment with the file. No other
@@ -94,7 +93,7 @@ int static_data_create(const struct space_job *job, struct region *region)
     region->mem.size = len;
     return 0;
 fail:
-    fprintf(stderr, "Strata: cannot move static data onto shared memory: %s\n", strerror(errno));
+    log_error("spaces", "cannot move static data onto shared memory: %s", strerror(errno));
 fail_file:
     shm_unlink(region->name);
     close(region->mem.fd);

@@ -383,14 +383,19 @@ static int init_local(int requested)
     return reachable;
 }
 
+void runtime_report_uninit(const char *routine)
+{
+    log_fatal(routine, "called before shmem_init (or after the last shmem_finalize)");
+}
+
 static void runtime_start(int requested)
 {
-    if (boot_init(&rt.boot)) {
-        fprintf(stderr, "Strata: shmem_init: cannot connect to the process manager\n");
-        exit(1);
-    }
+    log_fatal_handler_set(boot_abort);
+    if (boot_init(&rt.boot))
+        log_fatal("shmem_init", "cannot connect to the process manager");
     rt.my_pe = rt.boot.rank;
     rt.n_pes = rt.boot.size;
+    log_identity_set(rt.my_pe);
     init_agree(init_local(requested));
     fault_handlers_install();
     init_warn_node_room();
@@ -453,6 +458,7 @@ void shmem_finalize(void)
     free(rt.boot.local_peers);
     rt.boot.local_peers = NULL;
     rt.n_pes = 0; /* no PE argument is valid any more: RMA says it is called after finalize */
+    log_identity_set(-1);
 }
 
 void shmem_global_exit(int status)

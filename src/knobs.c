@@ -1,5 +1,7 @@
 #include "knobs.h"
 
+#include "../common/log.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdint.h>

@@ -44,9 +44,6 @@
 /* A switch knob's value besides 0 and 1. */
 #define KNOB_AUTO (-1)
 
-/* The categories of SHMEM_LOG, in bit order ("all" names every one). */
-#define STRATA_LOG_CATEGORIES(X) X(LOG_INIT, "init") X(LOG_MEM, "mem") X(LOG_RMA, "rma")
-
 #define KNOB_TYPE_FIELD(TYPE, CTYPE, FORMS) typedef CTYPE knob_field_##TYPE;
 STRATA_KNOB_TYPES(KNOB_TYPE_FIELD)
 #undef KNOB_TYPE_FIELD
@@ -63,7 +60,7 @@ int knobs_read(struct knobs *knobs, char *err, size_t errlen);
 
 /* Parses a size with an optional k/K/m/M/g/G/t/T suffix (powers of 1024). Returns 0 or -1. */
 int knobs_parse_size(const char *text, size_t *value);
-/* The bits of a valid SHMEM_LOG value (bit i: category i of STRATA_LOG_CATEGORIES). */
+/* The bits of a valid SHMEM_LOG value (bit i: category i of common/log.h). */
 unsigned knobs_log_mask(const char *text);
 
 /* Prints one line per knob: name, value, default, meaning. */

@@ -2,6 +2,8 @@
 #ifndef STRATA_RUNTIME_H
 #define STRATA_RUNTIME_H
 
+#include "../common/log.h"
+#include "../common/wait.h"
 #include "../spaces/discovery.h"
 #include "../spaces/space.h"
 #include "bootstrap/boot.h"
@@ -10,9 +12,6 @@
 #include <shmem.h>
 #include <stdarg.h>
 #include <stdint.h>
-
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 
 struct strata_team;
 
@@ -53,33 +52,7 @@ struct runtime {
 extern struct runtime rt;
 extern struct strata_ctx strata_default_ctx;
 
-/* ---- Errors and logging (log.c) ---- */
-/* Bit i of log_mask is category i of SHMEM_LOG (knobs.h). */
-enum log_category_index {
-#define LOG_CATEGORY_INDEX(ID, NAME) ID##_INDEX,
-    STRATA_LOG_CATEGORIES(LOG_CATEGORY_INDEX)
-#undef LOG_CATEGORY_INDEX
-};
-enum log_category {
-#define LOG_CATEGORY_BIT(ID, NAME) ID = 1 << ID##_INDEX,
-    STRATA_LOG_CATEGORIES(LOG_CATEGORY_BIT)
-#undef LOG_CATEGORY_BIT
-};
-extern unsigned log_mask;
-void log_event(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* One line per event, prefixed with PE, host, pid and time, when the category is enabled. */
-#define LOG(CATEGORY, routine, ...)                                                                \
-    do {                                                                                           \
-        if (unlikely(log_mask & (CATEGORY)))                                                       \
-            log_event(routine, __VA_ARGS__);                                                       \
-    } while (0)
-
-/* Reports a misuse in routine on this PE. */
-void log_verror(const char *routine, const char *fmt, va_list args);
-void log_error(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Reports, then ends the whole job (a state the program cannot continue from). */
-void log_fatal(const char *routine, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3), noreturn));
+/* ---- Errors (common/log.h), and calls out of turn (init.c) ---- */
 /* Reports a call made before shmem_init (or after the last shmem_finalize) and ends the job. */
 void runtime_report_uninit(const char *routine) __attribute__((noreturn, cold));
 /* Checks that the library is initialized: one compare where all is well. */

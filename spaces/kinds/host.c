@@ -1,6 +1,7 @@
 /* Host memory shared through POSIX shared-memory files: node peers map a PE's heap and load/store
  * into it directly. Files are sparse, so a large heap costs address space, not memory, until it
  * is touched. */
+#include "../../common/log.h"
 #include "kind.h"
 
 #include <errno.h>
@@ -15,12 +16,12 @@ int kind_host_file_create(const char *name, size_t size, int *fd)
 {
     *fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (*fd < 0) {
-        fprintf(stderr, "Strata: shm_open(%s): %s\n", name, strerror(errno));
+        log_error("spaces", "shm_open(%s): %s", name, strerror(errno));
         return -1;
     }
     if (ftruncate(*fd, (off_t)size)) {
-        fprintf(stderr, "Strata: cannot size shared memory %s to %zu bytes: %s\n", name, size,
-                strerror(errno));
+        log_error("spaces", "cannot size shared memory %s to %zu bytes: %s", name, size,
+                  strerror(errno));
         close(*fd);
         shm_unlink(name);
         return -1;
@@ -84,8 +85,7 @@ static int host_create(const char *name, size_t size, struct kind_mem *mem)
         return -1;
     mem->base = host_map_aligned(mem->fd, size);
     if (mem->base == MAP_FAILED) {
-        fprintf(stderr, "Strata: cannot map %zu bytes of shared memory: %s\n", size,
-                strerror(errno));
+        log_error("spaces", "cannot map %zu bytes of shared memory: %s", size, strerror(errno));
         close(mem->fd);
         shm_unlink(name);
         return -1;

@@ -3,6 +3,7 @@
  * as a host access to device memory would; the bytes live in a private host mapping that only
  * the copy functions reach. It cannot be mapped by node peers: every remote access is staged
  * through the target's progress engine, the path real device memory takes. */
+#include "../../common/log.h"
 #include "kind.h"
 
 #include <errno.h>
@@ -19,8 +20,8 @@ static int testdev_create(const char *name, size_t size, struct kind_mem *mem)
     mem->storage =
         mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (!mem->base || mem->storage == MAP_FAILED) {
-        fprintf(stderr, "Strata: cannot reserve %zu bytes of test device memory: %s\n", size,
-                strerror(errno));
+        log_error("spaces", "cannot reserve %zu bytes of test device memory: %s", size,
+                  strerror(errno));
         if (mem->base)
             kind_release(mem->base, len);
         if (mem->storage != MAP_FAILED)

@@ -12,7 +12,7 @@
 
 int ucx_fail(const char *what, ucs_status_t status)
 {
-    fprintf(stderr, "Strata: UCX %s failed: %s\n", what, ucs_status_string(status));
+    log_error("transport", "UCX %s failed: %s", what, ucs_status_string(status));
     return -1;
 }
 
@@ -22,9 +22,8 @@ void ucx_wait_step(struct transport_worker *w, unsigned *spins)
     struct transport_worker *served = w->t->workers;
     if (served != w)
         events += ucp_worker_progress(served->worker);
-    /* The peer that must answer may need this core (more PEs than cores). */
-    if (!events && ++*spins > UCX_SPINS_BEFORE_YIELD)
-        sched_yield();
+    if (!events)
+        wait_idle(spins);
 }
 
 int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what)
@@ -206,8 +205,8 @@ static int ucx_region_blob(struct transport *t, int id, void *base, char *blob, 
         *len = sizeof(base_addr) + packed_len;
         rc = 0;
     } else {
-        fprintf(stderr, "Strata: UCX's remote key of region %d takes %zu bytes, more than %zu\n",
-                id, packed_len + sizeof(base_addr), *len);
+        log_error("transport", "UCX's remote key of region %d takes %zu bytes, more than %zu", id,
+                  packed_len + sizeof(base_addr), *len);
     }
     ucp_rkey_buffer_release(packed);
     return rc;
@@ -272,7 +271,7 @@ static ucp_ep_h ucx_endpoint(struct transport_worker *w, int pe)
     char address[UCX_BLOB_MAX];
     size_t len = sizeof(address);
     if (w->t->config.exchange.fetch(pe, "ucx.addr", address, &len)) {
-        fprintf(stderr, "Strata: no UCX address published by PE %d\n", pe);
+        log_error("transport", "no UCX address published by PE %d", pe);
         return NULL;
     }
     ucp_ep_params_t params = {
@@ -308,7 +307,7 @@ static int ucx_connect(struct transport_worker *w, int pe, int id)
     } else {
         ucx_region_key(w->t, id, key, sizeof(key));
         if (w->t->config.exchange.fetch(pe, key, fetched, &len) || len <= sizeof(uint64_t)) {
-            fprintf(stderr, "Strata: no key for region %d from PE %d\n", id, pe);
+            log_error("transport", "no key for region %d from PE %d", id, pe);
             return -1;
         }
     }
@@ -519,7 +518,7 @@ int transport_progress_thread_start(struct transport *t, unsigned interval_us)
     if (t->progress_running)
         return 0;
     if (!t->config.thread_safe) {
-        fprintf(stderr, "Strata: a progress thread needs a thread-safe transport\n");
+        log_error("transport", "a progress thread needs a thread-safe transport");
         return -1;
     }
     t->progress_interval_us = interval_us ? interval_us : 1;

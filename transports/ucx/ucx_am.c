@@ -52,7 +52,7 @@ static void am_reply(ucp_ep_h ep, unsigned id, const struct am_reply_header *hea
 {
     char *buffer = malloc(sizeof(*header) + len);
     if (!buffer) {
-        fprintf(stderr, "Strata: out of memory answering an active message\n");
+        log_error("transport", "out of memory answering an active message");
         return;
     }
     memcpy(buffer, header, sizeof(*header));
@@ -76,7 +76,7 @@ static void am_reply(ucp_ep_h ep, unsigned id, const struct am_reply_header *hea
 static int am_payload_ok(const ucp_am_recv_param_t *param)
 {
     if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
-        fprintf(stderr, "Strata: unexpected rendezvous active message\n");
+        log_error("transport", "unexpected rendezvous active message");
         return 0;
     }
     return 1;
@@ -134,7 +134,7 @@ static ucs_status_t am_on_put_ack(void *arg, const void *header, size_t header_l
     struct am_reply_header h_copy, *h = &h_copy;
     memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
     if (h->status)
-        fprintf(stderr, "Strata: a target failed to write an active-message put\n");
+        log_error("transport", "a target failed to write an active-message put");
     __atomic_fetch_sub(&w->am_unacked, 1, __ATOMIC_RELEASE);
     return UCS_OK;
 }

@@ -3,6 +3,8 @@
 #ifndef STRATA_UCX_INTERNAL_H
 #define STRATA_UCX_INTERNAL_H
 
+#include "../../common/log.h"
+#include "../../common/wait.h"
 #include "../transport.h"
 
 #include <pthread.h>
@@ -10,7 +12,6 @@
 
 #define UCX_MAX_REGIONS 64
 #define UCX_BLOB_MAX 4096
-#define UCX_SPINS_BEFORE_YIELD 64
 
 struct ucx_remote_region {
     uint64_t base;   /* the region's address in the peer's process */

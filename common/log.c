@@ -1,21 +1,34 @@
-/* Error reports carry the PE, the routine, the bad value and a hint. */
-#include "runtime.h"
+/* Messages (log.h). */
+#include "log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 unsigned log_mask;
+static int log_pe = -1;
+static log_fatal_fn log_fatal_handler;
+
+void log_identity_set(int pe)
+{
+    log_pe = pe;
+}
+
+void log_fatal_handler_set(log_fatal_fn handler)
+{
+    log_fatal_handler = handler;
+}
 
 /* Every line carries the PE, host, pid and time, so lines from all PEs of a job can be told
  * apart; it is written with one write(2), so lines of several PEs never interleave. */
 static void log_line(const char *tag, const char *routine, const char *fmt, va_list args)
 {
     char host[64] = "", line[2048], pe[16] = "?"; /* unknown before shmem_init */
-    if (rt.n_pes > 0)
-        snprintf(pe, sizeof(pe), "%d", rt.my_pe);
+    if (log_pe >= 0)
+        snprintf(pe, sizeof(pe), "%d", log_pe);
     gethostname(host, sizeof(host) - 1);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -58,10 +71,7 @@ void log_fatal(const char *routine, const char *fmt, ...)
     va_start(args, fmt);
     log_verror(routine, fmt, args);
     va_end(args);
-    boot_abort(1, "Strata: fatal error");
-}
-
-void runtime_report_uninit(const char *routine)
-{
-    log_fatal(routine, "called before shmem_init (or after the last shmem_finalize)");
+    if (log_fatal_handler)
+        log_fatal_handler(1, "Strata: fatal error");
+    exit(1);
 }

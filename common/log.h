@@ -1,0 +1,50 @@
+/* The bottom layer (common/), which src/, spaces/ and transports/ all use and which calls none of
+ * them: messages, the wait policy (wait.h), and the job's identity as far as messages need it.
+ *
+ * Messages carry the PE, host, pid and time, the routine (or the component) and the bad value, so
+ * that the lines of every PE of a job can be told apart and read together. */
+#ifndef STRATA_COMMON_LOG_H
+#define STRATA_COMMON_LOG_H
+
+#include <stdarg.h>
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* The categories of SHMEM_LOG, in bit order ("all" names every one). */
+#define STRATA_LOG_CATEGORIES(X) X(LOG_INIT, "init") X(LOG_MEM, "mem") X(LOG_RMA, "rma")
+enum log_category_index {
+#define LOG_CATEGORY_INDEX(ID, NAME) ID##_INDEX,
+    STRATA_LOG_CATEGORIES(LOG_CATEGORY_INDEX)
+#undef LOG_CATEGORY_INDEX
+};
+enum log_category {
+#define LOG_CATEGORY_BIT(ID, NAME) ID = 1 << ID##_INDEX,
+    STRATA_LOG_CATEGORIES(LOG_CATEGORY_BIT)
+#undef LOG_CATEGORY_BIT
+};
+extern unsigned log_mask;
+
+/* This process's PE in messages once the bootstrap knows it (-1: not yet, shown as "?"). */
+void log_identity_set(int pe);
+/* What log_fatal does after its message: end the whole job (the bootstrap's abort). Without
+ * one, the process exits with status 1. */
+typedef void (*log_fatal_fn)(int status, const char *message) __attribute__((noreturn));
+void log_fatal_handler_set(log_fatal_fn handler);
+
+void log_event(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One line per event, when the category is enabled. */
+#define LOG(CATEGORY, routine, ...)                                                                \
+    do {                                                                                           \
+        if (unlikely(log_mask & (CATEGORY)))                                                       \
+            log_event(routine, __VA_ARGS__);                                                       \
+    } while (0)
+
+/* Reports a misuse or a failure in routine (or component) on this PE. */
+void log_verror(const char *routine, const char *fmt, va_list args);
+void log_error(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reports, then ends the whole job (a state the program cannot continue from). */
+void log_fatal(const char *routine, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+
+#endif
