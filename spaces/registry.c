@@ -73,10 +73,11 @@ int registry_add(struct region *region)
     return rc;
 }
 
-void registry_remove(struct region *region)
+int registry_remove(struct region *region)
 {
     pthread_mutex_lock(&registry_lock);
-    for (int i = 0; i < registry_count; i++) {
+    int rc = -1;
+    for (int i = 0; i < registry_count && rc; i++) {
         if (registry[i].region != region)
             continue;
         registry_change_begin();
@@ -84,9 +85,10 @@ void registry_remove(struct region *region)
             entry_store(j, &registry[j + 1]);
         __atomic_store_n(&registry_count, registry_count - 1, __ATOMIC_RELAXED);
         registry_change_end();
-        break;
+        rc = 0;
     }
     pthread_mutex_unlock(&registry_lock);
+    return rc;
 }
 
 /* The entry holding a, or one with a NULL region, in the array as the reader sees it. */
@@ -133,8 +135,9 @@ struct region *registry_lookup_mapped(const void *addr, int n_pes, int *pe)
     int count = __atomic_load_n(&registry_count, __ATOMIC_RELAXED);
     for (int i = 0; i < count && i < REGISTRY_MAX; i++) {
         struct region *region = entry_load(i).region;
-        for (int p = 0; region && region->peer_base && p < n_pes; p++) {
-            uintptr_t base = (uintptr_t)region->peer_base[p];
+        for (int p = 0; region && region->routes && p < n_pes; p++) {
+            const struct route *route = &region->routes[p];
+            uintptr_t base = (uintptr_t)(route->load_store ? route->load_store : route->attached);
             if (base && a - base < region->size) {
                 *pe = p;
                 return region;

@@ -1,73 +1,67 @@
-/* Space life cycle: create this PE's memory, register it, map node peers, unlink, destroy. */
+/* Space life cycle: create this PE's memory and register it, attach node peers and compute the
+ * routes, withdraw the handles, destroy. */
 #include "space.h"
 
 #include "../common/log.h"
 #include "../transports/transport.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 /* Every block of a heap starts on a cache line, so that neighbouring allocations never share a
  * line between PEs writing them. */
 #define SPACE_MIN_ALIGN 64
 
-static void region_name(const struct space_job *job, const char *token, char *name, size_t len)
+/* "/<job id>": what a kind puts in front of the names it makes, unique to the job. */
+static void space_name_prefix(const struct space_job *job, char *prefix, size_t len)
 {
-    snprintf(name, len, "/%s.%s", job->job_id, token);
+    snprintf(prefix, len, "/%s", job->job_id);
 }
 
-int space_region_token_new(char *token)
-{
-    unsigned char random[SPACE_TOKEN_LEN / 2];
-    if (getrandom(random, sizeof(random), 0) != (ssize_t)sizeof(random)) {
-        log_error("spaces", "no random bytes for a region's name: %s", strerror(errno));
-        return -1;
-    }
-    for (size_t i = 0; i < sizeof(random); i++)
-        snprintf(token + 2 * i, 3, "%02x", random[i]);
-    return 0;
-}
+int space_device_regions;
 
-int space_region_name_new(const struct space_job *job, struct region *region)
+/* This PE's part of a region beside its memory: the handle node peers attach with, the
+ * transport registration when the transport can reach the kind's memory, the registry. */
+static int region_init(const struct space_job *job, struct region *region)
 {
-    if (space_region_token_new(region->token))
+    const struct kind_ops *kind = region->kind;
+    region->routes = calloc((size_t)job->n_pes, sizeof(struct route));
+    if (!region->routes)
         return -1;
-    region_name(job, region->token, region->name, sizeof(region->name));
-    return 0;
-}
-
-static int region_init_peers(const struct space_job *job, struct region *region)
-{
-    region->peer_base = calloc((size_t)job->n_pes, sizeof(char *));
-    if (!region->peer_base)
+    region->handle_len = sizeof(region->handle);
+    if (kind_can(kind, KIND_CAP_PEER_ATTACH) &&
+        kind->export(&region->mem, region->handle, &region->handle_len))
         return -1;
-    /* Device memory is not this process's to load or store either. */
-    if (kind_direct(region->kind))
-        region->peer_base[job->my_pe] = region->base;
+    region->registered = job->transport && region->size && kind_can(kind, KIND_CAP_TRANSPORT) &&
+                         transport_reaches_memory(job->transport, kind->mem_type);
     region->key_len = sizeof(region->key);
-    if (job->transport && region->size && kind_direct(region->kind) &&
+    if (region->registered &&
         transport_region_register(job->transport, region->id, region->generation, region->base,
                                   region->size, job->keys_in_records ? region->key : NULL,
                                   &region->key_len))
         return -1;
-    if (!job->keys_in_records || !job->transport || !kind_direct(region->kind))
+    if (!region->registered || !job->keys_in_records)
         region->key_len = 0;
-    return registry_add(region);
+    if (registry_add(region))
+        return -1;
+    if (!kind_can(kind, KIND_CAP_LOAD_STORE))
+        __atomic_add_fetch(&space_device_regions, 1, __ATOMIC_RELAXED);
+    return 0;
 }
 
 static int space_heap_create(const struct space_job *job, const struct space_params *params,
                              struct space *space)
 {
     struct region *heap = &space->heap;
+    char prefix[300];
+    space_name_prefix(job, prefix, sizeof(prefix));
     heap->id = params->id;
     heap->generation = params->generation;
     heap->space = space;
     heap->kind = params->kind;
-    if (space_region_name_new(job, heap) ||
-        heap->kind->create(heap->name, params->size, &heap->mem))
+    heap->mem.fd = -1;
+    if (heap->kind->create(prefix, params->size, &heap->mem))
         return -1;
     heap->base = heap->mem.base;
     heap->size = params->size;
@@ -85,8 +79,7 @@ int space_create(const struct space_job *job, const struct space_params *params,
         goto fail;
     memcpy(space->member, params->member, (size_t)job->n_pes);
     space->device_type = params->device_type;
-    space->transport_atomics = job->transport != NULL || !kind_direct(params->kind);
-    if (space_heap_create(job, params, space) || region_init_peers(job, &space->heap))
+    if (space_heap_create(job, params, space) || region_init(job, &space->heap))
         goto fail;
     *out = space;
     return 0;
@@ -109,38 +102,14 @@ int space_default_create(const struct space_job *job, size_t heap_size, int heap
     free(all);
     if (rc)
         return -1;
+    char prefix[300];
+    space_name_prefix(job, prefix, sizeof(prefix));
     static_region.id = REGION_ID_STATIC_DATA;
     static_region.space = *out;
     static_region.kind = &kind_host;
-    if (static_data_create(job, &static_region) || region_init_peers(job, &static_region)) {
+    if (static_data_create(prefix, &static_region) || region_init(job, &static_region)) {
         space_destroy(job, *out);
         return -1;
-    }
-    return 0;
-}
-
-/* Maps every node peer's copy of region that the kind lets peers map, unless the job reaches
- * peers through the transport. */
-static int region_map_peers(const struct space_job *job, const struct space *space,
-                            struct region *region, space_token_fn token_of, void *arg)
-{
-    if (!job->node_direct || !region->size || !region->kind->map_peer)
-        return 0;
-    for (int i = 0; i < job->local_size; i++) {
-        int pe = job->local_peers[i];
-        if (pe == job->my_pe || !space->member[pe])
-            continue;
-        char token[SPACE_TOKEN_LEN + 1], name[sizeof(region->name)];
-        if (token_of(arg, pe, region->id, token)) {
-            log_error("spaces", "no name of region %d from PE %d", region->id, pe);
-            return -1;
-        }
-        region_name(job, token, name, sizeof(name));
-        region->peer_base[pe] = region->kind->map_peer(name, region->size);
-        if (!region->peer_base[pe]) {
-            log_error("spaces", "cannot map region %d of PE %d (%s)", region->id, pe, name);
-            return -1;
-        }
     }
     return 0;
 }
@@ -154,36 +123,109 @@ int space_regions(struct space *space, struct region **regions)
     return 2;
 }
 
-int space_map_peers(const struct space_job *job, struct space *space, space_token_fn token_of,
-                    void *arg)
+/* Node peers whose memory this PE attaches: members on this node, unless node mapping is off. */
+static void space_node_peers(const struct space_job *job, const struct space *space,
+                             unsigned char *node_peer)
+{
+    memset(node_peer, 0, (size_t)job->n_pes);
+    for (int i = 0; job->node_direct && i < job->local_size; i++) {
+        int pe = job->local_peers[i];
+        node_peer[pe] = pe != job->my_pe && space->member[pe];
+    }
+}
+
+/* Attaches the node peers' copies of region (attached[pe]; this PE's own base too). */
+static int region_attach(const struct space_job *job, struct region *region,
+                         const unsigned char *node_peer, char **attached, space_handle_fn handle_of,
+                         void *arg)
+{
+    char prefix[300];
+    space_name_prefix(job, prefix, sizeof(prefix));
+    attached[job->my_pe] = region->base;
+    if (!region->size || !kind_can(region->kind, KIND_CAP_PEER_ATTACH))
+        return 0;
+    for (int pe = 0; pe < job->n_pes; pe++) {
+        char handle[KIND_HANDLE_MAX];
+        size_t len = sizeof(handle);
+        if (!node_peer[pe])
+            continue;
+        if (handle_of(arg, pe, region->id, handle, &len)) {
+            log_error("spaces", "no handle of region %d from PE %d", region->id, pe);
+            return -1;
+        }
+        attached[pe] = region->kind->attach(prefix, handle, len, region->size);
+        if (!attached[pe]) {
+            log_error("spaces", "cannot attach region %d of PE %d", region->id, pe);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int region_attach_peers(const struct space_job *job, struct space *space,
+                               struct region *region, unsigned char *node_peer,
+                               space_handle_fn handle_of, void *arg)
+{
+    char **attached = calloc((size_t)job->n_pes, sizeof(char *));
+    int rc = -1;
+    if (attached && region_attach(job, region, node_peer, attached, handle_of, arg) == 0) {
+        struct route_inputs in = {job->my_pe, job->n_pes,   space->member,     node_peer,
+                                  attached,   region->kind, region->registered};
+        rc = route_table_compute(&in, region->routes);
+        if (rc)
+            log_error("spaces", "region %d has a member this PE cannot reach", region->id);
+    }
+    /* What was attached stays in the routes; on failure the routes hold all of it. */
+    for (int pe = 0; rc && attached && pe < job->n_pes; pe++)
+        if (pe != job->my_pe && attached[pe])
+            region->routes[pe].attached = attached[pe];
+    free(attached);
+    return rc;
+}
+
+int space_attach_peers(const struct space_job *job, struct space *space, space_handle_fn handle_of,
+                       void *arg)
+{
+    unsigned char *node_peer = malloc((size_t)job->n_pes);
+    struct region *regions[2];
+    int n = space_regions(space, regions), rc = node_peer ? 0 : -1;
+    if (node_peer)
+        space_node_peers(job, space, node_peer);
+    for (int i = 0; i < n && !rc; i++)
+        rc = region_attach_peers(job, space, regions[i], node_peer, handle_of, arg);
+    free(node_peer);
+    return rc;
+}
+
+void space_unexport(struct space *space)
 {
     struct region *regions[2];
     int n = space_regions(space, regions);
     for (int i = 0; i < n; i++)
-        if (region_map_peers(job, space, regions[i], token_of, arg))
-            return -1;
-    return 0;
+        if (kind_can(regions[i]->kind, KIND_CAP_PEER_ATTACH))
+            regions[i]->kind->unexport(&regions[i]->mem);
 }
 
-void space_unlink(struct space *space)
+/* The copy of pe attached here, whatever its route (NULL: none). */
+static char *region_attached(const struct region *region, int pe)
 {
-    space->heap.kind->unlink(space->heap.name, &space->heap.mem);
-    if (static_region.space == space && static_region.size)
-        static_region.kind->unlink(static_region.name, &static_region.mem);
+    const struct route *route = &region->routes[pe];
+    return route->load_store ? route->load_store : route->attached;
 }
 
 static void region_destroy(const struct space_job *job, struct region *region)
 {
-    if (!region->peer_base)
+    if (!region->routes)
         return;
-    registry_remove(region);
-    if (job->transport && kind_direct(region->kind))
+    if (registry_remove(region) == 0 && !kind_can(region->kind, KIND_CAP_LOAD_STORE))
+        __atomic_sub_fetch(&space_device_regions, 1, __ATOMIC_RELAXED);
+    if (region->registered)
         transport_region_deregister(job->transport, region->id);
     for (int pe = 0; pe < job->n_pes; pe++)
-        if (pe != job->my_pe && region->peer_base[pe])
-            region->kind->unmap_peer(region->peer_base[pe], region->size);
-    free(region->peer_base);
-    region->peer_base = NULL;
+        if (pe != job->my_pe && region_attached(region, pe))
+            region->kind->detach(region_attached(region, pe), region->size);
+    free(region->routes);
+    region->routes = NULL;
 }
 
 void space_destroy(const struct space_job *job, struct space *space)

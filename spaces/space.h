@@ -2,13 +2,15 @@
  *
  * A region is one range of symmetric memory: the same size on every member PE, and the same id,
  * which names it to the transport. A space owns a heap region and its allocator; the default
- * space also owns the program's static data. The registry maps an address to its region. */
+ * space's library companion also owns the program's static data. Each region carries a route to
+ * every member (route.h). The registry maps an address to its region. */
 #ifndef STRATA_SPACE_H
 #define STRATA_SPACE_H
 
 #include "../transports/transport.h"
 #include "heap.h"
 #include "kinds/kind.h"
+#include "route.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,38 +19,37 @@ struct transport;
 
 enum { REGION_ID_DEFAULT_HEAP = 0, REGION_ID_STATIC_DATA = 1, REGION_ID_LIBRARY = 2 };
 
-/* Hex digits of a region's random token (128 bits). */
-#define SPACE_TOKEN_LEN 32
-
 struct region {
     char *base; /* this PE's copy */
     size_t size;
     int id;
+    unsigned generation;
     struct space *space;
-    /* Per world PE: where that PE's copy is mapped in this process, or NULL when it is reached
-     * through the transport. peer_base[my_pe] == base. */
-    char **peer_base;
     const struct kind_ops *kind;
     struct kind_mem mem;
-    unsigned generation;
-    /* The name node peers open: the job's id and a random token, so that no other user can
-     * guess it and take it first. Peers learn the token from the region's owner. */
-    char token[SPACE_TOKEN_LEN + 1];
-    char name[300];
-    /* Its transport key, when it was registered after start-up: peers get it in the records of
-     * the space's creation. */
+    struct route *routes; /* per world PE, once the members are known (space_attach_peers) */
+    /* How node peers attach it (the kind's export), and its transport key once it was
+     * registered after start-up: both travel in the records of the space's creation. */
+    size_t handle_len;
+    char handle[KIND_HANDLE_MAX];
     size_t key_len;
     char key[TRANSPORT_KEY_MAX];
+    int registered; /* with the transport */
 };
+
+/* How many regions of this PE are memory the CPU may not load or store (device memory): while
+ * there are none, no local buffer needs a second look. */
+extern int space_device_regions;
+
+/* The route to pe's copy of region. */
+static inline const struct route *region_route(const struct region *region, int pe)
+{
+    return &region->routes[pe];
+}
 
 struct space {
     struct region heap;
     struct heap *allocator;
-    /* Atomics coherence (one mechanism per space): when any member reaches this space's memory
-     * through the transport, every member, including the owner itself, must use transport
-     * atomics, because CPU atomics are not atomic with respect to a NIC or a target-side
-     * emulation. Decided once at creation. Device memory is never touched by CPU atomics. */
-    int transport_atomics;
     int device_type;          /* the shmem_device_type_t it was created for */
     uint64_t caps;            /* SHMEM_SPACE_CAP_* bits that hold for it */
     unsigned char *member;    /* per world PE: nonzero for the members of its team */
@@ -67,14 +68,14 @@ struct space_job {
     int local_size;
     const char *job_id;
     struct transport *transport; /* NULL while every PE is mapped */
-    int node_direct;             /* map node peers' memory */
+    int node_direct;             /* attach node peers' memory */
     /* After start-up: a new region keeps its transport key for the creation's records instead
      * of publishing it to the process manager. */
     int keys_in_records;
 };
 
-/* Writes node peer pe's token of region id into token (SPACE_TOKEN_LEN + 1 bytes); 0 or -1. */
-typedef int (*space_token_fn)(void *arg, int pe, int id, char *token);
+/* Writes member pe's attach handle of region id (at most *len bytes; *len: its length); 0 or -1. */
+typedef int (*space_handle_fn)(void *arg, int pe, int id, void *handle, size_t *len);
 
 /* A space as every member creates it: the same on every member. */
 struct space_params {
@@ -94,18 +95,17 @@ int space_create(const struct space_job *job, const struct space_params *params,
  * heap_size bytes (region heap_id) and the program's static data. */
 int space_default_create(const struct space_job *job, size_t heap_size, int heap_id,
                          struct space **out);
-/* After every member created its part: maps node peers' copies of each region of the space
- * (where the kind allows it), finding their names from the tokens token_of gives. */
-int space_map_peers(const struct space_job *job, struct space *space, space_token_fn token_of,
-                    void *arg);
-/* The regions of a space that node peers map: its heap, and the static data of the space that
- * holds it. Returns how many (at most 2). */
+/* After every member created its part: attaches node peers' copies of each region of the space
+ * where the kind and the job allow it, with the handles handle_of gives, and computes every
+ * region's routes. Returns 0 or -1. */
+int space_attach_peers(const struct space_job *job, struct space *space, space_handle_fn handle_of,
+                       void *arg);
+/* The regions of a space: its heap, and the static data of the space that holds it. Returns how
+ * many (at most 2). */
 int space_regions(struct space *space, struct region **regions);
-/* A fresh random token (SPACE_TOKEN_LEN hex digits), and a region's name made from one. */
-int space_region_token_new(char *token);
-int space_region_name_new(const struct space_job *job, struct region *region);
-/* After every PE mapped: removes the names, so a crashed job leaves no file behind. */
-void space_unlink(struct space *space);
+/* After every node peer attached: withdraws the handles (host: the names), so a crashed job
+ * leaves no file behind. */
+void space_unexport(struct space *space);
 void space_destroy(const struct space_job *job, struct space *space);
 
 /* The region with this id on this PE, or NULL. */
@@ -113,7 +113,8 @@ struct region *registry_find_id(int id);
 
 /* ---- Registry: address -> region (registry.c) ---- */
 int registry_add(struct region *region);
-void registry_remove(struct region *region);
+/* Returns 0, or -1 when the region was not registered. */
+int registry_remove(struct region *region);
 struct region *registry_lookup_slow(const void *addr);
 /* Even while the registry is stable; every change moves it on by two. */
 extern unsigned long registry_version;
@@ -144,8 +145,8 @@ static inline struct region *region_lookup(const void *addr)
 
 /* ---- Static data (data + bss of the program) ---- */
 /* Moves the program's writable data onto a shared-memory file at the same addresses, so node
- * peers can map it like a heap. Returns 0 or -1. */
-int static_data_create(const struct space_job *job, struct region *region);
+ * peers can attach it like a host heap (its name starts with prefix). Returns 0 or -1. */
+int static_data_create(const char *prefix, struct region *region);
 void static_data_destroy(struct region *region);
 
 #endif

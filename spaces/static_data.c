@@ -57,7 +57,7 @@ __attribute__((no_sanitize_address)) static void copy_segment(void *dst, const v
         to[i] = from[i];
 }
 
-int static_data_create(const struct space_job *job, struct region *region)
+int static_data_create(const char *prefix, struct region *region)
 {
     struct writable_segment seg = {0, 0};
     dl_iterate_phdr(find_program_segment, &seg);
@@ -67,8 +67,7 @@ int static_data_create(const struct space_job *job, struct region *region)
     region->mem.fd = -1;
     if (!len)
         return 0;
-    if (space_region_name_new(job, region) ||
-        kind_host_file_create(region->name, len, &region->mem.fd))
+    if (kind_host_file_create(prefix, len, &region->mem))
         return -1;
     /* Every page is copied, so every page is committed: take the room now, and a full
      * /dev/shm is a message here instead of a SIGBUS in the copy. */
@@ -95,7 +94,7 @@ int static_data_create(const struct space_job *job, struct region *region)
 fail:
     log_error("spaces", "cannot move static data onto shared memory: %s", strerror(errno));
 fail_file:
-    shm_unlink(region->name);
+    shm_unlink(region->mem.name);
     close(region->mem.fd);
     region->mem.fd = -1;
     return -1;

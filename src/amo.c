@@ -1,10 +1,10 @@
 #include "amo.h"
 
-#include "rma.h"
+#include "route.h"
 #include "staged.h"
 
 static uint64_t amo_transport(struct transport_worker *t, const char *routine,
-                              enum transport_amo op, const struct rma_target *target, size_t size,
+                              enum transport_amo op, const struct route_target *target, size_t size,
                               uint64_t value, uint64_t compare, int pe)
 {
     uint64_t old = 0;
@@ -16,7 +16,7 @@ static uint64_t amo_transport(struct transport_worker *t, const char *routine,
 /* UCX 1.13 stores op(old, old) for fetching AND/OR/XOR over shared memory, so the fetching forms
  * are built from a fetch and a compare-and-swap loop, which every transport does right. */
 static uint64_t amo_fetch_bitwise_by_cswap(struct transport_worker *t, const char *routine,
-                                           enum transport_amo op, const struct rma_target *target,
+                                           enum transport_amo op, const struct route_target *target,
                                            size_t size, uint64_t value, int pe)
 {
     uint64_t mask = size == 4 ? UINT32_MAX : UINT64_MAX;
@@ -37,15 +37,19 @@ uint64_t amo_op_slow(shmem_ctx_t ctx, const char *routine, enum transport_amo op
                      size_t size, uint64_t value, uint64_t compare, int fetch, int pe)
 {
     pe = ctx_world_pe(ctx, routine, pe);
-    struct rma_target target = rma_resolve(routine, addr, size, pe);
+    struct route_target target = route_resolve(ctx, routine, addr, size, pe);
     if (unlikely(rt.debug && ((uintptr_t)addr & (size - 1))))
         log_fatal(routine, "address %p (target PE %d) is not aligned to %zu bytes", addr, pe, size);
-    if (likely(target.mapped && !target.region->space->transport_atomics))
-        return size == 4 ? AMO_CPU(uint32_t, target.mapped, op, value, compare)
-                         : AMO_CPU(uint64_t, target.mapped, op, value, compare);
-    if (unlikely(!kind_direct(target.region->kind)))
-        return staged_atomic(ctx, routine, op, &target, size, value, compare, pe);
-    struct transport_worker *worker = ctx_worker(ctx, routine, pe);
+    if (likely(target.route->cpu_atomics)) {
+        char *word = target.route->cpu_atomics + target.offset;
+        return size == 4 ? AMO_CPU(uint32_t, word, op, value, compare)
+                         : AMO_CPU(uint64_t, word, op, value, compare);
+    }
+    if (target.kind == ROUTE_KIND_COPY || target.kind == ROUTE_OWNER)
+        return staged_atomic(routine, op, &target, size, value, compare, pe);
+    /* The transport's atomics: the target's route, or a space whose atomics are all the
+     * transport's because some member reaches another through it. */
+    struct transport_worker *worker = route_worker(&target, routine, pe);
     int bitwise = op == TRANSPORT_AMO_AND || op == TRANSPORT_AMO_OR || op == TRANSPORT_AMO_XOR;
     if (fetch && bitwise)
         return amo_fetch_bitwise_by_cswap(worker, routine, op, &target, size, value, pe);

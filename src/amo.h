@@ -1,5 +1,6 @@
-/* Atomic operations on symmetric words, routed by the owning space's coherence rule
- * (space.h: transport_atomics). Used by signals and the internal barrier. */
+/* Atomic operations on symmetric words, by the route of the target (spaces/route.h): CPU
+ * instructions where the route allows them, the transport's atomics, or the kind's copy engine
+ * and the owner for device memory. Used by signals and the internal barrier too. */
 #ifndef STRATA_AMO_H
 #define STRATA_AMO_H
 
@@ -50,11 +51,11 @@ static inline uint64_t amo_op(shmem_ctx_t ctx, const char *routine, enum transpo
                               void *addr, size_t size, uint64_t value, uint64_t compare, int fetch,
                               int pe)
 {
-    if (likely(ctx == SHMEM_CTX_DEFAULT && !rt.debug && (unsigned)pe < (unsigned)rt.n_pes)) {
+    if (likely(ctx == SHMEM_CTX_DEFAULT && !rt.checked && (unsigned)pe < (unsigned)rt.n_pes)) {
         struct region *region = region_lookup(addr);
-        char *peer = region ? region->peer_base[pe] : NULL;
-        if (likely(peer && !region->space->transport_atomics)) {
-            char *word = peer + ((char *)addr - region->base);
+        char *copy = region ? region_route(region, pe)->cpu_atomics : NULL;
+        if (likely(copy)) {
+            char *word = copy + ((char *)addr - region->base);
             return size == 4 ? AMO_CPU(uint32_t, word, op, value, compare)
                              : AMO_CPU(uint64_t, word, op, value, compare);
         }

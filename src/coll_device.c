@@ -1,13 +1,13 @@
 /* Collectives on device memory (coll.h). */
 #include "coll.h"
-#include "staged.h"
+#include "route.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 int coll_device_buffers(const void *dest, const void *source)
 {
-    return unlikely(rt.device_memory) && (staged_is_device(dest) || staged_is_device(source));
+    return route_local_kind(dest) || (source && route_local_kind(source));
 }
 
 static void coll_device_end(struct coll_group *g)

@@ -1,7 +1,7 @@
 /* Communication contexts (1.6 section 9.5): each has its own transport worker, so quiet on one
  * completes only its own operations, and a team whose numbering its PE arguments use. */
 #include "../transports/transport.h"
-#include "rma.h"
+#include "route.h"
 #include "team.h"
 
 #include <stdlib.h>

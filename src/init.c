@@ -162,30 +162,27 @@ static int init_host_heap_fits(void)
     return 0;
 }
 
-/* Node peers open this PE's start-up regions by the names their tokens make: published for the
- * start-up exchange. */
-static int init_publish_tokens(struct space *space)
+/* Node peers attach this PE's start-up regions by their handles: published for the start-up
+ * exchange. */
+static int init_publish_handles(struct space *space)
 {
     struct region *regions[2];
     int n = space_regions(space, regions);
     for (int i = 0; i < n; i++) {
         char key[32];
         snprintf(key, sizeof(key), "strata.region.%d", regions[i]->id);
-        if (boot_put(key, regions[i]->token, SPACE_TOKEN_LEN + 1))
+        if (regions[i]->handle_len && boot_put(key, regions[i]->handle, regions[i]->handle_len))
             return -1;
     }
     return 0;
 }
 
-static int init_token_of(void *arg, int pe, int id, char *token)
+static int init_handle_of(void *arg, int pe, int id, void *handle, size_t *len)
 {
     (void)arg;
     char key[32];
-    size_t len = SPACE_TOKEN_LEN + 1;
     snprintf(key, sizeof(key), "strata.region.%d", id);
-    if (boot_get(pe, key, token, &len) || len != SPACE_TOKEN_LEN + 1 || token[SPACE_TOKEN_LEN])
-        return -1;
-    return 0;
+    return boot_get(pe, key, handle, len);
 }
 
 /* The default space (host memory, or device memory when SHMEM_DEFAULT_SPACE names a device),
@@ -223,15 +220,15 @@ static int init_default_space(void)
         rt.default_space = rt.library_space;
         return reachable;
     }
-    rt.device_memory = !kind_direct(rt.default_space->heap.kind);
     rt.default_space->device_type = type;
-    rt.default_space->caps = SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES |
-                             SHMEM_SPACE_CAP_ATOMICS | SHMEM_SPACE_CAP_WORLD_ACCESS |
-                             (rt.device_memory ? 0 : SHMEM_SPACE_CAP_DIRECT_ACCESS);
+    rt.default_space->caps =
+        SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES | SHMEM_SPACE_CAP_ATOMICS |
+        SHMEM_SPACE_CAP_WORLD_ACCESS |
+        (kind_can(kind, KIND_CAP_LOAD_STORE) ? SHMEM_SPACE_CAP_DIRECT_ACCESS : 0);
     space_api_init();
     uint64_t base = (uint64_t)(uintptr_t)rt.default_space->heap.base;
     if (boot_put("strata.heap.base", &base, sizeof(base)) ||
-        init_publish_tokens(rt.library_space) || init_publish_tokens(rt.default_space))
+        init_publish_handles(rt.library_space) || init_publish_handles(rt.default_space))
         init_fail("cannot publish the heap's address and names");
     if (reachable)
         init_library_state();
@@ -350,8 +347,8 @@ static void init_report(void)
 
 static void init_unlink_names(void)
 {
-    space_unlink(rt.library_space);
-    space_unlink(rt.default_space);
+    space_unexport(rt.library_space);
+    space_unexport(rt.default_space);
 }
 
 /* This PE's part of start-up, up to the exchange; the first failure skips the rest. */
@@ -364,6 +361,7 @@ static int init_local(int requested)
     }
     rt.debug = rt.knobs.DEBUG;
     log_mask = knobs_log_mask(rt.knobs.LOG);
+    rt.checked = rt.debug || (log_mask & LOG_RMA);
     rt.thread_level = requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE : requested;
     rt.job = (struct space_job){
         .my_pe = rt.my_pe,
@@ -399,8 +397,8 @@ static void runtime_start(int requested)
     init_agree(init_local(requested));
     fault_handlers_install();
     init_warn_node_room();
-    if (space_map_peers(&rt.job, rt.library_space, init_token_of, NULL) ||
-        space_map_peers(&rt.job, rt.default_space, init_token_of, NULL))
+    if (space_attach_peers(&rt.job, rt.library_space, init_handle_of, NULL) ||
+        space_attach_peers(&rt.job, rt.default_space, init_handle_of, NULL))
         init_fatal("cannot map the symmetric memory of the PEs on this node");
     rt.job.keys_in_records = 1;
     if (runtime_progress_start())

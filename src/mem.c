@@ -61,11 +61,11 @@ static void mem_free(const char *routine, struct space *space, void *ptr)
 /* Zeroes a fresh block, through the kind where the library may not store into it. */
 static void mem_zero(struct space *space, void *p, size_t size)
 {
-    struct region *heap = &space->heap;
-    if (kind_direct(heap->kind))
+    const struct kind_ops *kind = space->heap.kind;
+    if (kind_can(kind, KIND_CAP_LOAD_STORE))
         memset(p, 0, size);
     else
-        heap->kind->fill(&heap->mem, (size_t)((char *)p - heap->base), 0, size);
+        kind->fill(p, 0, size);
 }
 
 void *shmem_malloc(size_t size)
@@ -146,7 +146,7 @@ void *shmem_realloc(void *ptr, size_t size)
         if (heap_alloc(space->allocator, size, 0, &new_offset) == 0) {
             result = space->heap.base + new_offset;
             size_t keep = old_size < size ? old_size : size;
-            if (kind_direct(space->heap.kind))
+            if (kind_can(space->heap.kind, KIND_CAP_LOAD_STORE))
                 memcpy(result, ptr, keep);
             else /* device memory: staged through the kind by a get from this PE */
                 shmem_getmem(result, ptr, keep, rt.my_pe);

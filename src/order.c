@@ -1,7 +1,7 @@
 /* Memory ordering and whole-job synchronization (1.6 sections 9.9 and 9.11). */
 #include "../transports/transport.h"
 #include "amo.h"
-#include "rma.h"
+#include "route.h"
 #include "runtime.h"
 #include "team.h"
 

@@ -7,9 +7,8 @@ void *shmem_ptr(const void *dest, int pe)
     if ((unsigned)pe >= (unsigned)rt.n_pes)
         return NULL;
     struct region *region = region_lookup(dest);
-    if (!region || !region->peer_base[pe])
-        return NULL;
-    return region->peer_base[pe] + ((const char *)dest - region->base);
+    char *copy = region ? region_route(region, pe)->load_store : NULL;
+    return copy ? copy + ((const char *)dest - region->base) : NULL;
 }
 
 int shmem_pe_accessible(int pe)
@@ -24,5 +23,5 @@ int shmem_addr_accessible(const void *addr, int pe)
     if ((unsigned)pe >= (unsigned)rt.n_pes)
         return 0;
     struct region *region = region_lookup(addr);
-    return region && (region->peer_base[pe] || rt.transport);
+    return region && region_route(region, pe)->kind != ROUTE_NONE;
 }

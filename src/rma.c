@@ -1,10 +1,9 @@
 /* Remote memory access (1.6 section 9.5): put, get, p, g, strided and blocked-strided forms,
  * non-blocking forms and put-with-signal. One core routine per operation; every typed, sized and
  * context form is generated from the type tables in shmem.h. */
-#include "rma.h"
-
 #include "../transports/transport.h"
 #include "amo.h"
+#include "route.h"
 #include "staged.h"
 
 #include <string.h>
@@ -45,27 +44,32 @@ void rma_report_no_transport(const char *routine, int pe)
     log_fatal(routine, "no transport reaches PE %d from this context", pe);
 }
 
+static const char *const route_names[] = {
+    [ROUTE_NONE] = "none",           [ROUTE_LOAD_STORE] = "load/store",
+    [ROUTE_KIND_COPY] = "kind copy", [ROUTE_TRANSPORT] = "transport",
+    [ROUTE_OWNER] = "owner",
+};
+
 static inline void rma_put(shmem_ctx_t ctx, const char *routine, void *dest, const void *src,
                            size_t len, int pe, int nbi)
 {
     if (unlikely(!len))
         return;
     pe = ctx_world_pe(ctx, routine, pe);
-    struct rma_target target = rma_resolve(routine, dest, len, pe);
-    LOG(LOG_RMA, routine, "%zu bytes to %p on PE %d (%s)", len, dest, pe,
-        target.mapped ? "mapped" : "transport");
-    if (unlikely(rt.device_memory) &&
-        (!kind_direct(target.region->kind) || staged_is_device(src))) {
-        staged_put(ctx, routine, &target, src, len, pe);
+    struct route_target target = route_resolve(ctx, routine, dest, len, pe);
+    LOG(LOG_RMA, routine, "%zu bytes to %p on PE %d (%s)", len, dest, pe, route_names[target.kind]);
+    const struct kind_ops *src_kind = route_local_kind(src);
+    if (likely(target.kind == ROUTE_LOAD_STORE && !src_kind)) {
+        memcpy(target.pointer, src, len);
         return;
     }
-    if (likely(target.mapped)) {
-        memcpy(target.mapped, src, len);
+    if (target.kind == ROUTE_TRANSPORT && !src_kind) {
+        if (transport_put(route_worker(&target, routine, pe), pe, target.region->id, target.offset,
+                          src, len, nbi))
+            rma_report_transport(routine, pe);
         return;
     }
-    if (transport_put(ctx_worker(ctx, routine, pe), pe, target.region->id, target.offset, src, len,
-                      nbi))
-        rma_report_transport(routine, pe);
+    staged_put(routine, &target, src, src_kind, len, pe);
 }
 
 static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, const void *src,
@@ -74,21 +78,21 @@ static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, con
     if (unlikely(!len))
         return;
     pe = ctx_world_pe(ctx, routine, pe);
-    struct rma_target target = rma_resolve(routine, src, len, pe);
+    struct route_target target = route_resolve(ctx, routine, src, len, pe);
     LOG(LOG_RMA, routine, "%zu bytes from %p on PE %d (%s)", len, src, pe,
-        target.mapped ? "mapped" : "transport");
-    if (unlikely(rt.device_memory) &&
-        (!kind_direct(target.region->kind) || staged_is_device(dest))) {
-        staged_get(ctx, routine, &target, dest, len, pe);
+        route_names[target.kind]);
+    const struct kind_ops *dest_kind = route_local_kind(dest);
+    if (likely(target.kind == ROUTE_LOAD_STORE && !dest_kind)) {
+        memcpy(dest, target.pointer, len);
         return;
     }
-    if (likely(target.mapped)) {
-        memcpy(dest, target.mapped, len);
+    if (target.kind == ROUTE_TRANSPORT && !dest_kind) {
+        if (transport_get(route_worker(&target, routine, pe), pe, target.region->id, target.offset,
+                          dest, len, nbi))
+            rma_report_transport(routine, pe);
         return;
     }
-    if (transport_get(ctx_worker(ctx, routine, pe), pe, target.region->id, target.offset, dest, len,
-                      nbi))
-        rma_report_transport(routine, pe);
+    staged_get(routine, &target, dest, dest_kind, len, pe);
 }
 
 /* Blocked strided transfer (ibput/ibget; iput/iget are the case bsize == 1): nblocks blocks of
@@ -139,21 +143,25 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
 #define TYPED_NAME(CTX, N, OP, SUFFIX) shmem_##CTX##N##_##OP##SUFFIX
 #define SIZED_NAME(CTX, N, OP, SUFFIX) shmem_##CTX##OP##N##SUFFIX
 
-/* The inline common case of a put or get (rma_mapped_fast); 0 when the general path must run. */
-static inline int rma_put_fast(void *dest, const void *src, size_t len, int pe)
+/* The inline common case of a put or get (route_load_store), with a local buffer the CPU may
+ * load and store; 0 when the general path must run. p and g, whose local side is a value of the
+ * library's own, pass local_checked. */
+static inline int rma_put_fast(void *dest, const void *src, size_t len, int pe, int local_checked)
 {
-    char *mapped = rma_mapped_fast(dest, pe);
-    if (likely(mapped))
-        memcpy(mapped, src, len);
-    return mapped != NULL;
+    char *there = route_load_store(dest, pe);
+    if (unlikely(!there || (!local_checked && route_local_kind(src))))
+        return 0;
+    memcpy(there, src, len);
+    return 1;
 }
 
-static inline int rma_get_fast(void *dest, const void *src, size_t len, int pe)
+static inline int rma_get_fast(void *dest, const void *src, size_t len, int pe, int local_checked)
 {
-    const char *mapped = rma_mapped_fast(src, pe);
-    if (likely(mapped))
-        memcpy(dest, mapped, len);
-    return mapped != NULL;
+    const char *there = route_load_store(src, pe);
+    if (unlikely(!there || (!local_checked && route_local_kind(dest))))
+        return 0;
+    memcpy(dest, there, len);
+    return 1;
 }
 
 #define GEN_CONTIGUOUS(FN, CTX_FN, T, ELEM, OP, NBI)                                               \
@@ -163,7 +171,7 @@ static inline int rma_get_fast(void *dest, const void *src, size_t len, int pe)
     }                                                                                              \
     void FN(T *dest, const T *source, size_t nelems, int pe)                                       \
     {                                                                                              \
-        if (!rma_##OP##_fast(dest, source, nelems * (ELEM), pe))                                   \
+        if (!rma_##OP##_fast(dest, source, nelems * (ELEM), pe, 0))                                \
             rma_##OP(SHMEM_CTX_DEFAULT, STRINGIFY(FN), dest, source, nelems *(ELEM), pe, NBI);     \
     }
 
@@ -227,7 +235,7 @@ static inline int rma_get_fast(void *dest, const void *src, size_t len, int pe)
     }                                                                                              \
     void shmem_##N##_p(T *dest, T value, int pe)                                                   \
     {                                                                                              \
-        if (!rma_put_fast(dest, &value, sizeof(T), pe)) /* one store */                            \
+        if (!rma_put_fast(dest, &value, sizeof(T), pe, 1)) /* one store */                         \
             rma_put(SHMEM_CTX_DEFAULT, "shmem_" #N "_p", dest, &value, sizeof(T), pe, 0);          \
     }                                                                                              \
     T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe)                                  \
@@ -239,7 +247,7 @@ static inline int rma_get_fast(void *dest, const void *src, size_t len, int pe)
     T shmem_##N##_g(const T *source, int pe)                                                       \
     {                                                                                              \
         T value;                                                                                   \
-        if (!rma_get_fast(&value, source, sizeof(T), pe)) /* one load */                           \
+        if (!rma_get_fast(&value, source, sizeof(T), pe, 1)) /* one load */                        \
             rma_get(SHMEM_CTX_DEFAULT, "shmem_" #N "_g", &value, source, sizeof(T), pe, 0);        \
         return value;                                                                              \
     }

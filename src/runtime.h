@@ -45,7 +45,9 @@ struct runtime {
     /* Internal symmetric words in the default heap: barrier counters, one per round. */
     uint64_t *sync_words;
     uint64_t barrier_epoch;
-    int device_memory;        /* some space of this PE is device memory: buffers need a lookup */
+    /* SHMEM_DEBUG or SHMEM_LOG=rma: every RMA and atomic takes the general path, which checks
+     * and logs. */
+    int checked;
     struct discovery devices; /* what this PE can reach (spaces/discovery.h) */
 };
 

@@ -5,7 +5,7 @@
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
 {
     runtime_require_init("shmem_signal_fetch");
-    if (likely(!staged_is_device(sig_addr)))
+    if (likely(!space_device_regions))
         return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
     uint64_t value;
     staged_read_local(sig_addr, &value, sizeof(value));

@@ -63,18 +63,20 @@ static uint64_t space_ids_used =
 
 /* What each PE says in the first exchange. */
 struct space_offer {
-    int32_t verdict; /* enum space_verdict */
-    int32_t direct;  /* the kind it would use may be loaded and stored */
+    int32_t verdict;    /* enum space_verdict */
+    int32_t load_store; /* the kind it would use may be loaded and stored */
+    int32_t attachable; /* node peers attach that kind's memory */
     uint64_t ids_used;
 };
 
-/* What each member says in the second: whether it made its memory, where, the token that names
- * it to node peers and the key that reaches it through the transport. */
+/* What each member says in the second: whether it made its memory, where, the handle by which
+ * node peers attach it and the key that reaches it through the transport. */
 struct space_made {
     int32_t ok;
     uint32_t key_len;
     uint64_t base;
-    char token[SPACE_TOKEN_LEN + 1];
+    uint32_t handle_len;
+    char handle[KIND_HANDLE_MAX];
     char key[TRANSPORT_KEY_MAX];
 };
 
@@ -120,7 +122,8 @@ struct space_plan {
     int *members; /* world ranks, ascending */
     int size;
     int id;
-    int all_direct;
+    int all_load_store; /* every member's kind may be loaded and stored */
+    int all_attachable; /* every member's kind attaches node peers */
     unsigned char *member;
 };
 
@@ -129,14 +132,15 @@ static int space_plan_make(const shmem_space_config_t *config, const struct spac
 {
     uint64_t used = 0;
     int bad = 0;
-    plan->all_direct = 1;
+    plan->all_load_store = plan->all_attachable = 1;
     for (int pe = 0; pe < rt.n_pes; pe++) {
         used |= offers[pe].ids_used;
         bad |= offers[pe].verdict == SPACE_BAD_CONFIG || offers[pe].verdict == SPACE_TOO_BIG;
         if (offers[pe].verdict == SPACE_REACHABLE) {
             plan->member[pe] = 1;
             plan->members[plan->size++] = pe;
-            plan->all_direct &= offers[pe].direct;
+            plan->all_load_store &= offers[pe].load_store;
+            plan->all_attachable &= offers[pe].attachable;
         }
     }
     plan->id = -1;
@@ -161,7 +165,7 @@ static int space_needs_transport(const struct space_plan *plan)
 {
     if (plan->size < 2)
         return 0;
-    if (!plan->all_direct || !rt.job.node_direct)
+    if (!plan->all_attachable || !rt.job.node_direct)
         return 1;
     for (int i = 0; i < plan->size; i++) {
         int local = 0;
@@ -177,7 +181,7 @@ static uint64_t space_caps(const struct space_plan *plan, const struct space_mad
 {
     shmem_space_cap_t caps =
         SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES | SHMEM_SPACE_CAP_ATOMICS;
-    if (plan->all_direct)
+    if (plan->all_load_store)
         caps |= SHMEM_SPACE_CAP_DIRECT_ACCESS;
     if (plan->size == rt.n_pes)
         caps |= SHMEM_SPACE_CAP_WORLD_ACCESS;
@@ -217,7 +221,8 @@ static int space_build(const shmem_space_config_t *config, const struct space_pl
             struct region *heap = &space->heap;
             mine->ok = 1;
             mine->base = (uint64_t)(uintptr_t)heap->base;
-            memcpy(mine->token, heap->token, sizeof(mine->token));
+            mine->handle_len = (uint32_t)heap->handle_len;
+            memcpy(mine->handle, heap->handle, heap->handle_len);
             mine->key_len = (uint32_t)heap->key_len;
             memcpy(mine->key, heap->key, heap->key_len);
         }
@@ -246,18 +251,21 @@ static int space_build(const shmem_space_config_t *config, const struct space_pl
 /* The space's team and the library's own team over the same members (world collective). Every
  * member's memory exists: node peers' is mapped first, and the team agreement synchronizes the
  * world, after which the names can go. Returns 0, or -1 on every PE when team slots ran out. */
-static int space_made_token(void *arg, int pe, int id, char *token)
+static int space_made_handle(void *arg, int pe, int id, void *handle, size_t *len)
 {
     const struct space_made *made = arg;
     (void)id;
-    memcpy(token, made[pe].token, SPACE_TOKEN_LEN + 1);
-    return token[SPACE_TOKEN_LEN] ? -1 : 0;
+    if (made[pe].handle_len > *len)
+        return -1;
+    *len = made[pe].handle_len;
+    memcpy(handle, made[pe].handle, *len);
+    return 0;
 }
 
 static int space_attach_teams(struct space *space, const struct space_plan *plan)
 {
     struct space_made *made = space_records.mades[space_creations & 1];
-    if (space && space_map_peers(&rt.job, space, space_made_token, made))
+    if (space && space_attach_peers(&rt.job, space, space_made_handle, made))
         log_fatal("shmem_space_create", "cannot map the space of the PEs on this node");
     shmem_team_t team, members_team;
     if (team_create_members(SHMEM_TEAM_WORLD, plan->members, plan->size, space, &team))
@@ -267,7 +275,7 @@ static int space_attach_teams(struct space *space, const struct space_plan *plan
         return -1;
     }
     if (space) {
-        space_unlink(space);
+        space_unexport(space);
         space->team = team;
         space->members_team = members_team;
     }
@@ -284,12 +292,14 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
     const struct kind_ops *kind = NULL;
     struct space_offer *offer = space_records.offer[space_creations & 1];
     offer->verdict = space_reach("shmem_space_create", config, &kind);
-    offer->direct = kind ? kind_direct(kind) : 1;
+    offer->load_store = kind ? kind_can(kind, KIND_CAP_LOAD_STORE) : 1;
+    offer->attachable = kind ? kind_can(kind, KIND_CAP_PEER_ATTACH) : 1;
     offer->ids_used = space_ids_used;
     struct space_offer *offers =
         space_exchange(space_records.offers[space_creations & 1], offer, sizeof(*offer));
-    struct space_plan plan = {malloc((size_t)rt.n_pes * sizeof(int)), 0, -1, 1,
-                              calloc((size_t)rt.n_pes, 1)};
+    struct space_plan plan = {.members = malloc((size_t)rt.n_pes * sizeof(int)),
+                              .id = -1,
+                              .member = calloc((size_t)rt.n_pes, 1)};
     if (!plan.members || !plan.member)
         log_fatal("shmem_space_create", "out of memory for a plan of %d PEs", rt.n_pes);
     int rc = space_plan_make(config, offers, &plan);
@@ -306,10 +316,9 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
         rc = -1;
     }
     if (rc == 0 && space) {
-        rt.device_memory |= !kind_direct(space->heap.kind);
         space_ids_used |= 1ull << plan.id;
         space_by_id[plan.id] = space;
-        if (!kind_direct(space->heap.kind) && runtime_progress_start())
+        if (!kind_can(space->heap.kind, KIND_CAP_LOAD_STORE) && runtime_progress_start())
             log_fatal("shmem_space_create", "cannot start the progress thread");
         *space_out = space_handle(space);
         *team_out = space->team;

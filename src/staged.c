@@ -1,6 +1,6 @@
 /* Device memory (staged.h): every transfer is cut into chunks that pass through a host bounce
- * buffer where a side cannot be loaded or stored, and a remote device target is written, read
- * and updated by its owner on an active message. */
+ * buffer where a side is device memory the other side's mechanism cannot reach, and a target
+ * reached through its owner is written, read and updated by the owner on an active message. */
 #include "staged.h"
 
 #include <pthread.h>
@@ -13,103 +13,96 @@
  * time per PE, whether they come from a peer's message or from this PE itself. */
 static pthread_mutex_t staged_atomic_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static char *staged_bounce(void)
+static char *staged_bounce(const char *routine)
 {
     static __thread char *bounce;
     if (!bounce && !(bounce = malloc(STAGED_CHUNK)))
-        log_fatal("shmem_put", "cannot allocate a %zu-byte staging buffer", STAGED_CHUNK);
+        log_fatal(routine, "cannot allocate a %zu-byte staging buffer", STAGED_CHUNK);
     return bounce;
 }
 
-static struct transport_worker *staged_worker(shmem_ctx_t ctx, const char *routine, int pe)
-{
-    struct transport_worker *w = ctx != SHMEM_CTX_INVALID ? ctx->worker : NULL;
-    if (unlikely(!w))
-        rma_report_no_transport(routine, pe);
-    return w;
-}
-
-/* The device region of this PE with id, checked against the range a message names. */
-static struct region *staged_local_region(int id, size_t offset, size_t len)
+/* This PE's copy of (id, offset, len) for a peer's message: device memory only, in range. */
+static char *staged_local_copy(int id, size_t offset, size_t len, const struct kind_ops **kind)
 {
     struct region *region = registry_find_id(id);
-    if (!region || kind_direct(region->kind) || offset > region->size ||
-        len > region->size - offset)
+    if (!region || region_route(region, rt.my_pe)->kind != ROUTE_KIND_COPY ||
+        offset > region->size || len > region->size - offset)
         return NULL;
-    return region;
+    *kind = region->kind;
+    return region_route(region, rt.my_pe)->attached + offset;
 }
 
 void staged_read_local(const void *addr, void *dest, size_t len)
 {
     struct region *region = region_lookup(addr);
-    if (region && !kind_direct(region->kind))
-        region->kind->copy_out(&region->mem, (size_t)((const char *)addr - region->base), dest,
-                               len);
+    if (region && !region_route(region, rt.my_pe)->load_store)
+        region->kind->copy_to_host(dest, addr, len);
     else
         memcpy(dest, addr, len);
 }
 
-static void staged_write_local(void *addr, const void *src, size_t len)
+/* Moves one chunk between host memory data and the target, however it is reached: a put writes
+ * data there, a get reads the target into data. */
+static void staged_chunk(const char *routine, const struct route_target *target, size_t at,
+                         void *data, size_t len, int pe, int put)
 {
-    struct region *region = region_lookup(addr);
-    if (region && !kind_direct(region->kind))
-        region->kind->copy_in(&region->mem, (size_t)((char *)addr - region->base), src, len);
-    else
-        memcpy(addr, src, len);
-}
-
-/* Moves one chunk between host memory and the target, however the target is reached: a put
- * writes data there, a get reads it into data. */
-static void staged_chunk(shmem_ctx_t ctx, const char *routine, const struct rma_target *target,
-                         size_t at, void *data, size_t len, int pe, int put)
-{
-    struct region *region = target->region;
+    const struct kind_ops *kind = target->region->kind;
+    char *there = target->pointer + at;
     size_t offset = target->offset + at;
-    int rc = 0;
-    if (target->mapped)
-        put ? memcpy(target->mapped + at, data, len) : memcpy(data, target->mapped + at, len);
-    else if (pe == rt.my_pe)
-        put ? staged_write_local(region->base + offset, data, len)
-            : staged_read_local(region->base + offset, data, len);
-    else if (!kind_direct(region->kind))
-        rc = put ? transport_am_put(staged_worker(ctx, routine, pe), pe, region->id, offset, data,
-                                    len)
-                 : transport_am_get(staged_worker(ctx, routine, pe), pe, region->id, offset, data,
-                                    len);
-    else
-        rc = put ? transport_put(staged_worker(ctx, routine, pe), pe, region->id, offset, data, len,
-                                 0)
-                 : transport_get(staged_worker(ctx, routine, pe), pe, region->id, offset, data, len,
-                                 0);
+    int id = target->region->id, rc = 0;
+    switch (target->kind) {
+    case ROUTE_LOAD_STORE:
+        put ? memcpy(there, data, len) : memcpy(data, there, len);
+        break;
+    case ROUTE_KIND_COPY:
+        put ? kind->copy_from_host(there, data, len) : kind->copy_to_host(data, there, len);
+        break;
+    case ROUTE_TRANSPORT:
+        rc = put ? transport_put(route_worker(target, routine, pe), pe, id, offset, data, len, 0)
+                 : transport_get(route_worker(target, routine, pe), pe, id, offset, data, len, 0);
+        break;
+    case ROUTE_OWNER:
+        rc = put ? transport_am_put(route_worker(target, routine, pe), pe, id, offset, data, len)
+                 : transport_am_get(route_worker(target, routine, pe), pe, id, offset, data, len);
+        break;
+    case ROUTE_NONE:
+        rma_report_not_member(routine, target->region->base + target->offset, pe);
+    }
     if (rc)
         rma_report_transport(routine, pe);
 }
 
-void staged_put(shmem_ctx_t ctx, const char *routine, const struct rma_target *target,
-                const void *src, size_t len, int pe)
+void staged_put(const char *routine, const struct route_target *target, const void *src,
+                const struct kind_ops *src_kind, size_t len, int pe)
 {
-    int src_device = staged_is_device(src);
     for (size_t at = 0; at < len; at += STAGED_CHUNK) {
         size_t chunk = len - at < STAGED_CHUNK ? len - at : STAGED_CHUNK;
-        const void *data = (const char *)src + at;
-        if (src_device) {
-            staged_read_local(data, staged_bounce(), chunk);
-            data = staged_bounce();
+        const char *data = (const char *)src + at;
+        if (src_kind && target->kind == ROUTE_LOAD_STORE) { /* straight into the mapped copy */
+            src_kind->copy_to_host(target->pointer + at, data, chunk);
+            continue;
         }
-        staged_chunk(ctx, routine, target, at, (void *)data, chunk, pe, 1);
+        if (src_kind) {
+            src_kind->copy_to_host(staged_bounce(routine), data, chunk);
+            data = staged_bounce(routine);
+        }
+        staged_chunk(routine, target, at, (void *)data, chunk, pe, 1);
     }
 }
 
-void staged_get(shmem_ctx_t ctx, const char *routine, const struct rma_target *target, void *dest,
-                size_t len, int pe)
+void staged_get(const char *routine, const struct route_target *target, void *dest,
+                const struct kind_ops *dest_kind, size_t len, int pe)
 {
-    int dest_device = staged_is_device(dest);
     for (size_t at = 0; at < len; at += STAGED_CHUNK) {
         size_t chunk = len - at < STAGED_CHUNK ? len - at : STAGED_CHUNK;
-        char *data = dest_device ? staged_bounce() : (char *)dest + at;
-        staged_chunk(ctx, routine, target, at, data, chunk, pe, 0);
-        if (dest_device)
-            staged_write_local((char *)dest + at, data, chunk);
+        char *data = (char *)dest + at;
+        if (dest_kind && target->kind == ROUTE_LOAD_STORE) { /* straight from the mapped copy */
+            dest_kind->copy_from_host(data, target->pointer + at, chunk);
+            continue;
+        }
+        staged_chunk(routine, target, at, dest_kind ? staged_bounce(routine) : data, chunk, pe, 0);
+        if (dest_kind)
+            dest_kind->copy_from_host(data, staged_bounce(routine), chunk);
     }
 }
 
@@ -133,27 +126,27 @@ static uint64_t staged_combine(enum transport_amo op, uint64_t old, uint64_t val
     return old;
 }
 
-/* The atomic itself, on this PE's device word at offset of region. */
-static uint64_t staged_atomic_local(struct region *region, size_t offset, enum transport_amo op,
-                                    uint64_t value, uint64_t compare, size_t size)
+/* The atomic itself, on a device word the kind's copies reach. */
+static uint64_t staged_atomic_copy(const struct kind_ops *kind, char *word, enum transport_amo op,
+                                   uint64_t value, uint64_t compare, size_t size)
 {
     uint64_t mask = size == 4 ? UINT32_MAX : UINT64_MAX, old = 0;
     pthread_mutex_lock(&staged_atomic_lock);
-    region->kind->copy_out(&region->mem, offset, &old, size);
+    kind->copy_to_host(&old, word, size);
     uint64_t next = staged_combine(op, old, value & mask, compare & mask) & mask;
-    region->kind->copy_in(&region->mem, offset, &next, size);
+    kind->copy_from_host(word, &next, size);
     pthread_mutex_unlock(&staged_atomic_lock);
     return old;
 }
 
-uint64_t staged_atomic(shmem_ctx_t ctx, const char *routine, enum transport_amo op,
-                       const struct rma_target *target, size_t size, uint64_t value,
+uint64_t staged_atomic(const char *routine, enum transport_amo op,
+                       const struct route_target *target, size_t size, uint64_t value,
                        uint64_t compare, int pe)
 {
-    if (pe == rt.my_pe)
-        return staged_atomic_local(target->region, target->offset, op, value, compare, size);
+    if (target->kind == ROUTE_KIND_COPY)
+        return staged_atomic_copy(target->region->kind, target->pointer, op, value, compare, size);
     uint64_t old = 0;
-    if (transport_am_atomic(staged_worker(ctx, routine, pe), op, pe, target->region->id,
+    if (transport_am_atomic(route_worker(target, routine, pe), op, pe, target->region->id,
                             target->offset, value, compare, size, &old))
         rma_report_transport(routine, pe);
     return old;
@@ -162,29 +155,32 @@ uint64_t staged_atomic(shmem_ctx_t ctx, const char *routine, enum transport_amo 
 /* ---- The target side: peers' messages, run by this PE's progress engine ---- */
 static int staged_on_write(int id, size_t offset, const void *src, size_t len)
 {
-    struct region *region = staged_local_region(id, offset, len);
-    if (!region)
+    const struct kind_ops *kind;
+    char *copy = staged_local_copy(id, offset, len, &kind);
+    if (!copy)
         return -1;
-    region->kind->copy_in(&region->mem, offset, src, len);
+    kind->copy_from_host(copy, src, len);
     return 0;
 }
 
 static int staged_on_read(int id, size_t offset, void *dst, size_t len)
 {
-    struct region *region = staged_local_region(id, offset, len);
-    if (!region)
+    const struct kind_ops *kind;
+    char *copy = staged_local_copy(id, offset, len, &kind);
+    if (!copy)
         return -1;
-    region->kind->copy_out(&region->mem, offset, dst, len);
+    kind->copy_to_host(dst, copy, len);
     return 0;
 }
 
 static int staged_on_atomic(int id, size_t offset, enum transport_amo op, uint64_t value,
                             uint64_t compare, size_t size, uint64_t *old)
 {
-    struct region *region = staged_local_region(id, offset, size);
-    if (!region || (size != 4 && size != 8))
+    const struct kind_ops *kind;
+    char *copy = staged_local_copy(id, offset, size, &kind);
+    if (!copy || (size != 4 && size != 8))
         return -1;
-    *old = staged_atomic_local(region, offset, op, value, compare, size);
+    *old = staged_atomic_copy(kind, copy, op, value, compare, size);
     return 0;
 }
 

@@ -47,7 +47,7 @@ static void p2p_read_device(const void *ivar, void *seen, size_t size)
     static inline int N##_holds(T *ivar, int cmp, T value)                                         \
     {                                                                                              \
         T seen;                                                                                    \
-        if (unlikely(rt.device_memory))                                                            \
+        if (unlikely(space_device_regions))                                                        \
             p2p_read_device(ivar, &seen, sizeof(T));                                               \
         else                                                                                       \
             seen = __atomic_load_n(ivar, __ATOMIC_ACQUIRE);                                        \

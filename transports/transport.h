@@ -48,6 +48,11 @@ int transport_worker_create(struct transport *t, int thread_safe, struct transpo
 /* Releases a worker; its operations must have been completed (transport_flush). */
 void transport_worker_destroy(struct transport_worker *w);
 
+/* Memory types a transport may register (and reach without staging). */
+enum transport_mem_type { TRANSPORT_MEM_HOST, TRANSPORT_MEM_CUDA, TRANSPORT_MEM_ROCM };
+/* Whether t registers and reaches memory of that type. */
+int transport_reaches_memory(struct transport *t, enum transport_mem_type type);
+
 /* The most bytes of a region's key (what a peer needs to reach it) that records carry. */
 #define TRANSPORT_KEY_MAX 240
 

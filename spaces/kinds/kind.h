@@ -1,47 +1,80 @@
-/* A memory kind: where a space's memory lives and how it is created, shared and copied.
- * Each kind is one const table in its own file; nothing outside spaces/kinds/ tests for a kind. */
+/* A memory kind: where a space's memory lives, what may touch it and how bytes reach it. Each
+ * kind is one const table in its own file; the route of every region and peer (spaces/route.h)
+ * follows from its capabilities, and nothing outside spaces/ asks which kind a region is. */
 #ifndef STRATA_KIND_H
 #define STRATA_KIND_H
 
+#include "../../transports/transport.h"
+
 #include <stddef.h>
 
-/* Memory of one kind held by this PE: the local mapping and what is needed to release it. */
+/* What a kind's memory allows. */
+enum kind_cap {
+    KIND_CAP_LOAD_STORE = 1 << 0,  /* the CPU may load and store it, this PE's and attached */
+    KIND_CAP_PEER_ATTACH = 1 << 1, /* node peers attach it by the handle export writes */
+    KIND_CAP_TRANSPORT = 1 << 2,   /* the transport may register it, as memory of mem_type */
+    KIND_CAP_ASYNC_COPY = 1 << 3,  /* its copies may still run on return: sync completes them */
+};
+
+/* The most bytes of a handle node peers attach with (a CUDA IPC handle is 64). */
+#define KIND_HANDLE_MAX 64
+
+/* Memory of one kind held by this PE: the local mapping and what is needed to share and
+ * release it. */
 struct kind_mem {
     void *base;
     size_t size;
-    int fd;        /* backing file while peers may still open it, else -1 */
-    void *storage; /* kind-private: where device-like memory really lives */
+    int fd;         /* backing file while node peers may still open it, else -1 */
+    char name[128]; /* the shared-memory name node peers open (host memory) */
+    void *storage;  /* kind-private: where device-like memory really lives */
 };
 
 struct kind_ops {
     const char *name;
-    /* Creates size bytes of this PE's memory, named so that node peers can map it (name is unique
-     * per job, PE and region). Committed lazily where the kind allows. Returns 0 or -1. */
-    int (*create)(const char *name, size_t size, struct kind_mem *mem);
-    /* Maps a node peer's memory created under name; NULL when the kind cannot be mapped by peers.
-     * Returns the local address or NULL. */
-    void *(*map_peer)(const char *name, size_t size);
-    void (*unmap_peer)(void *addr, size_t size);
-    /* Removes the name once every peer has mapped it, so nothing is left if the job dies. */
-    void (*unlink)(const char *name, struct kind_mem *mem);
+    unsigned caps;                    /* enum kind_cap */
+    enum transport_mem_type mem_type; /* KIND_CAP_TRANSPORT: what the transport must reach */
+    /* Creates size bytes of this PE's memory, committed lazily where the kind allows; prefix
+     * ("/<job id>") makes any name it needs unique to the job. Returns 0 or -1. */
+    int (*create)(const char *prefix, size_t size, struct kind_mem *mem);
     void (*destroy)(struct kind_mem *mem);
-    /* Device memory that neither the library nor node peers may load or store: every byte moves
-     * through these, at an offset from the memory's base. NULL for host-accessible kinds. */
-    void (*copy_in)(struct kind_mem *mem, size_t offset, const void *src, size_t len);
-    void (*copy_out)(struct kind_mem *mem, size_t offset, void *dst, size_t len);
-    void (*fill)(struct kind_mem *mem, size_t offset, int byte, size_t len);
+    /* KIND_CAP_PEER_ATTACH: the bytes (at most KIND_HANDLE_MAX) by which node peers attach mem,
+     * attaching a peer's memory of size bytes from those bytes (NULL on failure), and undoing
+     * it. unexport withdraws the handle once every peer has attached, so nothing is left behind
+     * if the job dies. */
+    int (*export)(const struct kind_mem *mem, void *handle, size_t *len);
+    void *(*attach)(const char *prefix, const void *handle, size_t len, size_t size);
+    void (*detach)(void *addr, size_t size);
+    void (*unexport)(struct kind_mem *mem);
+    /* Without KIND_CAP_LOAD_STORE: bytes between host memory and memory of this kind, wherever
+     * it is (a heap of this PE, a node peer's attached heap, a private buffer), and fill. */
+    void (*copy_to_host)(void *dst, const void *src, size_t len);
+    void (*copy_from_host)(void *dst, const void *src, size_t len);
+    void (*fill)(void *dst, int byte, size_t len);
+    /* Whether ptr, which is no region's, is memory of this kind (the program's own buffer);
+     * NULL for kinds whose memory the program cannot allocate itself. */
+    int (*owns)(const void *ptr);
 };
 
-/* Whether the library may load and store this kind's memory itself. */
-static inline int kind_direct(const struct kind_ops *kind)
+static inline int kind_can(const struct kind_ops *kind, enum kind_cap cap)
 {
-    return kind->copy_in == NULL;
+    return (kind->caps & cap) != 0;
 }
 
 extern const struct kind_ops kind_host;
 /* A testing aid: memory that behaves like a GPU's (its addresses fault on load/store, every access
- * goes through the copy functions), so device routing and staging are exercised without a GPU. */
+ * goes through the copy functions, private buffers included), so device routing and staging are
+ * exercised without a GPU. */
 extern const struct kind_ops kind_testdev;
+/* The test device's private buffers, as the program allocates them (shmemx.h). */
+void *kind_testdev_private_alloc(size_t size);
+void kind_testdev_private_free(void *ptr);
+
+/* The device kind of a pointer that is no region's, or NULL for host memory. Cheap while no kind
+ * that can own private buffers is in use (kind_private_use). */
+const struct kind_ops *kind_private_owner(const void *ptr);
+/* A kind whose memory the program may allocate itself is in use from now on. */
+void kind_private_use(const struct kind_ops *kind);
+extern int kind_private_kinds;
 
 /* Every space's local base is aligned to kind_base_alignment(size) (the heap size rounded up to
  * a power of two, at most KIND_MAX_BASE_ALIGN), the same on every PE: the largest alignment an
@@ -57,7 +90,8 @@ void *kind_reserve_aligned(size_t len);
 /* Returns a reservation of kind_reserve_aligned (len as given there), guard included. */
 void kind_release(void *base, size_t len);
 
-/* Creates and maps a shared-memory file; also used for the static data segment. */
-int kind_host_file_create(const char *name, size_t size, int *fd);
+/* Creates and sizes a shared-memory file under a fresh random name ("<prefix>.<token>", in
+ * mem->name), for host heaps and the static data segment; mem->fd is its descriptor. */
+int kind_host_file_create(const char *prefix, size_t size, struct kind_mem *mem);
 
 #endif

@@ -1,77 +1,179 @@
 /* The test device kind: memory that behaves like a GPU's without one. The addresses handed out
  * are a reserved range with no access rights, so any load or store through them faults exactly
  * as a host access to device memory would; the bytes live in a private host mapping that only
- * the copy functions reach. It cannot be mapped by node peers: every remote access is staged
- * through the target's progress engine, the path real device memory takes. */
+ * the copy functions reach. It cannot be attached by node peers: every remote access is staged
+ * through the owner, the path device memory the transport cannot register takes. The program
+ * may allocate buffers of it too (shmemx_test_device_malloc), as it would cudaMalloc. */
 #include "../../common/log.h"
 #include "kind.h"
 
 #include <errno.h>
-#include <stdio.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-static int testdev_create(const char *name, size_t size, struct kind_mem *mem)
+/* Every allocation of the kind: a heap or a private buffer. */
+struct testdev_block {
+    char *base; /* its device addresses */
+    size_t size;
+    char *storage; /* where its bytes are */
+    int private_buffer;
+};
+
+static struct testdev_block *testdev_blocks;
+static size_t testdev_count, testdev_capacity;
+static pthread_mutex_t testdev_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The block holding ptr (under testdev_lock), or NULL. */
+static const struct testdev_block *testdev_find(const void *ptr)
 {
-    (void)name;
-    size_t len = size ? size : 1;
-    mem->fd = -1;
-    mem->base = kind_reserve_aligned(len);
-    mem->storage =
-        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (!mem->base || mem->storage == MAP_FAILED) {
-        log_error("spaces", "cannot reserve %zu bytes of test device memory: %s", size,
-                  strerror(errno));
-        if (mem->base)
-            kind_release(mem->base, len);
-        if (mem->storage != MAP_FAILED)
-            munmap(mem->storage, len);
-        mem->base = mem->storage = NULL;
-        return -1;
+    for (size_t i = 0; i < testdev_count; i++)
+        if ((uintptr_t)ptr - (uintptr_t)testdev_blocks[i].base < testdev_blocks[i].size)
+            return &testdev_blocks[i];
+    return NULL;
+}
+
+/* The host address of device address ptr, which must be the kind's. */
+static char *testdev_storage(const void *ptr)
+{
+    pthread_mutex_lock(&testdev_lock);
+    const struct testdev_block *block = testdev_find(ptr);
+    char *at = block ? block->storage + ((const char *)ptr - block->base) : NULL;
+    pthread_mutex_unlock(&testdev_lock);
+    if (!at)
+        log_fatal("spaces", "%p is no test device memory", ptr);
+    return at;
+}
+
+static int testdev_add(struct testdev_block block)
+{
+    pthread_mutex_lock(&testdev_lock);
+    int rc = 0;
+    if (testdev_count == testdev_capacity) {
+        size_t capacity = testdev_capacity ? 2 * testdev_capacity : 16;
+        struct testdev_block *grown = realloc(testdev_blocks, capacity * sizeof(*grown));
+        if (grown) {
+            testdev_blocks = grown;
+            testdev_capacity = capacity;
+        } else {
+            rc = -1;
+        }
     }
+    if (!rc)
+        testdev_blocks[testdev_count++] = block;
+    pthread_mutex_unlock(&testdev_lock);
+    return rc;
+}
+
+/* Forgets the block at base and returns it (a zero block when there is none). */
+static struct testdev_block testdev_remove(const void *base)
+{
+    struct testdev_block found = {0};
+    pthread_mutex_lock(&testdev_lock);
+    for (size_t i = 0; i < testdev_count; i++)
+        if (testdev_blocks[i].base == base) {
+            found = testdev_blocks[i];
+            testdev_blocks[i] = testdev_blocks[--testdev_count];
+            break;
+        }
+    pthread_mutex_unlock(&testdev_lock);
+    return found;
+}
+
+static void testdev_unmap(const struct testdev_block *block)
+{
+    size_t len = block->size ? block->size : 1;
+    if (block->base)
+        kind_release(block->base, len);
+    if (block->storage)
+        munmap(block->storage, len);
+}
+
+/* A block of size bytes: faulting addresses, and storage behind them. */
+static int testdev_new(size_t size, int private_buffer, struct testdev_block *block)
+{
+    size_t len = size ? size : 1;
+    *block = (struct testdev_block){kind_reserve_aligned(len), size, NULL, private_buffer};
+    void *storage =
+        mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    block->storage = storage == MAP_FAILED ? NULL : storage;
+    if (block->base && block->storage && testdev_add(*block) == 0)
+        return 0;
+    log_error("spaces", "cannot reserve %zu bytes of test device memory: %s", size,
+              strerror(errno));
+    testdev_unmap(block);
+    return -1;
+}
+
+static int testdev_create(const char *prefix, size_t size, struct kind_mem *mem)
+{
+    (void)prefix;
+    struct testdev_block block;
+    mem->fd = -1;
+    if (testdev_new(size, 0, &block))
+        return -1;
+    mem->base = block.base;
+    mem->storage = block.storage;
     mem->size = size;
     return 0;
 }
 
-static void testdev_unlink(const char *name, struct kind_mem *mem)
-{
-    (void)name;
-    (void)mem;
-}
-
 static void testdev_destroy(struct kind_mem *mem)
 {
-    size_t len = mem->size ? mem->size : 1;
-    if (mem->base)
-        kind_release(mem->base, len);
-    if (mem->storage)
-        munmap(mem->storage, len);
+    struct testdev_block block = testdev_remove(mem->base);
+    testdev_unmap(&block);
     mem->base = mem->storage = NULL;
 }
 
-static void testdev_copy_in(struct kind_mem *mem, size_t offset, const void *src, size_t len)
+static void testdev_copy_to_host(void *dst, const void *src, size_t len)
 {
-    memcpy((char *)mem->storage + offset, src, len);
+    memcpy(dst, testdev_storage(src), len);
 }
 
-static void testdev_copy_out(struct kind_mem *mem, size_t offset, void *dst, size_t len)
+static void testdev_copy_from_host(void *dst, const void *src, size_t len)
 {
-    memcpy(dst, (const char *)mem->storage + offset, len);
+    memcpy(testdev_storage(dst), src, len);
 }
 
-static void testdev_fill(struct kind_mem *mem, size_t offset, int byte, size_t len)
+static void testdev_fill(void *dst, int byte, size_t len)
 {
-    memset((char *)mem->storage + offset, byte, len);
+    memset(testdev_storage(dst), byte, len);
+}
+
+static int testdev_owns(const void *ptr)
+{
+    pthread_mutex_lock(&testdev_lock);
+    const struct testdev_block *block = testdev_find(ptr);
+    int owned = block && block->private_buffer;
+    pthread_mutex_unlock(&testdev_lock);
+    return owned;
+}
+
+void *kind_testdev_private_alloc(size_t size)
+{
+    struct testdev_block block;
+    if (!size || testdev_new(size, 1, &block))
+        return NULL;
+    kind_private_use(&kind_testdev);
+    return block.base;
+}
+
+void kind_testdev_private_free(void *ptr)
+{
+    struct testdev_block block = testdev_remove(ptr);
+    testdev_unmap(&block);
 }
 
 const struct kind_ops kind_testdev = {
     .name = "test device",
+    .caps = 0,
+    .mem_type = TRANSPORT_MEM_HOST,
     .create = testdev_create,
-    .map_peer = NULL,
-    .unmap_peer = NULL,
-    .unlink = testdev_unlink,
     .destroy = testdev_destroy,
-    .copy_in = testdev_copy_in,
-    .copy_out = testdev_copy_out,
+    .copy_to_host = testdev_copy_to_host,
+    .copy_from_host = testdev_copy_from_host,
     .fill = testdev_fill,
+    .owns = testdev_owns,
 };

@@ -1,8 +1,9 @@
 /* The atomics coherence rule and the UCX 1.13 workaround, checked without a launcher: amo_op runs
- * against a recording transport. When a space uses transport atomics, every atomic must reach the
- * transport (even to a mapped peer), and a fetching AND/OR/XOR must never be handed to it as such
- * (UCX stores op(old, old) for those over shared memory): it must arrive as fetch + compare-swap,
- * and still give the right old value and leave the right result. */
+ * against a recording transport. When a route allows no CPU atomics (the space's atomics are the
+ * transport's), every atomic must reach the transport, even to a copy mapped here, and a fetching
+ * AND/OR/XOR must never be handed to it as such (UCX stores op(old, old) for those over shared
+ * memory): it must arrive as fetch + compare-swap, and still give the right old value and leave the
+ * right result. */
 #include "../../src/amo.h"
 #include "../../src/staged.h"
 #include "unit.h"
@@ -94,25 +95,27 @@ void rma_report_transport(const char *routine, int pe)
 }
 
 /* Host memory: atomics on it never take the device path. */
-uint64_t staged_atomic(shmem_ctx_t ctx, const char *routine, enum transport_amo op,
-                       const struct rma_target *target, size_t size, uint64_t value,
+uint64_t staged_atomic(const char *routine, enum transport_amo op,
+                       const struct route_target *target, size_t size, uint64_t value,
                        uint64_t compare, int pe)
 {
-    (void)ctx, (void)op, (void)target, (void)size, (void)value, (void)compare, (void)pe;
+    (void)op, (void)target, (void)size, (void)value, (void)compare, (void)pe;
     log_fatal(routine, "device path taken for host memory");
 }
 
 int main(void)
 {
-    static const struct kind_ops host_like = {.name = "host"};
+    static const struct kind_ops host_like = {.name = "host", .caps = KIND_CAP_LOAD_STORE};
     static uint64_t local[8], peer_copy[8];
     unsigned char members[2] = {1, 1};
-    struct space space = {.transport_atomics = 1, .member = members};
-    char *peers[2] = {(char *)local, (char *)peer_copy};
+    struct space space = {.member = members};
+    /* PE 1's copy is mapped here, but the space's atomics are the transport's */
+    struct route routes[2] = {{(char *)local, NULL, NULL, ROUTE_LOAD_STORE},
+                              {(char *)peer_copy, NULL, NULL, ROUTE_LOAD_STORE}};
     struct region region = {.base = (char *)local,
                             .size = sizeof(local),
                             .space = &space,
-                            .peer_base = peers,
+                            .routes = routes,
                             .kind = &host_like};
     registry_add(&region);
     rt.n_pes = 2;
@@ -140,8 +143,9 @@ int main(void)
     UNIT_CHECK(amo_op(SHMEM_CTX_DEFAULT, "test", TRANSPORT_AMO_ADD, &local[3], 8, 5, 0, 1, 1) == 7,
                "fetch-add returns the old value");
 
-    /* A space without transport atomics uses CPU atomics on the mapped copy, no transport call. */
-    space.transport_atomics = 0;
+    /* A route with CPU atomics uses them on the mapped copy, no transport call. */
+    routes[0].cpu_atomics = (char *)local;
+    routes[1].cpu_atomics = (char *)peer_copy;
     calls = 0;
     peer_copy[4] = 0xF0;
     uint64_t old =

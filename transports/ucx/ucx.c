@@ -183,6 +183,19 @@ void transport_fini(struct transport *t)
     free(t);
 }
 
+int transport_reaches_memory(struct transport *t, enum transport_mem_type type)
+{
+    static const ucs_memory_type_t ucx_type[] = {
+        [TRANSPORT_MEM_HOST] = UCS_MEMORY_TYPE_HOST,
+        [TRANSPORT_MEM_CUDA] = UCS_MEMORY_TYPE_CUDA,
+        [TRANSPORT_MEM_ROCM] = UCS_MEMORY_TYPE_ROCM,
+    };
+    ucp_context_attr_t attr = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
+    if (ucp_context_query(t->context, &attr) != UCS_OK)
+        return type == TRANSPORT_MEM_HOST;
+    return (attr.memory_types >> ucx_type[type]) & 1;
+}
+
 /* The exchange key of a region id's current use. */
 static void ucx_region_key(const struct transport *t, int id, char *key, size_t len)
 {

@@ -1,0 +1,102 @@
+/* Resolving a symmetric address on a target PE to the route that reaches it (spaces/route.h):
+ * the only place in src/ that decides how to reach a peer. RMA, atomics, signals, waits,
+ * shmem_ptr and the collectives read what it gives. */
+#ifndef STRATA_SRC_ROUTE_H
+#define STRATA_SRC_ROUTE_H
+
+#include "runtime.h"
+
+#include <stddef.h>
+
+struct route_target {
+    enum route_kind kind;
+    struct region *region;
+    size_t offset;
+    /* load/store or kind copy: the target's bytes as this process reaches them */
+    char *pointer;
+    /* transport or owner: the worker of the calling context (NULL without a transport) */
+    struct transport_worker *worker;
+    const struct route *route;
+};
+
+void rma_report_bad_pe(const char *routine, int pe) __attribute__((noreturn, cold));
+void rma_report_bad_address(const char *routine, const void *addr, int pe)
+    __attribute__((noreturn, cold));
+void rma_report_overrun(const char *routine, const void *addr, size_t len, int pe)
+    __attribute__((noreturn, cold));
+void rma_report_transport(const char *routine, int pe) __attribute__((noreturn, cold));
+void rma_report_not_member(const char *routine, const void *addr, int pe)
+    __attribute__((noreturn, cold));
+void rma_report_no_transport(const char *routine, int pe) __attribute__((noreturn, cold));
+
+int ctx_translate_pe(shmem_ctx_t ctx, const char *routine, int pe);
+
+/* The world rank of a context's PE argument: the default context numbers PEs in the world team,
+ * so it needs no translation and is not even dereferenced. */
+static inline int ctx_world_pe(shmem_ctx_t ctx, const char *routine, int pe)
+{
+    if (likely(ctx == SHMEM_CTX_DEFAULT))
+        return pe;
+    return ctx_translate_pe(ctx, routine, pe);
+}
+
+/* The route to len bytes at addr on world PE pe, for the context ctx; reports what is wrong
+ * (PE out of range, memory not symmetric, a target outside the space) and ends the job. */
+static inline struct route_target route_resolve(shmem_ctx_t ctx, const char *routine,
+                                                const void *addr, size_t len, int pe)
+{
+    if (unlikely((unsigned)pe >= (unsigned)rt.n_pes))
+        rma_report_bad_pe(routine, pe);
+    struct region *region = region_lookup(addr);
+    if (unlikely(!region))
+        rma_report_bad_address(routine, addr, pe);
+    size_t offset = (size_t)((const char *)addr - region->base);
+    if (unlikely(rt.debug && len > region->size - offset))
+        rma_report_overrun(routine, addr, len, pe);
+    const struct route *route = region_route(region, pe);
+    if (unlikely(route->kind == ROUTE_NONE))
+        rma_report_not_member(routine, addr, pe);
+    char *copy = route->load_store ? route->load_store : route->attached;
+    return (struct route_target){route->kind,
+                                 region,
+                                 offset,
+                                 copy ? copy + offset : NULL,
+                                 ctx != SHMEM_CTX_INVALID ? ctx->worker : NULL,
+                                 route};
+}
+
+/* The worker of a transport or owner route, reporting a context without one. */
+static inline struct transport_worker *route_worker(const struct route_target *target,
+                                                    const char *routine, int pe)
+{
+    if (unlikely(!target->worker))
+        rma_report_no_transport(routine, pe);
+    return target->worker;
+}
+
+/* The common case of p, g, put and get, inline: default context, no checks or logging asked for,
+ * and the target's copy loadable and storable here. Returns where to load or store, or NULL for
+ * the general path. */
+static inline char *route_load_store(const void *addr, int pe)
+{
+    if (unlikely((unsigned)pe >= (unsigned)rt.n_pes || rt.checked))
+        return NULL;
+    struct region *region = region_lookup(addr);
+    char *copy = region ? region_route(region, pe)->load_store : NULL;
+    return copy ? copy + ((const char *)addr - region->base) : NULL;
+}
+
+/* The kind that must move the bytes of a local buffer of this PE (a put's source, a get's
+ * destination), or NULL for memory the CPU may load and store: a symmetric buffer of a kind
+ * without load/store, or the program's own device buffer. Free while this PE has neither. */
+static inline const struct kind_ops *route_local_kind(const void *buffer)
+{
+    if (likely(!(space_device_regions | kind_private_kinds)))
+        return NULL;
+    struct region *region = region_lookup(buffer);
+    if (region)
+        return region_route(region, rt.my_pe)->load_store ? NULL : region->kind;
+    return kind_private_owner(buffer);
+}
+
+#endif
