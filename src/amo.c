@@ -60,6 +60,13 @@ uint64_t amo_op_slow(shmem_ctx_t ctx, const char *routine, enum transport_amo op
     return old;
 }
 
+uint64_t amo_op_slow_plain(const char *routine, unsigned how, void *addr, uint64_t value,
+                           uint64_t compare, int pe)
+{
+    return amo_op_slow(SHMEM_CTX_DEFAULT, routine, (enum transport_amo)(how & 0xff), addr,
+                       how >> 8 & 0xff, value, compare, (int)(how >> 16), pe);
+}
+
 void amo_signal(shmem_ctx_t ctx, const char *routine, uint64_t *sig_addr, uint64_t signal,
                 int sig_op, int pe)
 {

@@ -41,17 +41,31 @@
 /* Every case: contexts, checks, the transport, device memory. */
 uint64_t amo_op_slow(shmem_ctx_t ctx, const char *routine, enum transport_amo op, void *addr,
                      size_t size, uint64_t value, uint64_t compare, int fetch, int pe);
+/* The same for the plain forms, with the default context: op, size and fetch packed in how (as
+ * AMO_HOW makes it), so that six arguments travel in registers and the fast path that calls it
+ * needs no stack frame of its own. */
+#define AMO_HOW(op, size, fetch)                                                                   \
+    ((unsigned)(op) | (unsigned)(size) << 8 | (unsigned)!!(fetch) << 16)
+uint64_t amo_op_slow_plain(const char *routine, unsigned how, void *addr, uint64_t value,
+                           uint64_t compare, int pe);
+
+/* What the plain (context-free) forms pass as their context: a constant the compiler sees
+ * through, so their fast path neither loads SHMEM_CTX_DEFAULT nor compares it. */
+#define AMO_PLAIN ((shmem_ctx_t)(uintptr_t)1)
 
 /* Performs op on the size-byte (4 or 8) word at addr on pe. value is the operand (the new value
  * for SWAP and CSWAP), compare is CSWAP's expected value. Returns the old value when fetch is
  * non-zero (SWAP and CSWAP always fetch). Inline, so that the common case (default context, a
- * word mapped on the node, CPU atomics for its space) is a lookup and one instruction: op and
- * size are constants at every call site. */
-static inline uint64_t amo_op(shmem_ctx_t ctx, const char *routine, enum transport_amo op,
-                              void *addr, size_t size, uint64_t value, uint64_t compare, int fetch,
-                              int pe)
+ * word whose route allows CPU atomics) is a lookup and one instruction: op and size are constants
+ * at every call site. */
+__attribute__((always_inline)) static inline uint64_t amo_op(shmem_ctx_t ctx, const char *routine,
+                                                             enum transport_amo op, void *addr,
+                                                             size_t size, uint64_t value,
+                                                             uint64_t compare, int fetch, int pe)
 {
-    if (likely(ctx == SHMEM_CTX_DEFAULT && !rt.checked && (unsigned)pe < (unsigned)rt.n_pes)) {
+    int plain = ctx == AMO_PLAIN;
+    if (likely((plain || ctx == SHMEM_CTX_DEFAULT) && !rt.checked &&
+               (unsigned)pe < (unsigned)rt.n_pes)) {
         struct region *region = region_lookup(addr);
         char *copy = region ? region_route(region, pe)->cpu_atomics : NULL;
         if (likely(copy)) {
@@ -60,6 +74,8 @@ static inline uint64_t amo_op(shmem_ctx_t ctx, const char *routine, enum transpo
                              : AMO_CPU(uint64_t, word, op, value, compare);
         }
     }
+    if (plain)
+        return amo_op_slow_plain(routine, AMO_HOW(op, size, fetch), addr, value, compare, pe);
     return amo_op_slow(ctx, routine, op, addr, size, value, compare, fetch, pe);
 }
 

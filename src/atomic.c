@@ -65,7 +65,7 @@ static inline uint64_t amo_bits(const void *value, size_t size)
     }                                                                                              \
     RET FN(UNPAREN PARAMS)                                                                         \
     {                                                                                              \
-        shmem_ctx_t ctx = SHMEM_CTX_DEFAULT;                                                       \
+        shmem_ctx_t ctx = AMO_PLAIN;                                                               \
         __VA_ARGS__                                                                                \
     }
 // clang-format on

@@ -11,7 +11,7 @@
 #include <string.h>
 
 struct runtime rt;
-struct strata_ctx strata_default_ctx;
+struct strata_ctx strata_default_ctx = {.worker = CTX_WORKER_UNINITIALIZED};
 shmem_ctx_t SHMEM_CTX_DEFAULT = &strata_default_ctx;
 
 /* Internal symmetric words: the first allocation of the default heap, so the same offset on
@@ -389,6 +389,7 @@ void runtime_report_uninit(const char *routine)
 static void runtime_start(int requested)
 {
     log_fatal_handler_set(boot_abort);
+    strata_default_ctx.worker = NULL; /* the transport's, if one starts */
     if (boot_init(&rt.boot))
         log_fatal("shmem_init", "cannot connect to the process manager");
     rt.my_pe = rt.boot.rank;
@@ -451,7 +452,7 @@ void shmem_finalize(void)
     transport_fini(rt.transport);
     rt.transport = NULL;
     rt.worker = NULL;
-    strata_default_ctx.worker = NULL;
+    strata_default_ctx.worker = CTX_WORKER_UNINITIALIZED;
     boot_finalize();
     free(rt.boot.local_peers);
     rt.boot.local_peers = NULL;

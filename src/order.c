@@ -11,12 +11,15 @@
  * goes through the PLT. */
 static inline void order_quiet_inline(struct strata_ctx *ctx)
 {
-    runtime_require_init("shmem_quiet");
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (ctx == SHMEM_CTX_INVALID)
         return;
     struct transport_worker *w = ctx->worker;
-    if (w && transport_flush(w, -1))
+    if (!w)
+        return;
+    if (unlikely(w == CTX_WORKER_UNINITIALIZED))
+        runtime_report_uninit("shmem_quiet");
+    if (transport_flush(w, -1))
         log_fatal("shmem_quiet", "the transport failed to complete outstanding operations");
 }
 

@@ -146,7 +146,8 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
 /* The inline common case of a put or get (route_load_store), with a local buffer the CPU may
  * load and store; 0 when the general path must run. p and g, whose local side is a value of the
  * library's own, pass local_checked. */
-static inline int rma_put_fast(void *dest, const void *src, size_t len, int pe, int local_checked)
+__attribute__((always_inline)) static inline int rma_put_fast(void *dest, const void *src,
+                                                              size_t len, int pe, int local_checked)
 {
     char *there = route_load_store(dest, pe);
     if (unlikely(!there || (!local_checked && route_local_kind(src))))
@@ -155,7 +156,8 @@ static inline int rma_put_fast(void *dest, const void *src, size_t len, int pe, 
     return 1;
 }
 
-static inline int rma_get_fast(void *dest, const void *src, size_t len, int pe, int local_checked)
+__attribute__((always_inline)) static inline int rma_get_fast(void *dest, const void *src,
+                                                              size_t len, int pe, int local_checked)
 {
     const char *there = route_load_store(src, pe);
     if (unlikely(!there || (!local_checked && route_local_kind(dest))))
@@ -226,6 +228,29 @@ static inline int rma_get_fast(void *dest, const void *src, size_t len, int pe, 
     GEN_BLOCKS(NAMER(, N, ibget, ), NAMER(ctx_, N, ibget, ), NAMER(, N, iget, ),                   \
                NAMER(ctx_, N, iget, ), T, ELEM, get)
 
+/* p and g of values up to 8 bytes: the general path takes the value's bits by value, so that
+ * their fast path keeps the value in a register and needs no stack frame. */
+#define RMA_BITS(T, value)                                                                         \
+    ({                                                                                             \
+        uint64_t bits_ = 0;                                                                        \
+        memcpy(&bits_, &(value), sizeof(T) <= sizeof(bits_) ? sizeof(T) : sizeof(bits_));          \
+        bits_;                                                                                     \
+    })
+
+__attribute__((noinline)) static void rma_p_slow(const char *routine, void *dest, uint64_t bits,
+                                                 size_t size, int pe)
+{
+    rma_put(SHMEM_CTX_DEFAULT, routine, dest, &bits, size, pe, 0);
+}
+
+__attribute__((noinline)) static uint64_t rma_g_slow(const char *routine, const void *source,
+                                                     size_t size, int pe)
+{
+    uint64_t bits = 0;
+    rma_get(SHMEM_CTX_DEFAULT, routine, &bits, source, size, pe, 0);
+    return bits;
+}
+
 #define DEFINE_TYPED_RMA(T, N, ...)                                                                \
     GEN_CONTIGUOUS_FAMILY(TYPED_NAME, N, T, sizeof(T))                                             \
     GEN_STRIDED_FAMILY(TYPED_NAME, N, T, sizeof(T))                                                \
@@ -235,7 +260,12 @@ static inline int rma_get_fast(void *dest, const void *src, size_t len, int pe, 
     }                                                                                              \
     void shmem_##N##_p(T *dest, T value, int pe)                                                   \
     {                                                                                              \
-        if (!rma_put_fast(dest, &value, sizeof(T), pe, 1)) /* one store */                         \
+        char *there = route_load_store(dest, pe);                                                  \
+        if (likely(there))                                                                         \
+            memcpy(there, &value, sizeof(T)); /* one store */                                      \
+        else if (sizeof(T) <= sizeof(uint64_t))                                                    \
+            rma_p_slow("shmem_" #N "_p", dest, RMA_BITS(T, value), sizeof(T), pe);                 \
+        else                                                                                       \
             rma_put(SHMEM_CTX_DEFAULT, "shmem_" #N "_p", dest, &value, sizeof(T), pe, 0);          \
     }                                                                                              \
     T shmem_ctx_##N##_g(shmem_ctx_t ctx, const T *source, int pe)                                  \
@@ -246,9 +276,16 @@ static inline int rma_get_fast(void *dest, const void *src, size_t len, int pe, 
     }                                                                                              \
     T shmem_##N##_g(const T *source, int pe)                                                       \
     {                                                                                              \
+        const char *there = route_load_store(source, pe);                                          \
         T value;                                                                                   \
-        if (!rma_get_fast(&value, source, sizeof(T), pe, 1)) /* one load */                        \
+        if (likely(there)) {                                                                       \
+            memcpy(&value, there, sizeof(T)); /* one load */                                       \
+        } else if (sizeof(T) <= sizeof(uint64_t)) {                                                \
+            uint64_t bits = rma_g_slow("shmem_" #N "_g", source, sizeof(T), pe);                   \
+            memcpy(&value, &bits, sizeof(T) <= sizeof(bits) ? sizeof(T) : sizeof(bits));           \
+        } else {                                                                                   \
             rma_get(SHMEM_CTX_DEFAULT, "shmem_" #N "_g", &value, source, sizeof(T), pe, 0);        \
+        }                                                                                          \
         return value;                                                                              \
     }
 STRATA_RMA_TYPES(DEFINE_TYPED_RMA)

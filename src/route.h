@@ -77,7 +77,7 @@ static inline struct transport_worker *route_worker(const struct route_target *t
 /* The common case of p, g, put and get, inline: default context, no checks or logging asked for,
  * and the target's copy loadable and storable here. Returns where to load or store, or NULL for
  * the general path. */
-static inline char *route_load_store(const void *addr, int pe)
+__attribute__((always_inline)) static inline char *route_load_store(const void *addr, int pe)
 {
     if (unlikely((unsigned)pe >= (unsigned)rt.n_pes || rt.checked))
         return NULL;
@@ -89,7 +89,8 @@ static inline char *route_load_store(const void *addr, int pe)
 /* The kind that must move the bytes of a local buffer of this PE (a put's source, a get's
  * destination), or NULL for memory the CPU may load and store: a symmetric buffer of a kind
  * without load/store, or the program's own device buffer. Free while this PE has neither. */
-static inline const struct kind_ops *route_local_kind(const void *buffer)
+__attribute__((always_inline)) static inline const struct kind_ops *
+route_local_kind(const void *buffer)
 {
     if (likely(!(space_device_regions | kind_private_kinds)))
         return NULL;

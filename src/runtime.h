@@ -53,6 +53,10 @@ struct runtime {
 
 extern struct runtime rt;
 extern struct strata_ctx strata_default_ctx;
+/* The default context's worker before shmem_init and after the last shmem_finalize: not NULL,
+ * so that shmem_quiet, which returns at once for a NULL worker (no transport), reaches its report
+ * of a call out of turn without costing an initialized PE anything. */
+#define CTX_WORKER_UNINITIALIZED ((struct transport_worker *)&strata_default_ctx)
 
 /* ---- Errors (common/log.h), and calls out of turn (init.c) ---- */
 /* Reports a call made before shmem_init (or after the last shmem_finalize) and ends the job. */
