@@ -28,17 +28,35 @@ static void coll_check_root(const struct coll_group *g, int root)
         log_fatal(g->routine, "PE_root %d is not a rank of the team (0..%d)", root, g->size - 1);
 }
 
-/* Whether every other member maps the team's words and the buffers a and b (either may be NULL);
- * per call, since buffers of different spaces may be mapped differently. */
+/* Whether every other member's copy of the region holding addr is loadable and storable here:
+ * read from the routes once per team and region, then kept in the team (a region's id and
+ * generation tell a new region at a reused address from the old one). */
+static int coll_region_mapped(const struct coll_group *g, const void *addr)
+{
+    struct region *region = region_lookup(addr);
+    if (!region)
+        return 0;
+    struct strata_team *team = g->team;
+    size_t slots = team ? sizeof(team->placement) / sizeof(team->placement[0]) : 0;
+    for (size_t i = 0; i < slots; i++)
+        if (team->placement[i].region == region &&
+            team->placement[i].generation == region->generation)
+            return team->placement[i].mapped;
+    int mapped = 1;
+    for (int r = 0; r < g->size && mapped; r++)
+        mapped = r == g->my_rank || region_route(region, g->members[r])->load_store != NULL;
+    if (team)
+        team->placement[team->placement_next++ % slots] =
+            (struct coll_placement){region, region->generation, mapped};
+    return mapped;
+}
+
+/* Whether every other member maps the team's words and the buffers a and b (either may be NULL):
+ * buffers of different spaces may be placed differently. */
 static int coll_all_mapped(const struct coll_group *g, const void *a, const void *b)
 {
-    for (int r = 0; r < g->size; r++) {
-        int pe = g->members[r];
-        if (r != g->my_rank &&
-            (!shmem_ptr(g->area, pe) || (a && !shmem_ptr(a, pe)) || (b && !shmem_ptr(b, pe))))
-            return 0;
-    }
-    return 1;
+    return coll_region_mapped(g, g->area) && (!a || coll_region_mapped(g, a)) &&
+           (!b || coll_region_mapped(g, b));
 }
 
 /* The group of a team this PE is a member of. */

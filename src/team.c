@@ -54,6 +54,8 @@ static int team_set_members(struct strata_team *team, int slot, const int *membe
     team->shareable_contexts = NULL;
     pthread_mutex_init(&team->contexts_lock, NULL);
     team->sync_epoch = team->agree_epoch = 0;
+    memset(team->placement, 0, sizeof(team->placement));
+    team->placement_next = 0;
     team_slots_used |= 1ull << slot;
     return 0;
 }

@@ -31,6 +31,14 @@ struct strata_team {
     /* The space whose team this team is or descends from (NULL: the default space); that space
      * cannot be destroyed while such a team lives. */
     struct space *space;
+    /* Where collectives on this team may copy into mapped buffers (coll.c): per region its
+     * buffers lie in, whether every member's copy is loadable here, read from the routes once. */
+    struct coll_placement {
+        const struct region *region;
+        unsigned generation;
+        int mapped;
+    } placement[4];
+    unsigned placement_next;
     /* Contexts made from this team without SHMEM_CTX_PRIVATE: team destroy destroys them. */
     struct strata_ctx *shareable_contexts;
     pthread_mutex_t contexts_lock;

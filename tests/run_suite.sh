@@ -34,7 +34,7 @@ run() {
 shm_before=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
 tmp_before=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
 
-for t in test_heap test_knobs test_registry test_amo_routing; do
+for t in test_heap test_knobs test_registry test_routes test_amo_routing; do
     run "unit/$t" "$build/tests/unit/$t"
 done
 run "unit/test_discovery" "$build/tests/unit/test_discovery" "$src/tests/unit/topo-2socket-2gpu.xml"
@@ -106,6 +106,13 @@ for np in 1 3; do
     run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=gpu)" env SHMEM_DEFAULT_SPACE=gpu \
         SHMEM_TEST_DEVICE_PES=0-$((np - 1)) "$oshrun" -np "$np" "$build/tests/spmd/default_device"
 done
+# The program's own device buffers as RMA's local side, to and from every space kind.
+for np in 1 2 3; do
+    run "spmd/private_device -np $np" env SHMEM_TEST_DEVICE_PES=0-$((np - 1)) "$oshrun" -np "$np" \
+        "$build/tests/spmd/private_device"
+done
+run "spmd/private_device -np 2 via UCX" env SHMEM_TEST_DEVICE_PES=0-1 SHMEM_NODE_DIRECT=0 \
+    "$oshrun" -np 2 "$build/tests/spmd/private_device"
 run "SHMEM_DEFAULT_SPACE=gpu without a device on PE 1 fails on every PE" bash -c \
     "out=\$(SHMEM_DEFAULT_SPACE=gpu SHMEM_TEST_DEVICE_PES=0 '$oshrun' -np 2 \
         '$build/tests/spmd/hello' 2>&1); rc=\$?; echo \"\$out\";

@@ -1,0 +1,75 @@
+/* A buffer of the program's own in device memory (here the test device kind's, as a cudaMalloc'd
+ * buffer would be) is a valid local buffer of RMA: a get lands in it and a put takes from it,
+ * through the kind, to and from every space kind: the default heap, static data, a CPU space and
+ * a device space, on this PE and the next. Device memory is never loaded or stored here. */
+#include "check.h"
+
+#include <shmemx.h>
+#include <string.h>
+
+enum { N = 300 };
+
+static long static_in[64 * N], static_out[64 * N];
+
+/* Through the private device buffer: host -> in (on pe) -> device buffer -> out (on pe) ->
+ * host. in and out hold one slot of N words per source PE. */
+static void round_trip(const char *where, long *in, long *out, long *device, int pe)
+{
+    int me = shmem_my_pe();
+    long sent[N], back[N];
+    for (int i = 0; i < N; i++)
+        sent[i] = (long)me * 1000000 + pe * 10000 + i;
+    memset(back, 0, sizeof(back));
+    shmem_long_put(in + me * N, sent, N, pe);
+    shmem_quiet();
+    shmem_long_get(device, in + me * N, N, pe);        /* into device memory */
+    shmem_long_put_nbi(out + me * N, device, N, pe);   /* out of device memory */
+    shmem_quiet();
+    shmem_long_get(back, out + me * N, N, pe);
+    CHECK(!memcmp(sent, back, sizeof(sent)), "%s on PE %d: [0] %ld, [%d] %ld", where, pe, back[0],
+          N - 1, back[N - 1]);
+    long one = shmem_long_g(out + me * N + 7, pe);
+    CHECK_EQ(one, sent[7]);
+}
+
+static void every_target(const char *where, long *in, long *out, long *device)
+{
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    round_trip(where, in, out, device, me);
+    round_trip(where, in, out, device, (me + 1) % n);
+}
+
+int main(void)
+{
+    shmem_init();
+    int n = shmem_n_pes();
+    long *device = shmemx_test_device_malloc(N * sizeof(long));
+    CHECK(device != NULL, "a private test device buffer (SHMEM_TEST_DEVICE_PES lists every PE)");
+    if (device) {
+        long *heap_in = shmem_calloc((size_t)n * N, sizeof(long));
+        long *heap_out = shmem_calloc((size_t)n * N, sizeof(long));
+        every_target("default heap", heap_in, heap_out, device);
+        every_target("static data", static_in, static_out, device);
+
+        const shmem_device_type_t types[] = {SHMEM_DEVICE_CPU, SHMEM_DEVICE_GPU};
+        const char *names[] = {"CPU space", "device space"};
+        for (int t = 0; t < 2; t++) {
+            shmem_space_config_t config = {types[t], 1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
+            shmem_space_t space;
+            shmem_team_t team;
+            CHECK(shmem_space_create(&config, &space, &team) == 0, "%s", names[t]);
+            long *in = shmem_space_calloc(space, (size_t)n * N, sizeof(long));
+            long *out = shmem_space_calloc(space, (size_t)n * N, sizeof(long));
+            every_target(names[t], in, out, device);
+            shmem_space_free(space, out);
+            shmem_space_free(space, in);
+            shmem_team_destroy(team);
+            shmem_space_destroy(space);
+        }
+        shmem_barrier_all();
+        shmem_free(heap_out);
+        shmem_free(heap_in);
+        shmemx_test_device_free(device);
+    }
+    return check_finish();
+}

@@ -1,0 +1,92 @@
+/* Route tables (spaces/route.h), computed without a launcher: for a host kind, the test device
+ * kind and a fake device kind whose node peers attach it by IPC handles, with members on this
+ * node and on another, node mapping on and off, and with and without a transport that reaches
+ * the kind's memory. PE 1 computes; PEs 0 and 1 share its node, 2 and 3 are elsewhere; PE 3 is
+ * not a member. */
+#include "route.h"
+#include "unit.h"
+
+#include <string.h>
+
+enum { N_PES = 4, ME = 1 };
+
+static const struct kind_ops fake_ipc = {
+    .name = "fake IPC", .caps = KIND_CAP_PEER_ATTACH | KIND_CAP_TRANSPORT | KIND_CAP_ASYNC_COPY};
+
+static char copies[N_PES][64]; /* this PE's memory and what it attached */
+
+struct expected {
+    enum route_kind kind[N_PES];
+    int cpu_atomics; /* every member's route carries CPU atomics */
+};
+
+static void check(const char *what, const struct kind_ops *kind, int node_direct, int transport,
+                  struct expected want)
+{
+    const unsigned char member[N_PES] = {1, 1, 1, 0};
+    unsigned char node_peer[N_PES] = {0};
+    char *attached[N_PES] = {NULL};
+    attached[ME] = copies[ME];
+    if (node_direct && kind_can(kind, KIND_CAP_PEER_ATTACH)) {
+        node_peer[0] = 1;
+        attached[0] = copies[0];
+    }
+    struct route_inputs in = {ME, N_PES, member, node_peer, attached, kind, transport};
+    struct route routes[N_PES];
+    memset(routes, 0xff, sizeof(routes));
+    UNIT_CHECK(route_table_compute(&in, routes) == 0, "%s: computed", what);
+    for (int pe = 0; pe < N_PES; pe++) {
+        const struct route *r = &routes[pe];
+        UNIT_CHECK(r->kind == want.kind[pe], "%s: PE %d route %d, expected %d", what, pe, r->kind,
+                   want.kind[pe]);
+        int here = r->kind == ROUTE_LOAD_STORE || r->kind == ROUTE_KIND_COPY;
+        UNIT_CHECK(r->load_store == (r->kind == ROUTE_LOAD_STORE ? copies[pe] : NULL),
+                   "%s: PE %d load/store pointer", what, pe);
+        UNIT_CHECK(r->attached == (r->kind == ROUTE_KIND_COPY ? copies[pe] : NULL),
+                   "%s: PE %d attached pointer", what, pe);
+        UNIT_CHECK(here || (!r->load_store && !r->attached), "%s: PE %d pointers", what, pe);
+        UNIT_CHECK(r->cpu_atomics == (want.cpu_atomics ? r->load_store : NULL),
+                   "%s: PE %d CPU atomics %s", what, pe, want.cpu_atomics ? "expected" : "not");
+    }
+}
+
+int main(void)
+{
+    const enum route_kind N = ROUTE_NONE, L = ROUTE_LOAD_STORE, K = ROUTE_KIND_COPY,
+                          T = ROUTE_TRANSPORT, O = ROUTE_OWNER;
+    /* Host memory: node peers by load/store, others through the transport; CPU atomics only
+     * while no member needs the transport. */
+    check("host, node mapping, transport", &kind_host, 1, 1, (struct expected){{L, L, T, N}, 0});
+    check("host, no node mapping", &kind_host, 0, 1, (struct expected){{T, L, T, N}, 0});
+    /* A job whose members all share the node: no transport needed, CPU atomics everywhere. */
+    const unsigned char all_here[N_PES] = {1, 1, 0, 0};
+    {
+        unsigned char node_peer[N_PES] = {1, 0, 0, 0};
+        char *attached[N_PES] = {copies[0], copies[1], NULL, NULL};
+        struct route_inputs in = {ME, N_PES, all_here, node_peer, attached, &kind_host, 0};
+        struct route routes[N_PES];
+        UNIT_CHECK(route_table_compute(&in, routes) == 0, "host on one node");
+        UNIT_CHECK(routes[0].cpu_atomics == copies[0] && routes[1].cpu_atomics == copies[1],
+                   "host on one node: CPU atomics");
+        UNIT_CHECK(routes[2].kind == ROUTE_NONE && !routes[2].cpu_atomics, "non-member");
+    }
+    /* The test device: no attach, no transport registration: the owner performs everything
+     * but this PE's own, which its kind copies. */
+    check("test device, transport", &kind_testdev, 1, 0, (struct expected){{O, K, O, N}, 0});
+    check("test device, no node mapping", &kind_testdev, 0, 0, (struct expected){{O, K, O, N}, 0});
+    /* IPC-capable device memory: a node peer attached for the kind's copy engine; off the node
+     * the transport when it reaches the memory type, else the owner. */
+    check("IPC kind, transport reaches it", &fake_ipc, 1, 1, (struct expected){{K, K, T, N}, 0});
+    check("IPC kind, transport does not", &fake_ipc, 1, 0, (struct expected){{K, K, O, N}, 0});
+    check("IPC kind, no node mapping", &fake_ipc, 0, 1, (struct expected){{T, K, T, N}, 0});
+    /* A route that needs an attachment it does not have is an error, not a wild pointer. */
+    {
+        const unsigned char member[N_PES] = {1, 1, 0, 0};
+        unsigned char node_peer[N_PES] = {1, 0, 0, 0};
+        char *attached[N_PES] = {NULL, copies[1], NULL, NULL};
+        struct route_inputs in = {ME, N_PES, member, node_peer, attached, &kind_host, 0};
+        struct route routes[N_PES];
+        UNIT_CHECK(route_table_compute(&in, routes) == -1, "a node peer left unattached");
+    }
+    return unit_finish("test_routes");
+}
