@@ -1,12 +1,12 @@
 /* The registry: every region, sorted by local base address. There are a handful of regions, so a
- * binary search over a small array behind a one-entry cache beats any hash.
+ * binary search over a small array behind a two-entry cache beats any hash.
  *
  * Lookups run on every RMA and atomic, from any thread, while another thread may create or
  * destroy a space. They take no lock: the array is a sequence lock's data (a writer makes the
  * version odd while it shifts entries, a reader retries when the version moved under it), its
  * entries hold copies of each region's range so that a reader never follows a pointer to a
- * region being removed, and each thread caches its own last hit, tagged with the version it was
- * found under. */
+ * region being removed, and each thread caches its own last two hits, tagged with the version it
+ * was found under. */
 #include "space.h"
 
 #include <pthread.h>
@@ -26,6 +26,7 @@ static int registry_count;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 unsigned long registry_version;
 __thread struct registry_cache registry_cached;
+__thread struct registry_gap registry_gap_cached;
 
 static void entry_store(int at, const struct registry_entry *e)
 {
@@ -122,10 +123,66 @@ struct region *registry_lookup_slow(const void *addr)
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&registry_version, __ATOMIC_RELAXED) != version)
             continue;
-        if (found.region)
-            registry_cached =
-                (struct registry_cache){found.base, found.size, found.region, version};
+        if (found.region) {
+            /* The previous hit moves to the second slot: a loop over two regions (a heap and a
+             * static array, a host and a device buffer) stays on the fast path. */
+            struct registry_cache *cached = &registry_cached;
+            cached->hit[1] =
+                cached->version == version ? cached->hit[0] : (struct registry_hit){0, 0, NULL};
+            cached->hit[0] = (struct registry_hit){found.base, found.size, found.region};
+            cached->version = version;
+        }
         return found.region;
+    }
+}
+
+/* The gap between regions that holds a, as the reader sees the array: 0 and the gap, or -1 when
+ * a lies in a region. */
+static int registry_gap_search(uintptr_t a, struct registry_gap *gap)
+{
+    int count = __atomic_load_n(&registry_count, __ATOMIC_RELAXED), lo = 0, hi = count - 1;
+    if (hi >= REGISTRY_MAX)
+        hi = REGISTRY_MAX - 1;
+    while (lo <= hi) { /* lo ends as the first entry above a */
+        int mid = (lo + hi) / 2;
+        struct registry_entry e = entry_load(mid);
+        if (a < e.base)
+            hi = mid - 1;
+        else if (a - e.base >= e.size)
+            lo = mid + 1;
+        else
+            return -1;
+    }
+    uintptr_t below = 0, above = UINTPTR_MAX;
+    if (lo > 0) {
+        struct registry_entry e = entry_load(lo - 1);
+        below = e.base + e.size;
+    }
+    if (lo < count && lo < REGISTRY_MAX)
+        above = entry_load(lo).base;
+    gap->lo = below;
+    gap->size = above - below;
+    return 0;
+}
+
+int registry_in_gap_slow(const void *addr)
+{
+    for (;;) {
+        unsigned long version = __atomic_load_n(&registry_version, __ATOMIC_ACQUIRE);
+        if (version & 1) {
+            sched_yield();
+            continue;
+        }
+        struct registry_gap gap;
+        int rc = registry_gap_search((uintptr_t)addr, &gap);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&registry_version, __ATOMIC_RELAXED) != version)
+            continue;
+        if (rc == 0) {
+            gap.version = version;
+            registry_gap_cached = gap;
+        }
+        return rc == 0;
     }
 }
 

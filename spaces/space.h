@@ -118,30 +118,61 @@ int registry_remove(struct region *region);
 struct region *registry_lookup_slow(const void *addr);
 /* Even while the registry is stable; every change moves it on by two. */
 extern unsigned long registry_version;
-/* This thread's last hit, valid while registry_version has not moved. */
+/* This thread's last two hits (most recent first: a program that alternates between its heap
+ * and its globals keeps both), valid while registry_version has not moved. */
 struct registry_cache {
-    uintptr_t base;
-    size_t size;
-    struct region *region;
+    struct registry_hit {
+        uintptr_t base;
+        size_t size;
+        struct region *region;
+    } hit[2];
     unsigned long version;
 };
 extern __thread struct registry_cache registry_cached __attribute__((tls_model("initial-exec")));
-
-/* The region whose copy of some PE (*pe) is mapped at addr in this process, this PE's own
- * included; NULL for memory that is no region's. Takes no lock: meant for a fault handler. */
-struct region *registry_lookup_mapped(const void *addr, int n_pes, int *pe);
 
 /* The region holding addr, or NULL for memory that is not symmetric. */
 static inline struct region *region_lookup(const void *addr)
 {
     const struct registry_cache *cached = &registry_cached;
-    if (__builtin_expect((uintptr_t)addr - cached->base < cached->size &&
-                             cached->version ==
-                                 __atomic_load_n(&registry_version, __ATOMIC_ACQUIRE),
-                         1))
-        return cached->region;
+    uintptr_t a = (uintptr_t)addr;
+    if (__builtin_expect(cached->version == __atomic_load_n(&registry_version, __ATOMIC_ACQUIRE),
+                         1)) {
+        if (__builtin_expect(a - cached->hit[0].base < cached->hit[0].size, 1))
+            return cached->hit[0].region;
+        if (a - cached->hit[1].base < cached->hit[1].size)
+            return cached->hit[1].region;
+    }
     return registry_lookup_slow(addr);
 }
+
+/* Whether addr lies in no region, asked of private buffers on every put and get while device
+ * memory exists here: this thread's last gap between regions answers without a search. */
+struct registry_gap {
+    uintptr_t lo, size;
+    unsigned long version;
+};
+extern __thread struct registry_gap registry_gap_cached __attribute__((tls_model("initial-exec")));
+int registry_in_gap_slow(const void *addr);
+
+/* 1 when this thread's last gap holds addr; 0 means ask registry_in_gap. Calls nothing, so a fast
+ * path may inline it without keeping registers across a call. */
+__attribute__((always_inline)) static inline int registry_in_cached_gap(const void *addr)
+{
+    const struct registry_gap *gap = &registry_gap_cached;
+    return (uintptr_t)addr - gap->lo < gap->size &&
+           gap->version == __atomic_load_n(&registry_version, __ATOMIC_ACQUIRE);
+}
+
+__attribute__((always_inline)) static inline int registry_in_gap(const void *addr)
+{
+    if (__builtin_expect(registry_in_cached_gap(addr), 1))
+        return 1;
+    return registry_in_gap_slow(addr);
+}
+
+/* The region whose copy of some PE (*pe) is mapped at addr in this process, this PE's own
+ * included; NULL for memory that is no region's. Takes no lock: meant for a fault handler. */
+struct region *registry_lookup_mapped(const void *addr, int n_pes, int *pe);
 
 /* ---- Static data (data + bss of the program) ---- */
 /* Moves the program's writable data onto a shared-memory file at the same addresses, so node

@@ -118,6 +118,51 @@ static void rma_get_blocks(shmem_ctx_t ctx, const char *routine, char *dest, con
                 src + (ptrdiff_t)i * b.sst * (ptrdiff_t)b.elem, b.bsize * b.elem, pe, 0);
 }
 
+/* The inline common case of a put or get (route_load_store): the target's copy loadable and
+ * storable here and the local buffer known to be host memory; 0 when rma_put_beside or
+ * rma_get_beside must run. Nothing here calls a function, so the fast path needs no stack frame. */
+__attribute__((always_inline)) static inline int rma_put_fast(void *dest, const void *src,
+                                                              size_t len, int pe)
+{
+    char *there = route_load_store(dest, pe);
+    if (unlikely(!there || !route_local_is_host(src)))
+        return 0;
+    memcpy(there, src, len);
+    return 1;
+}
+
+__attribute__((always_inline)) static inline int rma_get_fast(void *dest, const void *src,
+                                                              size_t len, int pe)
+{
+    const char *there = route_load_store(src, pe);
+    if (unlikely(!there || !route_local_is_host(dest)))
+        return 0;
+    memcpy(dest, there, len);
+    return 1;
+}
+
+/* Out of line: the same load/store case when the local buffer's kind takes a search (a symmetric
+ * buffer, a private one, a new gap), then the general path. */
+__attribute__((noinline)) static void rma_put_beside(const char *routine, void *dest,
+                                                     const void *src, size_t len, int pe, int nbi)
+{
+    char *there = route_load_store(dest, pe);
+    if (likely(there && !route_local_kind(src)))
+        memcpy(there, src, len);
+    else
+        rma_put(SHMEM_CTX_DEFAULT, routine, dest, src, len, pe, nbi);
+}
+
+__attribute__((noinline)) static void rma_get_beside(const char *routine, void *dest,
+                                                     const void *src, size_t len, int pe, int nbi)
+{
+    const char *there = route_load_store(src, pe);
+    if (likely(there && !route_local_kind(dest)))
+        memcpy(dest, there, len);
+    else
+        rma_get(SHMEM_CTX_DEFAULT, routine, dest, src, len, pe, nbi);
+}
+
 /* Put-with-signal (1.6 section 9.8.2): the signal update is delivered after the data. */
 static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, const void *src,
                            size_t len, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
@@ -125,7 +170,8 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
 {
     if (unlikely(sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD))
         log_fatal(routine, "sig_op %d is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD", sig_op);
-    rma_put(ctx, routine, dest, src, len, pe, nbi);
+    if (!(ctx == SHMEM_CTX_DEFAULT && rma_put_fast(dest, src, len, pe)))
+        rma_put(ctx, routine, dest, src, len, pe, nbi);
     /* Data written by memcpy (possibly with non-temporal stores) or queued in the transport must
      * be ordered before the signal. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -143,29 +189,6 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
 #define TYPED_NAME(CTX, N, OP, SUFFIX) shmem_##CTX##N##_##OP##SUFFIX
 #define SIZED_NAME(CTX, N, OP, SUFFIX) shmem_##CTX##OP##N##SUFFIX
 
-/* The inline common case of a put or get (route_load_store), with a local buffer the CPU may
- * load and store; 0 when the general path must run. p and g, whose local side is a value of the
- * library's own, pass local_checked. */
-__attribute__((always_inline)) static inline int rma_put_fast(void *dest, const void *src,
-                                                              size_t len, int pe, int local_checked)
-{
-    char *there = route_load_store(dest, pe);
-    if (unlikely(!there || (!local_checked && route_local_kind(src))))
-        return 0;
-    memcpy(there, src, len);
-    return 1;
-}
-
-__attribute__((always_inline)) static inline int rma_get_fast(void *dest, const void *src,
-                                                              size_t len, int pe, int local_checked)
-{
-    const char *there = route_load_store(src, pe);
-    if (unlikely(!there || (!local_checked && route_local_kind(dest))))
-        return 0;
-    memcpy(dest, there, len);
-    return 1;
-}
-
 #define GEN_CONTIGUOUS(FN, CTX_FN, T, ELEM, OP, NBI)                                               \
     void CTX_FN(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe)                  \
     {                                                                                              \
@@ -173,8 +196,8 @@ __attribute__((always_inline)) static inline int rma_get_fast(void *dest, const 
     }                                                                                              \
     void FN(T *dest, const T *source, size_t nelems, int pe)                                       \
     {                                                                                              \
-        if (!rma_##OP##_fast(dest, source, nelems * (ELEM), pe, 0))                                \
-            rma_##OP(SHMEM_CTX_DEFAULT, STRINGIFY(FN), dest, source, nelems *(ELEM), pe, NBI);     \
+        if (!rma_##OP##_fast(dest, source, nelems * (ELEM), pe))                                   \
+            rma_##OP##_beside(STRINGIFY(FN), dest, source, nelems *(ELEM), pe, NBI);               \
     }
 
 #define GEN_SIGNAL(FN, CTX_FN, T, ELEM, NBI)                                                       \

@@ -86,14 +86,32 @@ __attribute__((always_inline)) static inline char *route_load_store(const void *
     return copy ? copy + ((const char *)addr - region->base) : NULL;
 }
 
+/* Whether a local buffer of this PE could be device memory at all. */
+static inline int route_local_may_be_device(void)
+{
+    return space_device_regions | kind_private_kinds;
+}
+
+/* 1 when buffer is known to be host memory without a call: no device memory here, or no private
+ * device buffers and buffer in this thread's last gap between regions (a program's own stack,
+ * heap and globals outside the symmetric ones). 0 means ask route_local_kind. */
+__attribute__((always_inline)) static inline int route_local_is_host(const void *buffer)
+{
+    if (likely(!route_local_may_be_device()))
+        return 1;
+    return !kind_private_kinds && registry_in_cached_gap(buffer);
+}
+
 /* The kind that must move the bytes of a local buffer of this PE (a put's source, a get's
  * destination), or NULL for memory the CPU may load and store: a symmetric buffer of a kind
  * without load/store, or the program's own device buffer. Free while this PE has neither. */
 __attribute__((always_inline)) static inline const struct kind_ops *
 route_local_kind(const void *buffer)
 {
-    if (likely(!(space_device_regions | kind_private_kinds)))
+    if (likely(!route_local_may_be_device()))
         return NULL;
+    if (!kind_private_kinds && registry_in_gap(buffer))
+        return NULL; /* private, and no kind hands out private buffers */
     struct region *region = region_lookup(buffer);
     if (region)
         return region_route(region, rt.my_pe)->load_store ? NULL : region->kind;

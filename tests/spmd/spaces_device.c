@@ -12,6 +12,8 @@
 enum { N = 1000 };
 
 static long busy_flag; /* host memory: rank 0 waits on it without calling the library */
+static long host_in[N];     /* host memory that node peers load and store */
+static uint64_t host_signal;
 
 static double now_s(void)
 {
@@ -213,6 +215,19 @@ int main(void)
         shmem_long_get(host, dev2, N, me);
         CHECK(host[7] == me * 100000L + 7, "device to device: %ld", host[7]);
         CHECK_EQ(shmem_long_g(&dev2[N - 1], right), right * 100000L + N - 1);
+
+        /* device -> host static data on the right (a target the CPU may store to, a source it
+         * may not), with a signal; and back from there into device memory */
+        shmem_long_put_signal(host_in, dev2, N, &host_signal, 1, SHMEM_SIGNAL_ADD, right);
+        shmem_uint64_wait_until(&host_signal, SHMEM_CMP_EQ, 1);
+        CHECK(host_in[0] == left * 100000L && host_in[N - 1] == left * 100000L + N - 1,
+              "host data from a device source: %ld..%ld", host_in[0], host_in[N - 1]);
+        shmem_team_sync(team);
+        shmem_long_get(dev2, host_in, N, right);
+        shmem_long_get(host, dev2, N, me);
+        CHECK(host[0] == me * 100000L && host[N - 1] == me * 100000L + N - 1,
+              "device data from host memory: %ld..%ld", host[0], host[N - 1]);
+        shmem_team_sync(team);
 
         /* put-with-signal into device memory, waited for on the device word */
         long payload[4] = {me, me + 1, me + 2, me + 3};

@@ -1,6 +1,7 @@
 /* Pointer-to-region lookup: every address inside a region maps to it, every address outside
- * none, whatever the insertion order and after removals, and while another thread adds and
- * removes regions (space creation and destruction beside RMA under SHMEM_THREAD_MULTIPLE). */
+ * none (and lies in a gap), whatever the insertion order, after removals, through both entries of
+ * the per-thread cache, and while another thread adds and removes regions (space creation and
+ * destruction beside RMA under SHMEM_THREAD_MULTIPLE). */
 #include "space.h"
 #include "unit.h"
 
@@ -25,11 +26,13 @@ static void *reader(void *arg)
 {
     long *missed = arg;
     for (unsigned i = 0; !__atomic_load_n(&churn_done, __ATOMIC_ACQUIRE); i++) {
-        /* alternate between regions so that the one-entry cache misses on every lookup */
+        /* cycle through more regions than the cache holds, so that lookups search the array */
         int k = (int)(i % STABLE);
         *missed += region_lookup(stable_memory[k] + 100 + i % 1000) != &stable[k];
         struct region *r = region_lookup(churn_memory + 200);
         *missed += r != NULL && r != &churn;
+        *missed += !registry_in_gap(stable_memory[k] + 50 + i % 50);
+        *missed += registry_in_gap(stable_memory[k] + 150);
     }
     return NULL;
 }
@@ -54,8 +57,8 @@ static void check_concurrent_changes(void)
     for (int t = 0; t < 2; t++)
         pthread_join(readers[t], NULL);
     UNIT_CHECK(misses[0] + misses[1] == 0,
-               "%ld lookups of registered regions failed while another thread added and removed "
-               "a region",
+               "%ld lookups of registered regions or gaps failed while another thread added and "
+               "removed a region",
                misses[0] + misses[1]);
     UNIT_CHECK(region_lookup(churn_memory + 200) == NULL, "the removed region is not found");
     for (int k = 0; k < STABLE; k++)
@@ -82,6 +85,10 @@ int main(void)
         UNIT_CHECK(region_lookup(memory[i] + 1500) == &regions[i], "middle of %d", i);
         UNIT_CHECK(region_lookup(memory[i] + 999) == NULL, "byte before %d", i);
         UNIT_CHECK(region_lookup(memory[i] + 2000) == NULL, "byte after %d", i);
+        UNIT_CHECK(registry_in_gap(memory[i] + 999), "byte before %d is in a gap", i);
+        UNIT_CHECK(registry_in_gap(memory[i] + 2000), "byte after %d is in a gap", i);
+        UNIT_CHECK(!registry_in_gap(memory[i] + 1000), "first byte of %d is in no gap", i);
+        UNIT_CHECK(!registry_in_gap(memory[i] + 1999), "last byte of %d is in no gap", i);
     }
     UNIT_CHECK(region_lookup(NULL) == NULL, "NULL is in no region");
     /* The cache must not answer for a removed region. */
@@ -89,6 +96,22 @@ int main(void)
     registry_remove(&regions[3]);
     UNIT_CHECK(region_lookup(memory[3] + 1500) == NULL, "removed region no longer found");
     UNIT_CHECK(region_lookup(memory[4] + 1500) == &regions[4], "neighbour still found");
+    /* Alternating between two regions, both answer (from the cache's two entries); neither
+     * answers once removed, from whichever entry it sat in. */
+    for (int round = 0; round < 3; round++) {
+        UNIT_CHECK(region_lookup(memory[5] + 1100) == &regions[5], "alternating, 5");
+        UNIT_CHECK(region_lookup(memory[6] + 1100) == &regions[6], "alternating, 6");
+    }
+    registry_remove(&regions[5]);
+    UNIT_CHECK(region_lookup(memory[6] + 1100) == &regions[6], "6 after 5 was removed");
+    UNIT_CHECK(region_lookup(memory[5] + 1100) == NULL, "removed 5, the older cache entry");
+    registry_add(&regions[5]);
+    /* A gap that a new region fills is a gap no more. */
+    UNIT_CHECK(registry_in_gap(memory[3] + 1500), "the removed region's range is a gap");
+    registry_add(&regions[3]);
+    UNIT_CHECK(!registry_in_gap(memory[3] + 1500), "the region added in the gap fills it");
+    UNIT_CHECK(region_lookup(memory[3] + 1500) == &regions[3], "the re-added region");
+    registry_remove(&regions[3]);
     registry_remove(&regions[0]);
     registry_remove(&regions[8]);
     for (int i = 1; i < 8; i++)

@@ -1,0 +1,74 @@
+/* What a device space on this PE costs host traffic: PE 0 puts, gets and fetch-adds 8 bytes on
+ * PE 1's heap, first with no device space, then with a test device space alive on both PEs
+ * (SHMEM_TEST_DEVICE_PES=0-1), and prints the ratio of each time with the space to without.
+ * Host operations keep their fast path beside device memory: the ratios should stay near 1.
+ * Strata only (the spaces API). */
+#include <shmem.h>
+#include <stdio.h>
+#include <time.h>
+
+#define ITERS 200000
+
+static volatile long fetched; /* keeps the fetch-adds' results alive */
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* ns per put, get and fetch-add of 8 bytes on PE 1's heap word, measured by PE 0. */
+static void measure(long *word, double ns[3])
+{
+    long value = 1, sum = 0;
+    shmem_barrier_all();
+    if (shmem_my_pe() == 0) {
+        double t0 = now_ns();
+        for (int i = 0; i < ITERS; i++)
+            shmem_long_put(word, &value, 1, 1);
+        shmem_quiet();
+        double t1 = now_ns();
+        for (int i = 0; i < ITERS; i++)
+            shmem_long_get(&value, word, 1, 1);
+        double t2 = now_ns();
+        for (int i = 0; i < ITERS; i++)
+            sum += shmem_long_atomic_fetch_add(word, 1, 1);
+        double t3 = now_ns();
+        ns[0] = (t1 - t0) / ITERS;
+        ns[1] = (t2 - t1) / ITERS;
+        ns[2] = (t3 - t2) / ITERS;
+        fetched = sum;
+    }
+    shmem_barrier_all();
+}
+
+int main(void)
+{
+    shmem_init();
+    if (shmem_n_pes() < 2) {
+        shmem_finalize();
+        return 0;
+    }
+    long *word = shmem_calloc(1, sizeof(long));
+    double without[3], with[3];
+    measure(word, without); /* warm-up */
+    measure(word, without);
+    shmem_space_config_t config = {SHMEM_DEVICE_GPU, 1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
+    shmem_space_t space;
+    shmem_team_t team;
+    int alive = shmem_space_create(&config, &space, &team) == 0 && space != SHMEM_SPACE_INVALID;
+    measure(word, with);
+    if (shmem_my_pe() == 0 && alive) {
+        const char *names[3] = {"put8", "get8", "fetch_add"};
+        for (int i = 0; i < 3; i++)
+            printf("device_alive_%s_heap_ratio %.3f\n", names[i], with[i] / without[i]);
+    }
+    if (alive) {
+        shmem_team_destroy(team);
+        shmem_space_destroy(space);
+    }
+    shmem_free(word);
+    shmem_finalize();
+    return 0;
+}
