@@ -11,8 +11,8 @@
 
 enum { N = 1000 };
 
-static long busy_flag; /* host memory: rank 0 waits on it without calling the library */
-static long host_in[N];     /* host memory that node peers load and store */
+static long busy_flag;  /* host memory: rank 0 waits on it without calling the library */
+static long host_in[N]; /* host memory that node peers load and store */
 static uint64_t host_signal;
 
 static double now_s(void)
