@@ -92,57 +92,19 @@ int registry_remove(struct region *region)
     return rc;
 }
 
-/* The entry holding a, or one with a NULL region, in the array as the reader sees it. */
-static struct registry_entry registry_search(uintptr_t a)
-{
-    int lo = 0, hi = __atomic_load_n(&registry_count, __ATOMIC_RELAXED) - 1;
-    if (hi >= REGISTRY_MAX)
-        hi = REGISTRY_MAX - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        struct registry_entry e = entry_load(mid);
-        if (a < e.base)
-            hi = mid - 1;
-        else if (a - e.base >= e.size)
-            lo = mid + 1;
-        else
-            return e;
-    }
-    return (struct registry_entry){0, 0, NULL};
-}
+/* What the array says of an address: the entry holding it, or (found.region NULL) the gap
+ * between entries that does, under the registry version it was read at. */
+struct registry_answer {
+    struct registry_entry found;
+    struct registry_gap gap;
+    unsigned long version;
+};
 
-struct region *registry_lookup_slow(const void *addr)
-{
-    for (;;) {
-        unsigned long version = __atomic_load_n(&registry_version, __ATOMIC_ACQUIRE);
-        if (version & 1) {
-            sched_yield(); /* a writer is shifting entries: a few stores */
-            continue;
-        }
-        struct registry_entry found = registry_search((uintptr_t)addr);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&registry_version, __ATOMIC_RELAXED) != version)
-            continue;
-        if (found.region) {
-            /* The previous hit moves to the second slot: a loop over two regions (a heap and a
-             * static array, a host and a device buffer) stays on the fast path. */
-            struct registry_cache *cached = &registry_cached;
-            cached->hit[1] =
-                cached->version == version ? cached->hit[0] : (struct registry_hit){0, 0, NULL};
-            cached->hit[0] = (struct registry_hit){found.base, found.size, found.region};
-            cached->version = version;
-        }
-        return found.region;
-    }
-}
-
-/* The gap between regions that holds a, as the reader sees the array: 0 and the gap, or -1 when
- * a lies in a region. */
-static int registry_gap_search(uintptr_t a, struct registry_gap *gap)
+/* A binary search of the array as the reader sees it (entries may move under it: the caller
+ * checks the version). */
+static struct registry_answer registry_search(uintptr_t a)
 {
     int count = __atomic_load_n(&registry_count, __ATOMIC_RELAXED), lo = 0, hi = count - 1;
-    if (hi >= REGISTRY_MAX)
-        hi = REGISTRY_MAX - 1;
     while (lo <= hi) { /* lo ends as the first entry above a */
         int mid = (lo + hi) / 2;
         struct registry_entry e = entry_load(mid);
@@ -151,39 +113,60 @@ static int registry_gap_search(uintptr_t a, struct registry_gap *gap)
         else if (a - e.base >= e.size)
             lo = mid + 1;
         else
-            return -1;
+            return (struct registry_answer){.found = e};
     }
     uintptr_t below = 0, above = UINTPTR_MAX;
     if (lo > 0) {
         struct registry_entry e = entry_load(lo - 1);
         below = e.base + e.size;
     }
-    if (lo < count && lo < REGISTRY_MAX)
+    if (lo < count)
         above = entry_load(lo).base;
-    gap->lo = below;
-    gap->size = above - below;
-    return 0;
+    return (struct registry_answer){.gap = {below, above - below, 0}};
 }
 
-int registry_in_gap_slow(const void *addr)
+/* A search whose answer held for one version of the registry (a sequence lock's read). */
+static struct registry_answer registry_read(uintptr_t a)
 {
     for (;;) {
         unsigned long version = __atomic_load_n(&registry_version, __ATOMIC_ACQUIRE);
         if (version & 1) {
-            sched_yield();
+            sched_yield(); /* a writer is shifting entries: a few stores */
             continue;
         }
-        struct registry_gap gap;
-        int rc = registry_gap_search((uintptr_t)addr, &gap);
+        struct registry_answer answer = registry_search(a);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&registry_version, __ATOMIC_RELAXED) != version)
             continue;
-        if (rc == 0) {
-            gap.version = version;
-            registry_gap_cached = gap;
-        }
-        return rc == 0;
+        answer.version = version;
+        return answer;
     }
+}
+
+struct region *registry_lookup_slow(const void *addr)
+{
+    struct registry_answer answer = registry_read((uintptr_t)addr);
+    struct registry_entry found = answer.found;
+    if (found.region) {
+        /* The previous hit moves to the second slot: a loop over two regions (a heap and a
+         * static array, a host and a device buffer) stays on the fast path. */
+        struct registry_cache *cached = &registry_cached;
+        cached->hit[1] =
+            cached->version == answer.version ? cached->hit[0] : (struct registry_hit){0, 0, NULL};
+        cached->hit[0] = (struct registry_hit){found.base, found.size, found.region};
+        cached->version = answer.version;
+    }
+    return found.region;
+}
+
+int registry_in_gap_slow(const void *addr)
+{
+    struct registry_answer answer = registry_read((uintptr_t)addr);
+    if (answer.found.region)
+        return 0;
+    registry_gap_cached = answer.gap;
+    registry_gap_cached.version = answer.version;
+    return 1;
 }
 
 struct region *registry_lookup_mapped(const void *addr, int n_pes, int *pe)

@@ -19,7 +19,7 @@ static inline void order_quiet_inline(struct strata_ctx *ctx)
         return;
     if (unlikely(w == CTX_WORKER_UNINITIALIZED))
         runtime_report_uninit("shmem_quiet");
-    if (transport_flush(w, -1))
+    if (transport_flush_needed(w) && transport_flush(w, -1))
         log_fatal("shmem_quiet", "the transport failed to complete outstanding operations");
 }
 

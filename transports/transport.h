@@ -16,6 +16,23 @@ struct transport;
  * one context never waits for another's. */
 struct transport_worker;
 
+/* What every worker shows its callers inline (the first member of each transport's worker): how
+ * many operations that only a flush completes (puts, non-blocking gets, non-fetching atomics,
+ * active-message puts) were issued on it, and how many of those the last completed flush
+ * covered. Equal counts: a quiet or a fence has nothing to do, so a PE that has a transport for
+ * its device spaces pays nothing for it in a quiet after host traffic. */
+struct transport_worker_counts {
+    unsigned long issued;
+    unsigned long flushed;
+};
+
+static inline int transport_flush_needed(const struct transport_worker *w)
+{
+    const struct transport_worker_counts *counts = (const struct transport_worker_counts *)w;
+    return __atomic_load_n(&counts->issued, __ATOMIC_ACQUIRE) !=
+           __atomic_load_n(&counts->flushed, __ATOMIC_ACQUIRE);
+}
+
 struct transport_exchange {
     int (*publish)(const char *key, const void *data, size_t len);
     int (*fetch)(int pe, const char *key, void *data, size_t *len);

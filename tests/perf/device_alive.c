@@ -18,8 +18,9 @@ static double now_ns(void)
     return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-/* ns per put, get and fetch-add of 8 bytes on PE 1's heap word, measured by PE 0. */
-static void measure(long *word, double ns[3])
+/* ns per put, get and fetch-add of 8 bytes on PE 1's heap word, measured by PE 0; each kept
+ * as the least seen so far in best[]. */
+static void measure(long *word, double best[3])
 {
     long value = 1, sum = 0;
     shmem_barrier_all();
@@ -34,14 +35,18 @@ static void measure(long *word, double ns[3])
         double t2 = now_ns();
         for (int i = 0; i < ITERS; i++)
             sum += shmem_long_atomic_fetch_add(word, 1, 1);
-        double t3 = now_ns();
-        ns[0] = (t1 - t0) / ITERS;
-        ns[1] = (t2 - t1) / ITERS;
-        ns[2] = (t3 - t2) / ITERS;
+        double t3 = now_ns(), ns[3] = {(t1 - t0) / ITERS, (t2 - t1) / ITERS, (t3 - t2) / ITERS};
+        for (int k = 0; k < 3; k++)
+            if (ns[k] < best[k])
+                best[k] = ns[k];
         fetched = sum;
     }
     shmem_barrier_all();
 }
+
+/* Rounds alternate between no device space and one alive, so that the machine's noise hits
+ * both alike; the least time of each is kept. */
+#define ROUNDS 5
 
 int main(void)
 {
@@ -51,22 +56,25 @@ int main(void)
         return 0;
     }
     long *word = shmem_calloc(1, sizeof(long));
-    double without[3], with[3];
+    double without[3] = {1e30, 1e30, 1e30}, with[3] = {1e30, 1e30, 1e30};
+    int alive = 1;
     measure(word, without); /* warm-up */
-    measure(word, without);
-    shmem_space_config_t config = {SHMEM_DEVICE_GPU, 1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
-    shmem_space_t space;
-    shmem_team_t team;
-    int alive = shmem_space_create(&config, &space, &team) == 0 && space != SHMEM_SPACE_INVALID;
-    measure(word, with);
+    for (int round = 0; round < ROUNDS && alive; round++) {
+        measure(word, without);
+        shmem_space_config_t config = {SHMEM_DEVICE_GPU, 1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
+        shmem_space_t space;
+        shmem_team_t team;
+        alive = shmem_space_create(&config, &space, &team) == 0 && space != SHMEM_SPACE_INVALID;
+        if (alive) {
+            measure(word, with);
+            shmem_team_destroy(team);
+            shmem_space_destroy(space);
+        }
+    }
     if (shmem_my_pe() == 0 && alive) {
         const char *names[3] = {"put8", "get8", "fetch_add"};
         for (int i = 0; i < 3; i++)
             printf("device_alive_%s_heap_ratio %.3f\n", names[i], with[i] / without[i]);
-    }
-    if (alive) {
-        shmem_team_destroy(team);
-        shmem_space_destroy(space);
     }
     shmem_free(word);
     shmem_finalize();

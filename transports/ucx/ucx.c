@@ -426,6 +426,8 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
     ucs_status_ptr_t request = put ? ucp_put_nbx(ep, buf, len, addr, rkey, &param)
                                    : ucp_get_nbx(ep, buf, len, addr, rkey, &param);
     const char *what = put ? "ucp_put_nbx" : "ucp_get_nbx";
+    if (put || nbi)
+        ucx_issued(w);
     if (nbi && UCS_PTR_IS_PTR(request))
         return ucx_pending_add(w, request, what);
     return ucx_wait(w, request, what);
@@ -469,25 +471,29 @@ int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, 
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
         param.reply_buffer = &reply;
     }
+    int rc;
     if (size == 4) {
         uint32_t operand32 = (uint32_t)operand, reply32 = (uint32_t)reply;
         param.reply_buffer = fetching ? (void *)&reply32 : NULL;
-        int rc = ucx_wait(
-            w, ucp_atomic_op_nbx(ep, ucx_amo_opcode[op], &operand32, 1, addr, rkey, &param),
-            "ucp_atomic_op_nbx");
-        if (fetch)
-            memcpy(fetch, &reply32, 4);
-        return rc;
-    }
-    int rc = ucx_wait(w, ucp_atomic_op_nbx(ep, ucx_amo_opcode[op], &operand, 1, addr, rkey, &param),
+        rc = ucx_wait(w,
+                      ucp_atomic_op_nbx(ep, ucx_amo_opcode[op], &operand32, 1, addr, rkey, &param),
                       "ucp_atomic_op_nbx");
+        reply = reply32;
+    } else {
+        rc = ucx_wait(w, ucp_atomic_op_nbx(ep, ucx_amo_opcode[op], &operand, 1, addr, rkey, &param),
+                      "ucp_atomic_op_nbx");
+    }
+    if (!fetching)
+        ucx_issued(w); /* done at the target only once flushed */
     if (fetch)
-        memcpy(fetch, &reply, 8);
+        memcpy(fetch, &reply, size);
     return rc;
 }
 
 int transport_fence(struct transport_worker *w)
 {
+    if (!transport_flush_needed(w))
+        return 0; /* nothing since the last flush to order */
     if (ucx_am_wait_acks(w))
         return -1;
     ucs_status_t status = ucp_worker_fence(w->worker);
@@ -496,6 +502,10 @@ int transport_fence(struct transport_worker *w)
 
 int transport_flush(struct transport_worker *w, int pe)
 {
+    /* What was issued before this point is what this flush completes. */
+    unsigned long issued = __atomic_load_n(&w->counts.issued, __ATOMIC_ACQUIRE);
+    if (issued == __atomic_load_n(&w->counts.flushed, __ATOMIC_ACQUIRE))
+        return 0;
     if (ucx_pending_wait(w) || ucx_am_wait_acks(w))
         return -1;
     ucp_request_param_t param = {0};
@@ -504,7 +514,12 @@ int transport_flush(struct transport_worker *w, int pe)
             return 0; /* nothing was ever sent there */
         return ucx_wait(w, ucp_ep_flush_nbx(w->peers[pe].ep, &param), "ucp_ep_flush_nbx");
     }
-    return ucx_wait(w, ucp_worker_flush_nbx(w->worker, &param), "ucp_worker_flush_nbx");
+    if (ucx_wait(w, ucp_worker_flush_nbx(w->worker, &param), "ucp_worker_flush_nbx"))
+        return -1;
+    /* Another thread's flush may store a smaller count after this one: that only costs a flush
+     * more, never one less. */
+    __atomic_store_n(&w->counts.flushed, issued, __ATOMIC_RELEASE);
+    return 0;
 }
 
 void transport_progress(struct transport_worker *w)

@@ -227,6 +227,7 @@ int transport_am_put(struct transport_worker *w, int pe, int id, size_t offset, 
             __atomic_fetch_sub(&w->am_unacked, 1, __ATOMIC_RELAXED);
             return -1;
         }
+        ucx_issued(w);
     }
     return 0;
 }

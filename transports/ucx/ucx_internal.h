@@ -24,6 +24,7 @@ struct ucx_peer {
 };
 
 struct transport_worker {
+    struct transport_worker_counts counts; /* first: transport.h reads it inline */
     struct transport *t;
     ucp_worker_h worker;
     struct ucx_peer *peers;
@@ -69,6 +70,11 @@ int ucx_fail(const char *what, ucs_status_t status);
 void ucx_wait_step(struct transport_worker *w, unsigned *spins);
 /* Waits for a request returned by a _nbx call, progressing the worker meanwhile. */
 int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what);
+/* Counts an operation that only a flush completes, once it is issued. */
+static inline void ucx_issued(struct transport_worker *w)
+{
+    __atomic_add_fetch(&w->counts.issued, 1, __ATOMIC_RELEASE);
+}
 /* The endpoint to pe on w, made on first use (under w->connect_lock). */
 ucp_ep_h ucx_endpoint_get(struct transport_worker *w, int pe);
 /* Installs the active-message handlers on a new worker. */
