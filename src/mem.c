@@ -62,10 +62,12 @@ static void mem_free(const char *routine, struct space *space, void *ptr)
 static void mem_zero(struct space *space, void *p, size_t size)
 {
     const struct kind_ops *kind = space->heap.kind;
-    if (kind_can(kind, KIND_CAP_LOAD_STORE))
+    if (kind_can(kind, KIND_CAP_LOAD_STORE)) {
         memset(p, 0, size);
-    else
+    } else {
         kind->fill(p, 0, size);
+        kind_land(kind); /* zero before any peer may write it */
+    }
 }
 
 void *shmem_malloc(size_t size)

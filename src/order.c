@@ -12,6 +12,8 @@
 static inline void order_quiet_inline(struct strata_ctx *ctx)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (unlikely(kind_unlanded))
+        kind_land_all();
     if (ctx == SHMEM_CTX_INVALID)
         return;
     struct transport_worker *w = ctx->worker;
@@ -42,6 +44,8 @@ void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
 {
     runtime_require_init("shmem_pe_quiet");
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (unlikely(kind_unlanded))
+        kind_land_all();
     if (ctx == SHMEM_CTX_INVALID || !ctx->worker)
         return;
     for (size_t i = 0; i < npes; i++) {
@@ -63,6 +67,8 @@ void shmem_ctx_fence(shmem_ctx_t ctx)
 {
     runtime_require_init("shmem_fence");
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (unlikely(kind_unlanded))
+        kind_land_all();
     if (ctx != SHMEM_CTX_INVALID && ctx->worker && transport_fence(ctx->worker))
         log_fatal("shmem_fence", "the transport failed to order operations");
 }

@@ -172,9 +172,11 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
         log_fatal(routine, "sig_op %d is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD", sig_op);
     if (!(ctx == SHMEM_CTX_DEFAULT && rma_put_fast(dest, src, len, pe)))
         rma_put(ctx, routine, dest, src, len, pe, nbi);
-    /* Data written by memcpy (possibly with non-temporal stores) or queued in the transport must
-     * be ordered before the signal. */
+    /* Data written by memcpy (possibly with non-temporal stores), by a kind's asynchronous copy
+     * or queued in the transport must be ordered before the signal. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (unlikely(kind_unlanded))
+        kind_land_all();
     if (ctx != SHMEM_CTX_INVALID && ctx->worker)
         transport_fence(ctx->worker);
     amo_signal(ctx, routine, sig_addr, signal, sig_op, pe);

@@ -55,7 +55,12 @@ static void staged_chunk(const char *routine, const struct route_target *target,
         put ? memcpy(there, data, len) : memcpy(data, there, len);
         break;
     case ROUTE_KIND_COPY:
-        put ? kind->copy_from_host(there, data, len) : kind->copy_to_host(data, there, len);
+        if (put) {
+            kind->copy_from_host(there, data, len);
+            kind_wrote(kind); /* owed to the next quiet or fence */
+        } else {
+            kind->copy_to_host(data, there, len);
+        }
         break;
     case ROUTE_TRANSPORT:
         rc = put ? transport_put(route_worker(target, routine, pe), pe, id, offset, data, len, 0)
@@ -104,6 +109,8 @@ void staged_get(const char *routine, const struct route_target *target, void *de
         if (dest_kind)
             dest_kind->copy_from_host(data, staged_bounce(routine), chunk);
     }
+    if (dest_kind)
+        kind_land(dest_kind); /* a get returns with dest filled */
 }
 
 static uint64_t staged_combine(enum transport_amo op, uint64_t old, uint64_t value,
@@ -135,6 +142,7 @@ static uint64_t staged_atomic_copy(const struct kind_ops *kind, char *word, enum
     kind->copy_to_host(&old, word, size);
     uint64_t next = staged_combine(op, old, value & mask, compare & mask) & mask;
     kind->copy_from_host(word, &next, size);
+    kind_land(kind); /* the next atomic reads it */
     pthread_mutex_unlock(&staged_atomic_lock);
     return old;
 }
@@ -160,6 +168,7 @@ static int staged_on_write(int id, size_t offset, const void *src, size_t len)
     if (!copy)
         return -1;
     kind->copy_from_host(copy, src, len);
+    kind_land(kind); /* acknowledged as done once this returns */
     return 0;
 }
 

@@ -1,7 +1,8 @@
-/* What every kind shares: aligned reservations with a guard, and the kinds whose memory the
- * program may allocate itself (kind.h). */
+/* What every kind shares: aligned reservations with a guard, the kinds whose memory the program
+ * may allocate itself, and the landing of asynchronous writes (kind.h). */
 #include "kind.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
 
@@ -40,28 +41,71 @@ void kind_release(void *base, size_t len)
     munmap(base, len + KIND_GUARD_BYTES);
 }
 
-/* ---- Private buffers ----
- * Few kinds, registered once and never removed: a fixed array read without a lock. */
-#define KIND_PRIVATE_MAX 4
-static const struct kind_ops *kind_private[KIND_PRIVATE_MAX];
+/* ---- Sets of kinds ----
+ * Few kinds, added once and never removed: a fixed array that readers walk without a lock up to
+ * a count published after the entry. */
+#define KIND_SET_MAX 4
+struct kind_set {
+    const struct kind_ops *kinds[KIND_SET_MAX];
+    int *count;
+};
+static pthread_mutex_t kind_set_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int kind_set_has(const struct kind_set *set, int n, const struct kind_ops *kind)
+{
+    for (int i = 0; i < n; i++)
+        if (set->kinds[i] == kind)
+            return 1;
+    return 0;
+}
+
+static void kind_set_add(struct kind_set *set, const struct kind_ops *kind)
+{
+    if (kind_set_has(set, __atomic_load_n(set->count, __ATOMIC_ACQUIRE), kind))
+        return;
+    pthread_mutex_lock(&kind_set_lock);
+    int n = *set->count;
+    if (!kind_set_has(set, n, kind) && n < KIND_SET_MAX) {
+        set->kinds[n] = kind;
+        __atomic_store_n(set->count, n + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&kind_set_lock);
+}
+
+/* ---- Private buffers ---- */
 int kind_private_kinds;
+static struct kind_set kind_private = {.count = &kind_private_kinds};
 
 void kind_private_use(const struct kind_ops *kind)
 {
-    for (int i = 0; i < __atomic_load_n(&kind_private_kinds, __ATOMIC_ACQUIRE); i++)
-        if (kind_private[i] == kind)
-            return;
-    if (kind_private_kinds < KIND_PRIVATE_MAX) {
-        kind_private[kind_private_kinds] = kind;
-        __atomic_store_n(&kind_private_kinds, kind_private_kinds + 1, __ATOMIC_RELEASE);
-    }
+    kind_set_add(&kind_private, kind);
 }
 
 const struct kind_ops *kind_private_owner(const void *ptr)
 {
     int n = __atomic_load_n(&kind_private_kinds, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++)
-        if (kind_private[i]->owns(ptr))
-            return kind_private[i];
+        if (kind_private.kinds[i]->owns(ptr))
+            return kind_private.kinds[i];
     return NULL;
+}
+
+/* ---- Asynchronous writes ---- */
+int kind_unlanded;
+static int kind_async_count;
+static struct kind_set kind_async = {.count = &kind_async_count};
+
+void kind_wrote_async(const struct kind_ops *kind)
+{
+    kind_set_add(&kind_async, kind);
+    __atomic_store_n(&kind_unlanded, 1, __ATOMIC_RELEASE);
+}
+
+void kind_land_all(void)
+{
+    /* Cleared first: a write issued meanwhile sets it again, so none is ever forgotten. */
+    __atomic_store_n(&kind_unlanded, 0, __ATOMIC_SEQ_CST);
+    int n = __atomic_load_n(&kind_async_count, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        kind_async.kinds[i]->sync();
 }

@@ -13,7 +13,10 @@ enum kind_cap {
     KIND_CAP_LOAD_STORE = 1 << 0,  /* the CPU may load and store it, this PE's and attached */
     KIND_CAP_PEER_ATTACH = 1 << 1, /* node peers attach it by the handle export writes */
     KIND_CAP_TRANSPORT = 1 << 2,   /* the transport may register it, as memory of mem_type */
-    KIND_CAP_ASYNC_COPY = 1 << 3,  /* its copies may still run on return: sync completes them */
+    /* Writes into its memory (copy_from_host, fill) may land after they return, their source
+     * reusable at once, as a copy queued on a device stream: sync lands them. Reads see every
+     * write of this process that landed before them. */
+    KIND_CAP_ASYNC_COPY = 1 << 3,
 };
 
 /* The most bytes of a handle node peers attach with (a CUDA IPC handle is 64). */
@@ -53,6 +56,8 @@ struct kind_ops {
     /* Whether ptr, which is no region's, is memory of this kind (the program's own buffer);
      * NULL for kinds whose memory the program cannot allocate itself. */
     int (*owns)(const void *ptr);
+    /* KIND_CAP_ASYNC_COPY: lands every write into this kind's memory this process issued. */
+    void (*sync)(void);
 };
 
 static inline int kind_can(const struct kind_ops *kind, enum kind_cap cap)
@@ -75,6 +80,26 @@ const struct kind_ops *kind_private_owner(const void *ptr);
 /* A kind whose memory the program may allocate itself is in use from now on. */
 void kind_private_use(const struct kind_ops *kind);
 extern int kind_private_kinds;
+
+/* Asynchronous writes (KIND_CAP_ASYNC_COPY). A write's result is owed once it was issued: to the
+ * program's next quiet or fence (a put), or at once where the library reads it back or tells a
+ * peer it is done (an owner's write, a device atomic, a get, calloc's zeroing). */
+extern int kind_unlanded; /* some asynchronous write may not have landed */
+void kind_wrote_async(const struct kind_ops *kind);
+/* Called after each write into kind's memory (once issued). */
+static inline void kind_wrote(const struct kind_ops *kind)
+{
+    if (kind_can(kind, KIND_CAP_ASYNC_COPY))
+        kind_wrote_async(kind);
+}
+/* Lands every asynchronous write issued so far, of every kind. */
+void kind_land_all(void);
+/* Lands kind's writes now, when it has asynchronous ones. */
+static inline void kind_land(const struct kind_ops *kind)
+{
+    if (kind_can(kind, KIND_CAP_ASYNC_COPY))
+        kind->sync();
+}
 
 /* Every space's local base is aligned to kind_base_alignment(size) (the heap size rounded up to
  * a power of two, at most KIND_MAX_BASE_ALIGN), the same on every PE: the largest alignment an

@@ -3,7 +3,12 @@
  * as a host access to device memory would; the bytes live in a private host mapping that only
  * the copy functions reach. It cannot be attached by node peers: every remote access is staged
  * through the owner, the path device memory the transport cannot register takes. The program
- * may allocate buffers of it too (shmemx_test_device_malloc), as it would cudaMalloc. */
+ * may allocate buffers of it too (shmemx_test_device_malloc), as it would cudaMalloc.
+ *
+ * Its writes are asynchronous, as strictly as the kind contract allows: each is queued (its
+ * source copied at once) and lands only at sync, and reads see landed bytes only. A library path
+ * that forgets to land a write before reading it back or reporting it done reads stale bytes in
+ * the tests, instead of only on a real device stream. */
 #include "../../common/log.h"
 #include "kind.h"
 
@@ -25,6 +30,17 @@ struct testdev_block {
 static struct testdev_block *testdev_blocks;
 static size_t testdev_count, testdev_capacity;
 static pthread_mutex_t testdev_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Writes issued and not landed, oldest first (under testdev_lock). A fill keeps its byte in
+ * bytes[0]. */
+struct testdev_write {
+    struct testdev_write *next;
+    char *storage;
+    size_t len;
+    int fill;
+    char bytes[];
+};
+static struct testdev_write *testdev_queue, **testdev_queue_tail = &testdev_queue;
 
 /* The block holding ptr (under testdev_lock), or NULL. */
 static const struct testdev_block *testdev_find(const void *ptr)
@@ -67,7 +83,25 @@ static int testdev_add(struct testdev_block block)
     return rc;
 }
 
-/* Forgets the block at base and returns it (a zero block when there is none). */
+/* Lands (or, into storage being released, drops) the queued writes (under testdev_lock). */
+static void testdev_queue_drain(const char *dropped_from, size_t dropped_len)
+{
+    while (testdev_queue) {
+        struct testdev_write *w = testdev_queue;
+        testdev_queue = w->next;
+        if ((uintptr_t)w->storage - (uintptr_t)dropped_from >= dropped_len) {
+            if (w->fill)
+                memset(w->storage, w->bytes[0], w->len);
+            else
+                memcpy(w->storage, w->bytes, w->len);
+        }
+        free(w);
+    }
+    testdev_queue_tail = &testdev_queue;
+}
+
+/* Forgets the block at base and returns it (a zero block when there is none). Writes still
+ * queued land first, except those into the block itself. */
 static struct testdev_block testdev_remove(const void *base)
 {
     struct testdev_block found = {0};
@@ -78,6 +112,7 @@ static struct testdev_block testdev_remove(const void *base)
             testdev_blocks[i] = testdev_blocks[--testdev_count];
             break;
         }
+    testdev_queue_drain(found.storage, found.storage ? found.size : 0);
     pthread_mutex_unlock(&testdev_lock);
     return found;
 }
@@ -132,14 +167,39 @@ static void testdev_copy_to_host(void *dst, const void *src, size_t len)
     memcpy(dst, testdev_storage(src), len);
 }
 
+/* Queues a write of len bytes at device address dst: src's bytes, or byte repeated. */
+static void testdev_queue_write(void *dst, const void *src, int byte, size_t len)
+{
+    char *storage = testdev_storage(dst);
+    struct testdev_write *w = malloc(sizeof(*w) + (src ? len : 1));
+    if (!w)
+        log_fatal("spaces", "out of memory for a %zu-byte test device write", len);
+    *w = (struct testdev_write){NULL, storage, len, !src};
+    if (src)
+        memcpy(w->bytes, src, len);
+    else
+        w->bytes[0] = (char)byte;
+    pthread_mutex_lock(&testdev_lock);
+    *testdev_queue_tail = w;
+    testdev_queue_tail = &w->next;
+    pthread_mutex_unlock(&testdev_lock);
+}
+
 static void testdev_copy_from_host(void *dst, const void *src, size_t len)
 {
-    memcpy(testdev_storage(dst), src, len);
+    testdev_queue_write(dst, src, 0, len);
 }
 
 static void testdev_fill(void *dst, int byte, size_t len)
 {
-    memset(testdev_storage(dst), byte, len);
+    testdev_queue_write(dst, NULL, byte, len);
+}
+
+static void testdev_sync(void)
+{
+    pthread_mutex_lock(&testdev_lock);
+    testdev_queue_drain(NULL, 0);
+    pthread_mutex_unlock(&testdev_lock);
 }
 
 static int testdev_owns(const void *ptr)
@@ -168,7 +228,7 @@ void kind_testdev_private_free(void *ptr)
 
 const struct kind_ops kind_testdev = {
     .name = "test device",
-    .caps = 0,
+    .caps = KIND_CAP_ASYNC_COPY,
     .mem_type = TRANSPORT_MEM_HOST,
     .create = testdev_create,
     .destroy = testdev_destroy,
@@ -176,4 +236,5 @@ const struct kind_ops kind_testdev = {
     .copy_from_host = testdev_copy_from_host,
     .fill = testdev_fill,
     .owns = testdev_owns,
+    .sync = testdev_sync,
 };

@@ -296,6 +296,17 @@ int main(void)
         shmem_space_free(space, sig);
         shmem_space_free(space, dev2);
         shmem_space_free(space, dev);
+        /* calloc zeroes memory that held data: the block dev had comes back */
+        long *again = shmem_space_calloc(space, N, sizeof(long));
+        CHECK(again != NULL, "calloc after free");
+        if (again) {
+            shmem_long_get(host, again, N, me);
+            long nonzero = 0;
+            for (int i = 0; i < N; i++)
+                nonzero += host[i] != 0;
+            CHECK(nonzero == 0, "calloc of reused device memory: %ld words not zero", nonzero);
+            shmem_space_free(space, again);
+        }
         shmem_team_destroy(team);
         CHECK_EQ(shmem_space_destroy(space), 0);
     }
