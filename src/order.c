@@ -6,14 +6,9 @@
 #include "team.h"
 
 /* Direct-mapped writes are CPU stores (memcpy may use non-temporal ones): a full fence makes them
- * visible and ordered. Transport operations are completed by flushing the context's worker.
- * Inline in every routine of this file that quiets: a call from one exported routine to another
- * goes through the PLT. */
-static inline void order_quiet_inline(struct strata_ctx *ctx)
+ * visible and ordered. Transport operations are completed by flushing the context's worker. */
+static inline void order_flush(struct strata_ctx *ctx)
 {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (unlikely(kind_unlanded))
-        kind_land_all();
     if (ctx == SHMEM_CTX_INVALID)
         return;
     struct transport_worker *w = ctx->worker;
@@ -23,6 +18,24 @@ static inline void order_quiet_inline(struct strata_ctx *ctx)
         runtime_report_uninit("shmem_quiet");
     if (transport_flush_needed(w) && transport_flush(w, -1))
         log_fatal("shmem_quiet", "the transport failed to complete outstanding operations");
+}
+
+/* Out of line so that the common quiet keeps ctx in its argument register (no frame). */
+static __attribute__((noinline)) void order_land_and_flush(struct strata_ctx *ctx)
+{
+    kind_land_all();
+    order_flush(ctx);
+}
+
+/* Inline in every routine of this file that quiets: a call from one exported routine to another
+ * goes through the PLT. */
+static inline void order_quiet_inline(struct strata_ctx *ctx)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (unlikely(kind_unlanded))
+        order_land_and_flush(ctx);
+    else
+        order_flush(ctx);
 }
 
 void order_quiet(struct strata_ctx *ctx)

@@ -84,7 +84,8 @@ extern int kind_private_kinds;
 /* Asynchronous writes (KIND_CAP_ASYNC_COPY). A write's result is owed once it was issued: to the
  * program's next quiet or fence (a put), or at once where the library reads it back or tells a
  * peer it is done (an owner's write, a device atomic, a get, calloc's zeroing). */
-extern int kind_unlanded; /* some asynchronous write may not have landed */
+/* Some asynchronous write may not have landed. Hidden, so quiet reads it in one instruction. */
+extern int kind_unlanded __attribute__((visibility("hidden")));
 void kind_wrote_async(const struct kind_ops *kind);
 /* Called after each write into kind's memory (once issued). */
 static inline void kind_wrote(const struct kind_ops *kind)
