@@ -33,8 +33,14 @@ int main(int argc, char **argv)
     }
     knobs_print(&knobs, stdout);
     /* As a single PE sees them: local rank 0 of 1. */
-    struct discovery_job job = {
-        0, 1, 0, 1, knobs.DEVICE_MAP, knobs.TEST_DEVICE_PES, knobs.TEST_DEVICE_SIZE};
+    struct discovery_job job = {0,
+                                1,
+                                0,
+                                1,
+                                knobs.DEVICE_MAP,
+                                knobs.TEST_DEVICE_PES,
+                                knobs.TEST_DEVICE_SIZE,
+                                knobs.TEST_CUDA_DRIVER};
     struct discovery found;
     printf("Devices on this node:\n");
     if (discovery_run(&job, &found, err, sizeof(err)) ||

@@ -25,6 +25,7 @@ struct discovery_job {
     const char *device_map;      /* SHMEM_DEVICE_MAP */
     const char *test_device_pes; /* SHMEM_TEST_DEVICE_PES */
     size_t test_device_size;     /* SHMEM_TEST_DEVICE_SIZE */
+    const char *cuda_driver;     /* SHMEM_TEST_CUDA_DRIVER: a stand-in for libcuda.so.1 */
 };
 
 struct discovery {

@@ -321,6 +321,7 @@ static void init_devices(void)
         .device_map = rt.knobs.DEVICE_MAP,
         .test_device_pes = rt.knobs.TEST_DEVICE_PES,
         .test_device_size = rt.knobs.TEST_DEVICE_SIZE,
+        .cuda_driver = rt.knobs.TEST_CUDA_DRIVER,
     };
     char err[256];
     if (discovery_run(&job, &rt.devices, err, sizeof(err)))

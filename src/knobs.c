@@ -166,6 +166,13 @@ static int knob_parse_pelist(const char *text, const char **value)
     return knob_each_item(text, knob_pelist_item);
 }
 
+/* Absolute, so that what is loaded never depends on the directory a PE started in. */
+static int knob_parse_path(const char *text, const char **value)
+{
+    *value = text;
+    return !*text || *text == '/' ? 0 : -1;
+}
+
 /* ---- Reading, printing ---- */
 
 /* SHMEM_NAME wins over the deprecated SMA_NAME (1.6 section 8). */

@@ -27,7 +27,9 @@
       "GPU of each local rank, overriding locality: device numbers or - (none), e.g. 1,0")         \
     X(TEST_DEVICE_PES, pelist, "",                                                                 \
       "Testing aid: PEs (e.g. 0,2 or 1-3) on which a test device kind stands in for a GPU")        \
-    X(TEST_DEVICE_SIZE, bytes, "1G", "Memory of the test device kind per PE")
+    X(TEST_DEVICE_SIZE, bytes, "1G", "Memory of the test device kind per PE")                      \
+    X(TEST_CUDA_DRIVER, path, "",                                                                  \
+      "Testing aid: a library loaded instead of libcuda.so.1 (the driver's test double)")
 
 /* X(type, C type of the field, accepted forms): each has a parser knob_parse_<type>. */
 #define STRATA_KNOB_TYPES(X)                                                                       \
@@ -39,7 +41,8 @@
     X(devtype, const char *, "one of cpu, gpu, cuda, hip")                                         \
     X(devmap, const char *,                                                                        \
       "device numbers or - (no device), one per local rank, separated by commas, e.g. 1,0")        \
-    X(pelist, const char *, "PE numbers and ranges separated by commas, e.g. 0,2 or 1-3")
+    X(pelist, const char *, "PE numbers and ranges separated by commas, e.g. 0,2 or 1-3")          \
+    X(path, const char *, "an absolute path, e.g. /opt/lib/libcuda-double.so")
 
 /* A switch knob's value besides 0 and 1. */
 #define KNOB_AUTO (-1)

@@ -1,13 +1,21 @@
 /* Accessibility queries and direct pointers (1.6 sections 9.1.7, 9.1.8, 9.2.1). */
 #include "runtime.h"
 
+/* The copy of pe the CPU may load and store, or, in a space of a kind node peers attach (a GPU),
+ * the copy as this process maps it, for the program's own device code (as nvshmem_ptr): either
+ * way a pointer the caller can use on the memory's own terms. */
 void *shmem_ptr(const void *dest, int pe)
 {
     runtime_require_init("shmem_ptr");
     if ((unsigned)pe >= (unsigned)rt.n_pes)
         return NULL;
     struct region *region = region_lookup(dest);
-    char *copy = region ? region_route(region, pe)->load_store : NULL;
+    if (!region)
+        return NULL;
+    const struct route *route = region_route(region, pe);
+    char *copy = route->load_store;
+    if (!copy && route->kind == ROUTE_KIND_COPY && kind_can(region->kind, KIND_CAP_PEER_ATTACH))
+        copy = route->attached;
     return copy ? copy + ((const char *)dest - region->base) : NULL;
 }
 

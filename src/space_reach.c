@@ -1,5 +1,5 @@
-/* Device types -> memory kinds. SHMEM_DEVICE_GPU is the PE's GPU of any vendor; without one, the
- * test device kind stands in on the PEs SHMEM_TEST_DEVICE_PES names (a testing aid). */
+/* Device types -> memory kinds. SHMEM_DEVICE_GPU is the PE's GPU of any vendor, or, when
+ * SHMEM_TEST_DEVICE_PES is set, the test device kind on the PEs it names (a testing aid). */
 #include "space_reach.h"
 
 #include <stdio.h>
@@ -30,6 +30,30 @@ static int reach_gpus(const char *routine)
     return -1;
 }
 
+/* The CUDA kind on this PE's CUDA device. Returns 0, or -1 when it has none or it cannot be used
+ * (reported: a device that discovery found but the driver refuses is worth knowing about). */
+static int reach_cuda(const char *routine, const struct kind_ops **kind, size_t *capacity)
+{
+    const struct device *gpu = rt.devices.chosen[DEVICE_FAMILY_CUDA];
+    if (!gpu)
+        return -1;
+#ifdef STRATA_HAVE_CUDA
+    char why[160];
+    if (kind_cuda_use(rt.devices.job.cuda_driver, gpu->ordinal, why, sizeof(why))) {
+        log_error(routine, "%s", why);
+        return -1;
+    }
+    *kind = &kind_cuda;
+    *capacity = gpu->memory;
+    return 0;
+#else
+    (void)routine;
+    (void)kind;
+    (void)capacity;
+    return -1; /* built without cuda.h: no CUDA kind */
+#endif
+}
+
 enum space_verdict space_reach(const char *routine, const shmem_space_config_t *config,
                                const struct kind_ops **kind)
 {
@@ -52,22 +76,29 @@ enum space_verdict space_reach(const char *routine, const shmem_space_config_t *
         *kind = &kind_host;
         capacity = space_reach_host_capacity(where, sizeof(where));
         break;
-    case SHMEM_DEVICE_GPU: {
+    case SHMEM_DEVICE_GPU:
         if (reach_gpus(routine))
             return SPACE_NO_DEVICE;
-        /* No CUDA or HIP memory kind yet: only the test device answers, and only where no real
-         * GPU would (the test kind stands in for a GPU, never beside one). */
-        const struct device *test = rt.devices.chosen[DEVICE_FAMILY_TEST];
-        if (!test || rt.devices.chosen[DEVICE_FAMILY_CUDA] || rt.devices.chosen[DEVICE_FAMILY_HIP])
+        /* Asked for, the test device answers on the PEs it lists and no other, even beside a
+         * real GPU: a space's members must all have the same kind. */
+        if (*rt.knobs.TEST_DEVICE_PES) {
+            const struct device *test = rt.devices.chosen[DEVICE_FAMILY_TEST];
+            if (!test)
+                return SPACE_NO_DEVICE;
+            *kind = &kind_testdev;
+            capacity = test->memory;
+            break;
+        }
+        if (reach_cuda(routine, kind, &capacity))
             return SPACE_NO_DEVICE;
-        *kind = &kind_testdev;
-        capacity = test->memory;
         break;
-    }
     case SHMEM_DEVICE_CUDA:
+        if (reach_gpus(routine) || reach_cuda(routine, kind, &capacity))
+            return SPACE_NO_DEVICE;
+        break;
     case SHMEM_DEVICE_HIP:
         reach_gpus(routine);
-        return SPACE_NO_DEVICE; /* no CUDA or HIP memory kind in this release */
+        return SPACE_NO_DEVICE; /* no HIP memory kind in this release */
     default:
         log_error(routine, "unknown device type %d", (int)config->device_type);
         return SPACE_BAD_CONFIG;

@@ -77,9 +77,22 @@ static void staged_chunk(const char *routine, const struct route_target *target,
         rma_report_transport(routine, pe);
 }
 
+/* Whether a kind copies between local and target memory itself, with no host bounce: both are
+ * memory of one kind that has a device-to-device copy. */
+static int staged_direct(const struct route_target *target, const struct kind_ops *local_kind)
+{
+    return local_kind && target->kind == ROUTE_KIND_COPY && local_kind == target->region->kind &&
+           local_kind->copy;
+}
+
 void staged_put(const char *routine, const struct route_target *target, const void *src,
                 const struct kind_ops *src_kind, size_t len, int pe)
 {
+    if (staged_direct(target, src_kind)) {
+        src_kind->copy(target->pointer, src, len);
+        kind_land(src_kind); /* it reads src later, and src is the caller's again on return */
+        return;
+    }
     for (size_t at = 0; at < len; at += STAGED_CHUNK) {
         size_t chunk = len - at < STAGED_CHUNK ? len - at : STAGED_CHUNK;
         const char *data = (const char *)src + at;
@@ -98,6 +111,11 @@ void staged_put(const char *routine, const struct route_target *target, const vo
 void staged_get(const char *routine, const struct route_target *target, void *dest,
                 const struct kind_ops *dest_kind, size_t len, int pe)
 {
+    if (staged_direct(target, dest_kind)) {
+        dest_kind->copy(dest, target->pointer, len);
+        kind_land(dest_kind); /* a get returns with dest filled */
+        return;
+    }
     for (size_t at = 0; at < len; at += STAGED_CHUNK) {
         size_t chunk = len - at < STAGED_CHUNK ? len - at : STAGED_CHUNK;
         char *data = (char *)dest + at;
@@ -133,10 +151,13 @@ static uint64_t staged_combine(enum transport_amo op, uint64_t old, uint64_t val
     return old;
 }
 
-/* The atomic itself, on a device word the kind's copies reach. */
+/* The atomic itself, on a device word the kind's copies reach: the kind's own atomic, or a
+ * read-modify-write that only the owner does. */
 static uint64_t staged_atomic_copy(const struct kind_ops *kind, char *word, enum transport_amo op,
                                    uint64_t value, uint64_t compare, size_t size)
 {
+    if (kind->atomic)
+        return kind->atomic(word, op, value, compare, size);
     uint64_t mask = size == 4 ? UINT32_MAX : UINT64_MAX, old = 0;
     pthread_mutex_lock(&staged_atomic_lock);
     kind->copy_to_host(&old, word, size);
@@ -151,7 +172,8 @@ uint64_t staged_atomic(const char *routine, enum transport_amo op,
                        const struct route_target *target, size_t size, uint64_t value,
                        uint64_t compare, int pe)
 {
-    if (target->kind == ROUTE_KIND_COPY)
+    /* A kind without atomics of its own leaves a node peer's words to their owner. */
+    if (target->kind == ROUTE_KIND_COPY && (target->region->kind->atomic || pe == rt.my_pe))
         return staged_atomic_copy(target->region->kind, target->pointer, op, value, compare, size);
     uint64_t old = 0;
     if (transport_am_atomic(route_worker(target, routine, pe), op, pe, target->region->id,

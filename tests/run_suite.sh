@@ -113,6 +113,33 @@ for np in 1 2 3; do
 done
 run "spmd/private_device -np 2 via UCX" env SHMEM_TEST_DEVICE_PES=0-1 SHMEM_NODE_DIRECT=0 \
     "$oshrun" -np 2 "$build/tests/spmd/private_device"
+# The CUDA kind's own code on the driver's test double (IPC between PEs, streams, pointer
+# queries, atomic kernels), where the build found cuda.h.
+cuda_double="$build/tests/cuda/.libs/libcuda_double.so"
+if [ -f "$cuda_double" ]; then
+    with_cuda=(env SHMEM_TEST_CUDA_DRIVER="$cuda_double")
+    for np in 1 2; do
+        run "spmd/spaces_device -np $np, CUDA on every PE" "${with_cuda[@]}" \
+            STRATA_TEST_GPU_PES=0-$((np - 1)) "$oshrun" -np "$np" "$build/tests/spmd/spaces_device"
+    done
+    run "spmd/spaces_device -np 4, CUDA on PEs 0,2" "${with_cuda[@]}" SHMEM_DEVICE_MAP=0,-,0,- \
+        STRATA_TEST_GPU_PES=0,2 "$oshrun" -np 4 "$build/tests/spmd/spaces_device"
+    run "spmd/spaces_device -np 4, CUDA on PEs 1-3, no progress thread" "${with_cuda[@]}" \
+        SHMEM_DEVICE_MAP=-,0,0,0 STRATA_TEST_GPU_PES=1-3 SHMEM_PROGRESS_THREAD=0 "$oshrun" -np 4 \
+        "$build/tests/spmd/spaces_device"
+    run "spmd/spaces_device -np 3, CUDA via UCX (owner route)" "${with_cuda[@]}" SHMEM_NODE_DIRECT=0 \
+        STRATA_TEST_GPU_PES=0-2 "$oshrun" -np 3 "$build/tests/spmd/spaces_device"
+    for np in 1 2 3; do
+        run "spmd/private_device -np $np, CUDA buffers" "${with_cuda[@]}" "$oshrun" -np "$np" \
+            "$build/tests/spmd/private_device"
+    done
+    for np in 1 3; do
+        run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=cuda)" "${with_cuda[@]}" \
+            SHMEM_DEFAULT_SPACE=cuda "$oshrun" -np "$np" "$build/tests/spmd/default_device"
+    done
+else
+    echo "SKIP: CUDA kind (built without cuda.h: configure --with-cuda=DIR)"
+fi
 run "SHMEM_DEFAULT_SPACE=gpu without a device on PE 1 fails on every PE" bash -c \
     "out=\$(SHMEM_DEFAULT_SPACE=gpu SHMEM_TEST_DEVICE_PES=0 '$oshrun' -np 2 \
         '$build/tests/spmd/hello' 2>&1); rc=\$?; echo \"\$out\";

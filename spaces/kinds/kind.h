@@ -7,6 +7,7 @@
 #include "../../transports/transport.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* What a kind's memory allows. */
 enum kind_cap {
@@ -19,8 +20,8 @@ enum kind_cap {
     KIND_CAP_ASYNC_COPY = 1 << 3,
 };
 
-/* The most bytes of a handle node peers attach with (a CUDA IPC handle is 64). */
-#define KIND_HANDLE_MAX 64
+/* The most bytes of a handle node peers attach with (a CUDA IPC handle is 64, and an offset). */
+#define KIND_HANDLE_MAX 72
 
 /* Memory of one kind held by this PE: the local mapping and what is needed to share and
  * release it. */
@@ -53,11 +54,20 @@ struct kind_ops {
     void (*copy_to_host)(void *dst, const void *src, size_t len);
     void (*copy_from_host)(void *dst, const void *src, size_t len);
     void (*fill)(void *dst, int byte, size_t len);
+    /* Optional: bytes between two memories of this kind (a heap, an attached peer's heap, a
+     * private buffer) without passing through the host; a write like copy_from_host. */
+    void (*copy)(void *dst, const void *src, size_t len);
     /* Whether ptr, which is no region's, is memory of this kind (the program's own buffer);
      * NULL for kinds whose memory the program cannot allocate itself. */
     int (*owns)(const void *ptr);
     /* KIND_CAP_ASYNC_COPY: lands every write into this kind's memory this process issued. */
     void (*sync)(void);
+    /* Optional: an atomic on a 4- or 8-byte word of this kind's memory (this PE's or an attached
+     * peer's) that is atomic with respect to every other PE's, in stream order after the writes
+     * issued before it; returns the previous value. Without it, only the owner updates its words
+     * (read, modify, write under a lock), and peers ask it to. */
+    uint64_t (*atomic)(void *word, enum transport_amo op, uint64_t value, uint64_t compare,
+                       size_t size);
 };
 
 static inline int kind_can(const struct kind_ops *kind, enum kind_cap cap)
@@ -70,6 +80,11 @@ extern const struct kind_ops kind_host;
  * goes through the copy functions, private buffers included), so device routing and staging are
  * exercised without a GPU. */
 extern const struct kind_ops kind_testdev;
+/* The PE's CUDA GPU, where the build found cuda.h (STRATA_HAVE_CUDA). */
+extern const struct kind_ops kind_cuda;
+/* Sets the kind up on device ordinal of the driver at driver_path (NULL: libcuda.so.1), once;
+ * returns 0, or -1 with the reason in why. */
+int kind_cuda_use(const char *driver_path, int ordinal, char *why, size_t whylen);
 /* The test device's private buffers, as the program allocates them (shmemx.h). */
 void *kind_testdev_private_alloc(size_t size);
 void kind_testdev_private_free(void *ptr);

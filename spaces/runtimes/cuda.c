@@ -11,11 +11,20 @@ typedef int (*cu_get_fn)(int *device, int ordinal);
 typedef int (*cu_busid_fn)(char *busid, int len, int device);
 typedef int (*cu_mem_fn)(size_t *bytes, int device);
 
-int runtime_cuda_probe(struct device *out, int max, char *why, size_t whylen)
+void *runtime_cuda_open(const char *driver_path)
 {
-    void *lib = runtime_library_open("libcuda.so.1");
+    if (driver_path && *driver_path)
+        return dlopen(driver_path, RTLD_NOW | RTLD_LOCAL);
+    return runtime_library_open("libcuda.so.1");
+}
+
+int runtime_cuda_probe(const char *driver_path, struct device *out, int max, char *why,
+                       size_t whylen)
+{
+    void *lib = runtime_cuda_open(driver_path);
     if (!lib) {
-        snprintf(why, whylen, "libcuda.so.1 not loadable");
+        snprintf(why, whylen, "%s not loadable",
+                 driver_path && *driver_path ? driver_path : "libcuda.so.1");
         return 0;
     }
     cu_init_fn cu_init = (cu_init_fn)dlsym(lib, "cuInit");

@@ -9,8 +9,13 @@
 /* dlopen of a runtime's soname that never takes it from the current directory (library.c). */
 void *runtime_library_open(const char *soname);
 
+/* The CUDA driver: the file driver_path names (a testing knob's stand-in for the driver), else
+ * libcuda.so.1; NULL when it cannot be loaded. */
+void *runtime_cuda_open(const char *driver_path);
+
 /* Appends up to max devices to out; returns how many, or 0 with the reason in why. */
-int runtime_cuda_probe(struct device *out, int max, char *why, size_t whylen);
+int runtime_cuda_probe(const char *driver_path, struct device *out, int max, char *why,
+                       size_t whylen);
 int runtime_hip_probe(struct device *out, int max, char *why, size_t whylen);
 
 #endif

@@ -1,9 +1,13 @@
-/* SHMEM_DEFAULT_SPACE=gpu with a device on every PE: shmem_malloc returns device memory. The
- * default space says so in its caps, RMA, atomics, collectives, calloc and realloc work on it
- * without a load or store by the library, and static data stays host memory. */
+/* SHMEM_DEFAULT_SPACE=gpu (or cuda) with a device on every PE: shmem_malloc returns device
+ * memory. The default space says so in its caps and device type, RMA, atomics, collectives,
+ * calloc and realloc work on it without a load or store by the library, and static data stays
+ * host memory. shmem_ptr gives no pointer to the test device's memory, and a device pointer to a
+ * CUDA heap (for the program's kernels). */
 #include "check.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 static long global_counter;
 
@@ -16,7 +20,10 @@ int main(void)
     CHECK(shmem_space_get_caps(SHMEM_SPACE_DEFAULT, &caps) == 0, "caps");
     CHECK(!(caps & SHMEM_SPACE_CAP_DIRECT_ACCESS) && (caps & SHMEM_SPACE_CAP_WORLD_ACCESS),
           "a world-accessible device default space: caps 0x%llx", (unsigned long long)caps);
-    CHECK(shmem_space_get_device_type(SHMEM_SPACE_DEFAULT, &type) == 0 && type == SHMEM_DEVICE_GPU,
+    const char *asked = getenv("SHMEM_DEFAULT_SPACE");
+    int cuda = asked && !strcmp(asked, "cuda");
+    CHECK(shmem_space_get_device_type(SHMEM_SPACE_DEFAULT, &type) == 0 &&
+              type == (cuda ? SHMEM_DEVICE_CUDA : SHMEM_DEVICE_GPU),
           "device type %d", (int)type);
 
     long *heap = shmem_calloc(64, sizeof(long));
@@ -24,7 +31,12 @@ int main(void)
     CHECK(shmem_get_space(heap, &space) == 0 && space == SHMEM_SPACE_DEFAULT, "heap's space");
     CHECK(shmem_get_space(&global_counter, &space) == 0 && space == SHMEM_SPACE_DEFAULT,
           "static data's space");
-    CHECK(shmem_ptr(heap, me) == NULL, "no load/store pointer to device memory");
+    const char *test_device = getenv("SHMEM_TEST_DEVICE_PES");
+    if (test_device && *test_device)
+        CHECK(shmem_ptr(heap, me) == NULL, "no pointer to test device memory");
+    else
+        CHECK(shmem_ptr(heap, me) == heap && (n == 1 || shmem_ptr(heap, right) != NULL),
+              "device pointers to this PE's and a node peer's GPU heap");
     long values[64];
     shmem_long_get(values, heap, 64, me);
     CHECK(values[0] == 0 && values[63] == 0, "calloc zeroed the device heap");

@@ -1,10 +1,14 @@
-/* A buffer of the program's own in device memory (here the test device kind's, as a cudaMalloc'd
- * buffer would be) is a valid local buffer of RMA: a get lands in it and a put takes from it,
- * through the kind, to and from every space kind: the default heap, static data, a CPU space and
- * a device space, on this PE and the next. Device memory is never loaded or stored here. */
+/* A buffer of the program's own in device memory is a valid local buffer of RMA: a get lands in
+ * it and a put takes from it, through the kind, to and from every space kind: the default heap,
+ * static data, a CPU space and a device space, on this PE and the next. The buffer is the test
+ * device kind's (shmemx_test_device_malloc) when SHMEM_TEST_DEVICE_PES is set, else the CUDA
+ * driver's (cuMemAlloc, from the driver SHMEM_TEST_CUDA_DRIVER names or libcuda.so.1), as a
+ * cudaMalloc'd buffer would be. Device memory is never loaded or stored here. */
 #include "check.h"
 
+#include <dlfcn.h>
 #include <shmemx.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { N = 300 };
@@ -22,8 +26,8 @@ static void round_trip(const char *where, long *in, long *out, long *device, int
     memset(back, 0, sizeof(back));
     shmem_long_put(in + me * N, sent, N, pe);
     shmem_quiet();
-    shmem_long_get(device, in + me * N, N, pe);        /* into device memory */
-    shmem_long_put_nbi(out + me * N, device, N, pe);   /* out of device memory */
+    shmem_long_get(device, in + me * N, N, pe);      /* into device memory */
+    shmem_long_put_nbi(out + me * N, device, N, pe); /* out of device memory */
     shmem_quiet();
     shmem_long_get(back, out + me * N, N, pe);
     CHECK(!memcmp(sent, back, sizeof(sent)), "%s on PE %d: [0] %ld, [%d] %ld", where, pe, back[0],
@@ -39,37 +43,82 @@ static void every_target(const char *where, long *in, long *out, long *device)
     round_trip(where, in, out, device, (me + 1) % n);
 }
 
+/* The driver API calls used, by their ABI (the test builds without cuda.h). */
+typedef int (*cu_init_fn)(unsigned);
+typedef int (*cu_retain_fn)(void **context, int device);
+typedef int (*cu_set_fn)(void *context);
+typedef int (*cu_alloc_fn)(unsigned long long *ptr, size_t size);
+typedef int (*cu_free_fn)(unsigned long long ptr);
+static cu_free_fn cu_free;
+
+/* A buffer of the program's own on device 0 of the CUDA driver, or NULL. */
+static void *cuda_malloc(size_t size)
+{
+    const char *path = getenv("SHMEM_TEST_CUDA_DRIVER");
+    void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW);
+    if (!lib)
+        return NULL;
+    cu_init_fn init = (cu_init_fn)dlsym(lib, "cuInit");
+    cu_retain_fn retain = (cu_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain");
+    cu_set_fn set = (cu_set_fn)dlsym(lib, "cuCtxSetCurrent");
+    cu_alloc_fn alloc = (cu_alloc_fn)dlsym(lib, "cuMemAlloc_v2");
+    cu_free = (cu_free_fn)dlsym(lib, "cuMemFree_v2");
+    void *context;
+    unsigned long long ptr;
+    if (!init || !retain || !set || !alloc || !cu_free || init(0) || retain(&context, 0) ||
+        set(context) || alloc(&ptr, size))
+        return NULL;
+    return (void *)(uintptr_t)ptr;
+}
+
+static int test_device(void)
+{
+    const char *pes = getenv("SHMEM_TEST_DEVICE_PES");
+    return pes && *pes;
+}
+
 int main(void)
 {
     shmem_init();
     int n = shmem_n_pes();
-    long *device = shmemx_test_device_malloc(N * sizeof(long));
-    CHECK(device != NULL, "a private test device buffer (SHMEM_TEST_DEVICE_PES lists every PE)");
+    /* The device space first: a PE recognises CUDA buffers once it uses the CUDA kind. */
+    shmem_space_config_t gpu = {SHMEM_DEVICE_GPU, 1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
+    shmem_space_t gpu_space;
+    shmem_team_t gpu_team;
+    CHECK(shmem_space_create(&gpu, &gpu_space, &gpu_team) == 0, "a GPU space on every PE");
+    long *device =
+        test_device() ? shmemx_test_device_malloc(N * sizeof(long)) : cuda_malloc(N * sizeof(long));
+    CHECK(device != NULL, "a private device buffer (a device on every PE)");
     if (device) {
         long *heap_in = shmem_calloc((size_t)n * N, sizeof(long));
         long *heap_out = shmem_calloc((size_t)n * N, sizeof(long));
         every_target("default heap", heap_in, heap_out, device);
         every_target("static data", static_in, static_out, device);
 
-        const shmem_device_type_t types[] = {SHMEM_DEVICE_CPU, SHMEM_DEVICE_GPU};
+        shmem_space_config_t cpu = {SHMEM_DEVICE_CPU, 1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
+        shmem_space_t cpu_space;
+        shmem_team_t cpu_team;
+        CHECK(shmem_space_create(&cpu, &cpu_space, &cpu_team) == 0, "a CPU space");
+        const shmem_space_t spaces[] = {cpu_space, gpu_space};
         const char *names[] = {"CPU space", "device space"};
         for (int t = 0; t < 2; t++) {
-            shmem_space_config_t config = {types[t], 1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
-            shmem_space_t space;
-            shmem_team_t team;
-            CHECK(shmem_space_create(&config, &space, &team) == 0, "%s", names[t]);
-            long *in = shmem_space_calloc(space, (size_t)n * N, sizeof(long));
-            long *out = shmem_space_calloc(space, (size_t)n * N, sizeof(long));
+            long *in = shmem_space_calloc(spaces[t], (size_t)n * N, sizeof(long));
+            long *out = shmem_space_calloc(spaces[t], (size_t)n * N, sizeof(long));
             every_target(names[t], in, out, device);
-            shmem_space_free(space, out);
-            shmem_space_free(space, in);
-            shmem_team_destroy(team);
-            shmem_space_destroy(space);
+            shmem_space_free(spaces[t], out);
+            shmem_space_free(spaces[t], in);
         }
+        shmem_team_destroy(cpu_team);
+        shmem_space_destroy(cpu_space);
         shmem_barrier_all();
         shmem_free(heap_out);
         shmem_free(heap_in);
-        shmemx_test_device_free(device);
+        if (test_device())
+            shmemx_test_device_free(device);
+        else
+            cu_free((unsigned long long)(uintptr_t)device);
     }
+    shmem_team_destroy(gpu_team);
+    shmem_space_destroy(gpu_space);
     return check_finish();
 }

@@ -1,8 +1,9 @@
 /* A device space on the PEs SHMEM_TEST_DEVICE_PES names (the test device kind stands in for a
- * GPU): membership and team, truthful caps, RMA between members and from host memory, device to
- * device, put-with-signal and waits on device words, contended atomics performed by their owner,
- * a reduction on device buffers, and ordering on a context made before any device space. Device
- * memory is never loaded or stored here: every value is read back with shmem_get. */
+ * GPU), or on those STRATA_TEST_GPU_PES names where the PEs have GPUs (real ones, or the CUDA
+ * driver's test double): membership and team, truthful caps, RMA between members and from host
+ * memory, device to device, put-with-signal and waits on device words, contended atomics performed
+ * by their owner, a reduction on device buffers, and ordering on a context made before any device
+ * space. Device memory is never loaded or stored here: every value is read back with shmem_get. */
 #include "check.h"
 
 #include <stdint.h>
@@ -22,10 +23,25 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Whether world PE pe is listed in SHMEM_TEST_DEVICE_PES ("0,2" or ranges "1-3"). */
+/* Whether world PE pe has a device: listed in SHMEM_TEST_DEVICE_PES, or else in
+ * STRATA_TEST_GPU_PES ("0,2" or ranges "1-3"). */
+static int test_device(void)
+{
+    const char *list = getenv("SHMEM_TEST_DEVICE_PES");
+    return list && *list;
+}
+
+static int node_direct(void)
+{
+    const char *knob = getenv("SHMEM_NODE_DIRECT");
+    return !knob || strcmp(knob, "0");
+}
+
 static int listed(int pe)
 {
     const char *list = getenv("SHMEM_TEST_DEVICE_PES");
+    if (!list || !*list)
+        list = getenv("STRATA_TEST_GPU_PES");
     while (list && *list) {
         char *end;
         long first = strtol(list, &end, 10), last = first;
@@ -148,6 +164,30 @@ static void check_early_context(shmem_ctx_t ctx, long *dev, uint64_t *flags, int
           stale, ROUNDS);
 }
 
+/* One writer: the team's rank 0 puts into its right neighbour's device memory, quiets and raises
+ * a host flag; the neighbour must see the data. With traffic one way, nothing the reader does can
+ * land the writer's copies for it: the quiet must. */
+static void check_put_quiet_flag(long *dev, uint64_t *flags, int rank, int right, int left)
+{
+    enum { ROUNDS = 100 };
+    long stale = 0;
+    for (long round = 1; round <= ROUNDS; round++) {
+        if (rank == 0) {
+            shmem_long_put(dev + 1, &round, 1, right);
+            shmem_quiet();
+            shmem_uint64_p(&flags[0], (uint64_t)round, right);
+            shmem_uint64_wait_until(&flags[1], SHMEM_CMP_GE, (uint64_t)round);
+        } else if (rank == 1) {
+            long seen;
+            shmem_uint64_wait_until(&flags[0], SHMEM_CMP_GE, (uint64_t)round);
+            shmem_long_get(&seen, dev + 1, 1, shmem_my_pe());
+            stale += seen != round;
+            shmem_uint64_p(&flags[1], (uint64_t)round, left);
+        }
+    }
+    CHECK(stale == 0, "%ld of %d rounds saw the flag before the device data", stale, ROUNDS);
+}
+
 int main(void)
 {
     shmem_init();
@@ -178,7 +218,12 @@ int main(void)
         uint64_t *sig = shmem_space_calloc(space, 1, sizeof(uint64_t));
         long *counter = shmem_space_calloc(space, 1, sizeof(long));
         CHECK(dev && dev2 && sig && counter, "device allocations");
-        CHECK(shmem_ptr(dev, me) == NULL, "no direct pointer to device memory");
+        if (test_device())
+            CHECK(shmem_ptr(dev, me) == NULL, "no pointer to test device memory");
+        else /* a device pointer, for the program's kernels; node peers' where they are mapped */
+            CHECK(shmem_ptr(dev, me) == dev && (!node_direct() || shmem_ptr(dev, right)),
+                  "device pointers to GPU heaps: %p, PE %d: %p", shmem_ptr(dev, me), right,
+                  shmem_ptr(dev, right));
         shmem_space_t owner;
         CHECK(shmem_get_space(dev + 10, &owner) == 0 && owner == space, "pointer -> space");
 
@@ -290,6 +335,11 @@ int main(void)
 
         shmem_team_sync(team);
         check_early_context(early_ctx, dev, flags, right, left);
+        shmem_team_sync(team);
+        flags[0] = flags[1] = 0; /* nobody writes them until the next sync */
+        shmem_team_sync(team);
+        if (size > 1)
+            check_put_quiet_flag(dev, flags, rank, right, left);
         shmem_team_sync(team);
 
         shmem_space_free(space, counter);

@@ -1,0 +1,348 @@
+/* The CUDA kind: heaps in the memory of the PE's GPU, on the device's primary context (so the
+ * program's kernels and the library share it), through the driver API (cuda_driver.h).
+ *
+ * - Node peers attach each other's heaps with CUDA IPC handles; copies between any two memories
+ *   the GPU reaches (its heap, a peer's attached heap, host memory, the program's own device
+ *   buffers) are driver copies on the library's stream, which the program's default stream never
+ *   waits for.
+ * - Writes are asynchronous (KIND_CAP_ASYNC_COPY): sync waits for the stream. A host source is
+ *   reusable when a write returns: the driver stages pageable memory before returning, and a
+ *   pinned source (which it reads later) is waited for.
+ * - Atomics run on the GPU (a PTX kernel per word size, loaded on first use), so they are atomic
+ *   with respect to node peers' atomics through their IPC mappings and to the program's kernels.
+ *
+ * The handle node peers attach with is the IPC handle of the allocation and the heap's offset in
+ * it: a heap is aligned inside a larger allocation when the driver's own alignment falls short of
+ * kind_base_alignment. */
+#include "../../common/log.h"
+#include "cuda_driver.h"
+#include "kind.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static CUcontext cuda_context; /* the device's primary context */
+static CUstream cuda_stream;   /* the library's copies and kernels */
+
+static void cuda_check(CUresult rc, const char *what)
+{
+    if (rc != CUDA_SUCCESS)
+        log_fatal("spaces", "CUDA %s failed (error %d)", what, (int)rc);
+}
+
+/* Makes the primary context current on the calling thread: the library runs on the program's
+ * threads, each with its own current context. */
+static void cuda_enter(void)
+{
+    CUcontext current = NULL;
+    if (cuda.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != cuda_context)
+        cuda_check(cuda.cuCtxSetCurrent(cuda_context), "cuCtxSetCurrent");
+}
+
+static pthread_mutex_t cuda_setup_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int kind_cuda_use(const char *driver_path, int ordinal, char *why, size_t whylen)
+{
+    pthread_mutex_lock(&cuda_setup_lock);
+    int rc = 0;
+    if (!cuda_context) {
+        CUdevice device;
+        CUcontext context;
+        CUstream stream;
+        rc = cuda_driver_load(driver_path, why, whylen);
+        if (!rc && (cuda.cuDeviceGet(&device, ordinal) != CUDA_SUCCESS ||
+                    cuda.cuDevicePrimaryCtxRetain(&context, device) != CUDA_SUCCESS ||
+                    cuda.cuCtxSetCurrent(context) != CUDA_SUCCESS ||
+                    cuda.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)) {
+            snprintf(why, whylen, "CUDA device %d cannot be set up", ordinal);
+            rc = -1;
+        }
+        if (!rc) {
+            cuda_stream = stream;
+            __atomic_store_n(&cuda_context, context, __ATOMIC_RELEASE);
+            kind_private_use(&kind_cuda);
+        }
+    }
+    pthread_mutex_unlock(&cuda_setup_lock);
+    return rc;
+}
+
+/* ---- Heaps ---- */
+
+struct cuda_handle {
+    CUipcMemHandle ipc;
+    uint64_t offset; /* of the heap in the allocation */
+};
+_Static_assert(sizeof(struct cuda_handle) <= KIND_HANDLE_MAX, "a CUDA handle fits in a record");
+
+/* A heap aligned to kind_base_alignment: the driver's allocation when it already is, else one
+ * large enough to hold an aligned heap. */
+static int cuda_create(const char *prefix, size_t size, struct kind_mem *mem)
+{
+    (void)prefix;
+    size_t align = kind_base_alignment(size), len = size ? size : 1;
+    CUdeviceptr block;
+    cuda_enter();
+    if (cuda.cuMemAlloc(&block, len) != CUDA_SUCCESS)
+        return -1;
+    if (block % align) {
+        cuda_check(cuda.cuMemFree(block), "cuMemFree");
+        if (cuda.cuMemAlloc(&block, len + align) != CUDA_SUCCESS)
+            return -1;
+    }
+    CUdeviceptr base = (block + align - 1) & ~(CUdeviceptr)(align - 1);
+    mem->base = (void *)(uintptr_t)base;
+    mem->storage = (void *)(uintptr_t)block;
+    mem->size = size;
+    mem->fd = -1;
+    return 0;
+}
+
+static void cuda_destroy(struct kind_mem *mem)
+{
+    cuda_enter();
+    /* Nothing of the library may still be writing into it. */
+    cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
+    cuda_check(cuda.cuMemFree((CUdeviceptr)(uintptr_t)mem->storage), "cuMemFree");
+    mem->base = mem->storage = NULL;
+}
+
+static int cuda_export(const struct kind_mem *mem, void *handle, size_t *len)
+{
+    struct cuda_handle h = {.offset = (uint64_t)((char *)mem->base - (char *)mem->storage)};
+    cuda_enter();
+    if (*len < sizeof(h) ||
+        cuda.cuIpcGetMemHandle(&h.ipc, (CUdeviceptr)(uintptr_t)mem->storage) != CUDA_SUCCESS)
+        return -1;
+    memcpy(handle, &h, sizeof(h));
+    *len = sizeof(h);
+    return 0;
+}
+
+/* Node peers' heaps attached here, to close the allocation an attached heap lies in. */
+#define CUDA_ATTACHED_MAX 256
+static struct cuda_attached {
+    char *heap;
+    CUdeviceptr block;
+} cuda_attached[CUDA_ATTACHED_MAX];
+static pthread_mutex_t cuda_attached_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *cuda_attach(const char *prefix, const void *handle, size_t len, size_t size)
+{
+    (void)prefix;
+    (void)size;
+    struct cuda_handle h;
+    CUdeviceptr block;
+    if (len != sizeof(h))
+        return NULL;
+    memcpy(&h, handle, sizeof(h));
+    cuda_enter();
+    if (cuda.cuIpcOpenMemHandle(&block, h.ipc, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) != CUDA_SUCCESS)
+        return NULL;
+    char *heap = (char *)(uintptr_t)block + h.offset;
+    pthread_mutex_lock(&cuda_attached_lock);
+    int slot = 0;
+    while (slot < CUDA_ATTACHED_MAX && cuda_attached[slot].heap)
+        slot++;
+    if (slot < CUDA_ATTACHED_MAX)
+        cuda_attached[slot] = (struct cuda_attached){heap, block};
+    pthread_mutex_unlock(&cuda_attached_lock);
+    if (slot == CUDA_ATTACHED_MAX) {
+        log_error("spaces", "more than %d node peers' CUDA heaps attached", CUDA_ATTACHED_MAX);
+        cuda.cuIpcCloseMemHandle(block);
+        return NULL;
+    }
+    return heap;
+}
+
+static void cuda_detach(void *addr, size_t size)
+{
+    (void)size;
+    CUdeviceptr block = 0;
+    pthread_mutex_lock(&cuda_attached_lock);
+    for (int i = 0; i < CUDA_ATTACHED_MAX && !block; i++)
+        if (cuda_attached[i].heap == addr) {
+            block = cuda_attached[i].block;
+            cuda_attached[i] = (struct cuda_attached){NULL, 0};
+        }
+    pthread_mutex_unlock(&cuda_attached_lock);
+    cuda_enter();
+    cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
+    if (block)
+        cuda_check(cuda.cuIpcCloseMemHandle(block), "cuIpcCloseMemHandle");
+}
+
+/* An IPC handle names no file: nothing to withdraw. */
+static void cuda_unexport(struct kind_mem *mem)
+{
+    (void)mem;
+}
+
+/* ---- Copies ---- */
+
+static CUdeviceptr cuda_address(const void *ptr)
+{
+    return (CUdeviceptr)(uintptr_t)ptr;
+}
+
+/* Whether ptr is host memory the driver reads by DMA after a copy returns (pinned). */
+static int cuda_pinned_host(const void *ptr)
+{
+    unsigned type = 0;
+    return cuda.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, cuda_address(ptr)) ==
+               CUDA_SUCCESS &&
+           type == CU_MEMORYTYPE_HOST;
+}
+
+static void cuda_sync(void)
+{
+    cuda_enter();
+    cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
+}
+
+/* After the writes issued before it, so a read sees them. */
+static void cuda_copy_to_host(void *dst, const void *src, size_t len)
+{
+    cuda_enter();
+    cuda_check(cuda.cuMemcpyAsync(cuda_address(dst), cuda_address(src), len, cuda_stream),
+               "cuMemcpyAsync");
+    cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
+}
+
+static void cuda_copy_from_host(void *dst, const void *src, size_t len)
+{
+    cuda_enter();
+    cuda_check(cuda.cuMemcpyAsync(cuda_address(dst), cuda_address(src), len, cuda_stream),
+               "cuMemcpyAsync");
+    if (cuda_pinned_host(src)) /* read later by DMA: the caller may reuse it on return */
+        cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
+}
+
+/* Device to device (this GPU's memory, a node peer's attached heap): the source is read in
+ * stream order, before anything written after the copy was issued. */
+static void cuda_copy(void *dst, const void *src, size_t len)
+{
+    cuda_enter();
+    cuda_check(cuda.cuMemcpyAsync(cuda_address(dst), cuda_address(src), len, cuda_stream),
+               "cuMemcpyAsync");
+}
+
+static void cuda_fill(void *dst, int byte, size_t len)
+{
+    cuda_enter();
+    cuda_check(cuda.cuMemsetD8Async(cuda_address(dst), (unsigned char)byte, len, cuda_stream),
+               "cuMemsetD8Async");
+}
+
+static int cuda_owns(const void *ptr)
+{
+    unsigned type = 0;
+    cuda_enter();
+    return cuda.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, cuda_address(ptr)) ==
+               CUDA_SUCCESS &&
+           type == CU_MEMORYTYPE_DEVICE;
+}
+
+/* ---- Atomics ---- */
+
+/* strata_amo32/strata_amo64(word, op, value, compare, old): one thread applies op (enum
+ * transport_amo) to the word and writes its previous value to old (mapped host memory). */
+#define CUDA_AMO_KERNEL(BITS, TYPE)                                                                \
+    ".visible .entry strata_amo" #BITS "(.param .u64 word, .param .u32 op, .param ." TYPE          \
+    " value, .param ." TYPE " compare, .param .u64 old)\n"                                         \
+    "{\n"                                                                                          \
+    "  .reg .u64 %a, %o;\n"                                                                        \
+    "  .reg .u32 %op;\n"                                                                           \
+    "  .reg ." TYPE " %v, %c, %r;\n"                                                               \
+    "  .reg .pred %p;\n"                                                                           \
+    "  ld.param.u64 %a, [word];\n"                                                                 \
+    "  ld.param.u32 %op, [op];\n"                                                                  \
+    "  ld.param." TYPE " %v, [value];\n"                                                           \
+    "  ld.param." TYPE " %c, [compare];\n"                                                         \
+    "  ld.param.u64 %o, [old];\n"                                                                  \
+    "  setp.eq.u32 %p, %op, 0;\n"                                                                  \
+    "  @%p atom.sys.add.u" #BITS " %r, [%a], %v;\n"                                                \
+    "  setp.eq.u32 %p, %op, 1;\n"                                                                  \
+    "  @%p atom.sys.and.b" #BITS " %r, [%a], %v;\n"                                                \
+    "  setp.eq.u32 %p, %op, 2;\n"                                                                  \
+    "  @%p atom.sys.or.b" #BITS " %r, [%a], %v;\n"                                                 \
+    "  setp.eq.u32 %p, %op, 3;\n"                                                                  \
+    "  @%p atom.sys.xor.b" #BITS " %r, [%a], %v;\n"                                                \
+    "  setp.eq.u32 %p, %op, 4;\n"                                                                  \
+    "  @%p atom.sys.exch.b" #BITS " %r, [%a], %v;\n"                                               \
+    "  setp.eq.u32 %p, %op, 5;\n"                                                                  \
+    "  @%p atom.sys.cas.b" #BITS " %r, [%a], %c, %v;\n"                                            \
+    "  st.volatile.u" #BITS " [%o], %r;\n"                                                         \
+    "  ret;\n"                                                                                     \
+    "}\n"
+
+static const char cuda_amo_ptx[] =
+    ".version 6.0\n"
+    ".target sm_60\n"
+    ".address_size 64\n" CUDA_AMO_KERNEL(32, "b32") CUDA_AMO_KERNEL(64, "b64");
+
+_Static_assert(TRANSPORT_AMO_ADD == 0 && TRANSPORT_AMO_AND == 1 && TRANSPORT_AMO_OR == 2 &&
+                   TRANSPORT_AMO_XOR == 3 && TRANSPORT_AMO_SWAP == 4 && TRANSPORT_AMO_CSWAP == 5,
+               "the PTX kernels number the operations as enum transport_amo does");
+
+/* One atomic at a time per process: they share the kernels' result word. */
+static pthread_mutex_t cuda_amo_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUfunction cuda_amo_kernel[2]; /* 32 and 64 bits, loaded on first use (a JIT compile) */
+static volatile uint64_t *cuda_amo_old;
+
+static void cuda_amo_load(void)
+{
+    CUmodule module;
+    void *old;
+    cuda_check(cuda.cuModuleLoadData(&module, cuda_amo_ptx), "cuModuleLoadData (atomics)");
+    cuda_check(cuda.cuModuleGetFunction(&cuda_amo_kernel[0], module, "strata_amo32"),
+               "cuModuleGetFunction");
+    cuda_check(cuda.cuModuleGetFunction(&cuda_amo_kernel[1], module, "strata_amo64"),
+               "cuModuleGetFunction");
+    cuda_check(cuda.cuMemHostAlloc(&old, sizeof(uint64_t), CU_MEMHOSTALLOC_DEVICEMAP),
+               "cuMemHostAlloc");
+    cuda_amo_old = old;
+}
+
+static uint64_t cuda_atomic(void *word, enum transport_amo op, uint64_t value, uint64_t compare,
+                            size_t size)
+{
+    pthread_mutex_lock(&cuda_amo_lock);
+    cuda_enter();
+    if (!cuda_amo_old)
+        cuda_amo_load();
+    CUdeviceptr address = cuda_address(word), old = cuda_address((const void *)cuda_amo_old);
+    unsigned code = (unsigned)op;
+    uint32_t value32 = (uint32_t)value, compare32 = (uint32_t)compare;
+    void *args[] = {&address, &code, size == 4 ? (void *)&value32 : (void *)&value,
+                    size == 4 ? (void *)&compare32 : (void *)&compare, &old};
+    *cuda_amo_old = 0;
+    cuda_check(cuda.cuLaunchKernel(cuda_amo_kernel[size == 8], 1, 1, 1, 1, 1, 1, 0, cuda_stream,
+                                   args, NULL),
+               "cuLaunchKernel (atomic)");
+    cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
+    uint64_t result = size == 4 ? (uint32_t)*cuda_amo_old : *cuda_amo_old;
+    pthread_mutex_unlock(&cuda_amo_lock);
+    return result;
+}
+
+const struct kind_ops kind_cuda = {
+    .name = "cuda",
+    .caps = KIND_CAP_PEER_ATTACH | KIND_CAP_TRANSPORT | KIND_CAP_ASYNC_COPY,
+    .mem_type = TRANSPORT_MEM_CUDA,
+    .create = cuda_create,
+    .destroy = cuda_destroy,
+    .export = cuda_export,
+    .attach = cuda_attach,
+    .detach = cuda_detach,
+    .unexport = cuda_unexport,
+    .copy_to_host = cuda_copy_to_host,
+    .copy_from_host = cuda_copy_from_host,
+    .copy = cuda_copy,
+    .fill = cuda_fill,
+    .owns = cuda_owns,
+    .sync = cuda_sync,
+    .atomic = cuda_atomic,
+};

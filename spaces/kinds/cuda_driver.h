@@ -1,0 +1,49 @@
+/* The CUDA driver API as the CUDA kind uses it: the entry points of libcuda.so.1 (or of the
+ * driver a testing knob names), resolved with dlopen/dlsym into one table. Types and prototypes
+ * come from the toolkit's cuda.h, so a call through the table is checked like a linked call;
+ * the library is never linked against the driver, and runs where there is none. */
+#ifndef STRATA_CUDA_DRIVER_H
+#define STRATA_CUDA_DRIVER_H
+
+#include <cuda.h>
+
+/* Every entry point used, by its cuda.h name (which cuda.h maps to the versioned symbol, such as
+ * cuMemAlloc -> cuMemAlloc_v2: the table's field and the symbol looked up follow it). */
+#define CUDA_DRIVER_CALLS(X)                                                                       \
+    X(cuInit)                                                                                      \
+    X(cuDeviceGet)                                                                                 \
+    X(cuDevicePrimaryCtxRetain)                                                                    \
+    X(cuCtxSetCurrent)                                                                             \
+    X(cuCtxGetCurrent)                                                                             \
+    X(cuMemAlloc)                                                                                  \
+    X(cuMemFree)                                                                                   \
+    X(cuMemcpy)                                                                                    \
+    X(cuMemcpyAsync)                                                                               \
+    X(cuMemsetD8Async)                                                                             \
+    X(cuStreamCreate)                                                                              \
+    X(cuStreamSynchronize)                                                                         \
+    X(cuIpcGetMemHandle)                                                                           \
+    X(cuIpcOpenMemHandle)                                                                          \
+    X(cuIpcCloseMemHandle)                                                                         \
+    X(cuPointerGetAttribute)                                                                       \
+    X(cuMemHostRegister)                                                                           \
+    X(cuMemHostUnregister)                                                                         \
+    X(cuMemHostAlloc)                                                                              \
+    X(cuModuleLoadData)                                                                            \
+    X(cuModuleGetFunction)                                                                         \
+    X(cuLaunchKernel)
+
+struct cuda_driver {
+#define CUDA_DRIVER_FIELD(fn) __typeof__(fn) *fn;
+    CUDA_DRIVER_CALLS(CUDA_DRIVER_FIELD)
+#undef CUDA_DRIVER_FIELD
+};
+
+/* The driver's entry points, once cuda_driver_load succeeded. */
+extern struct cuda_driver cuda;
+
+/* Loads the driver (path: the testing knob's file, or NULL for libcuda.so.1) and initializes it.
+ * Returns 0, or -1 with the reason in why. Loading twice is loading once. */
+int cuda_driver_load(const char *path, char *why, size_t whylen);
+
+#endif
