@@ -37,7 +37,9 @@ tmp_before=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
 for t in test_heap test_knobs test_registry test_routes test_amo_routing; do
     run "unit/$t" "$build/tests/unit/$t"
 done
-run "unit/test_discovery" "$build/tests/unit/test_discovery" "$src/tests/unit/topo-2socket-2gpu.xml"
+cuda_double="$build/tests/cuda/.libs/libcuda_double.so"
+run "unit/test_discovery" "$build/tests/unit/test_discovery" "$src/tests/unit/topo-2socket-2gpu.xml" \
+    $([ -f "$cuda_double" ] && echo "$cuda_double")
 
 spmd_tests="hello setup_query mem_alloc rma_put_get rma_p_g rma_strided rma_nbi rma_sized
             rma_signal rma_static order_barrier ptr_access rma_generic amo_types amo_contention
@@ -115,7 +117,6 @@ run "spmd/private_device -np 2 via UCX" env SHMEM_TEST_DEVICE_PES=0-1 SHMEM_NODE
     "$oshrun" -np 2 "$build/tests/spmd/private_device"
 # The CUDA kind's own code on the driver's test double (IPC between PEs, streams, pointer
 # queries, atomic kernels), where the build found cuda.h.
-cuda_double="$build/tests/cuda/.libs/libcuda_double.so"
 if [ -f "$cuda_double" ]; then
     with_cuda=(env SHMEM_TEST_CUDA_DRIVER="$cuda_double")
     for np in 1 2; do

@@ -5,6 +5,7 @@
 #include "../../spaces/discovery.h"
 #include "unit.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void check_locality(const char *xml)
@@ -81,12 +82,45 @@ static void check_this_machine(void)
         UNIT_CHECK(d.absent[DEVICE_FAMILY_HIP][0], "HIP absent with a reason");
 }
 
+/* The CUDA driver's test double as the driver: its two devices found, local ranks spread over
+ * them, SHMEM_DEVICE_MAP obeyed, and a driver path that does not load named. */
+static void check_cuda_double(const char *driver)
+{
+    struct discovery d;
+    char err[256] = "";
+    setenv("STRATA_CUDA_DOUBLE_DEVICES", "2", 1);
+    struct discovery_job job = {3, 4, 3, 4, "", "", (size_t)1 << 20, driver};
+    UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == 0 &&
+                   discovery_probe_gpus(&d, err, sizeof(err)) == 0,
+               "discovery: %s", err);
+    const struct device *gpu = d.chosen[DEVICE_FAMILY_CUDA];
+    UNIT_CHECK(gpu && gpu->ordinal == 1 && gpu->memory == (size_t)4 << 30 &&
+                   !strcmp(gpu->busid, "0000:c1:00.0"),
+               "local rank 3 of 4 takes device 1 of 2: %d %s", gpu ? gpu->ordinal : -1,
+               gpu ? gpu->busid : "-");
+    job.device_map = "1,1,1,0";
+    UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == 0 &&
+                   discovery_probe_gpus(&d, err, sizeof(err)) == 0 &&
+                   d.chosen[DEVICE_FAMILY_CUDA] && d.chosen[DEVICE_FAMILY_CUDA]->ordinal == 0,
+               "SHMEM_DEVICE_MAP gives local rank 3 device 0");
+    job.device_map = "";
+    job.cuda_driver = "/nonexistent/libcuda-double.so";
+    UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == 0 &&
+                   discovery_probe_gpus(&d, err, sizeof(err)) == 0 &&
+                   !d.chosen[DEVICE_FAMILY_CUDA] &&
+                   strstr(d.absent[DEVICE_FAMILY_CUDA], "/nonexistent/libcuda-double.so"),
+               "a driver that does not load is named: %s", d.absent[DEVICE_FAMILY_CUDA]);
+    unsetenv("STRATA_CUDA_DOUBLE_DEVICES");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: test_discovery TOPOLOGY_XML\n");
+        fprintf(stderr, "usage: test_discovery TOPOLOGY_XML [CUDA_DRIVER_DOUBLE]\n");
         return 2;
     }
+    if (argc > 2)
+        check_cuda_double(argv[2]);
     check_locality(argv[1]);
     check_device_map();
     check_pe_list();
