@@ -266,6 +266,16 @@ STRATA_REDUCE_BITWISE_TYPES(DEFINE_REDUCE_BITWISE)
 STRATA_REDUCE_MINMAX_TYPES(DEFINE_REDUCE_MINMAX)
 STRATA_REDUCE_SUM_TYPES(DEFINE_REDUCE_SUM)
 
+enum kind_reduction coll_kind_reduction(coll_combine_fn combine)
+{
+#define COLL_KIND_REDUCTION(NAME, OP, TYPE)                                                        \
+    if (combine == combine_##TYPE##_##OP)                                                          \
+        return KIND_REDUCE_##NAME;
+    KIND_REDUCTIONS(COLL_KIND_REDUCTION)
+#undef COLL_KIND_REDUCTION
+    return KIND_REDUCE_NONE;
+}
+
 /* ---- Legacy active-set forms (deprecated, still in 1.6) ----
  * The active set is PE_start + i * 2^logPE_stride for i < PE_size. The whole world is
  * SHMEM_TEAM_WORLD (same members, same order, and the calls on it are ordered alike on every PE),

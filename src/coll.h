@@ -76,9 +76,12 @@ void coll_space_check(const char *routine, const struct strata_team *team, const
 
 /* ---- Device buffers (coll_device.c) ----
  * Buffers in a space the library may not load or store: every byte moves through RMA, which
- * stages device memory through host buffers, and reductions combine in host scratch. Simple
- * algorithms for any group; each opens with a sync (sources ready, destinations free) and
+ * stages device memory through host buffers, and reductions combine in host scratch, or on the
+ * device where the kind reduces the type itself and every source is attached here (one node).
+ * Simple algorithms for any group; each opens with a sync (sources ready, destinations free) and
  * closes with one. */
+/* The reduction a kind may run itself that combine performs (KIND_REDUCE_NONE: none). */
+enum kind_reduction coll_kind_reduction(coll_combine_fn combine);
 /* Whether a collective with these buffers must take the device path. */
 int coll_device_buffers(const void *dest, const void *source);
 void coll_device_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,

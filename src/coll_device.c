@@ -50,15 +50,71 @@ void coll_device_alltoalls(struct coll_group *g, void *dest, const void *source,
     coll_device_end(g);
 }
 
+/* The sources of ranks 0..last as this PE's kind copy reaches them, when dest and source are
+ * memory of one kind that reduces what itself: NULL otherwise. */
+static const struct kind_ops *coll_device_kind_sources(struct coll_group *g, const void *dest,
+                                                       const void *source, int last,
+                                                       enum kind_reduction what,
+                                                       const char **sources)
+{
+    struct region *from = region_lookup(source), *to = region_lookup(dest);
+    if (what == KIND_REDUCE_NONE || !from || !to || from->kind != to->kind || !from->kind->reduce ||
+        region_route(to, rt.my_pe)->kind != ROUTE_KIND_COPY)
+        return NULL;
+    size_t offset = (size_t)((const char *)source - from->base);
+    for (int r = 0; r <= last; r++) {
+        const struct route *route = region_route(from, g->members[r]);
+        if (route->kind != ROUTE_KIND_COPY)
+            return NULL;
+        sources[r] = route->attached + offset;
+    }
+    return from->kind;
+}
+
+/* On the device: each member combines every source it needs into the kind's scratch, with the
+ * same synchronizations as through the host. Returns 0 when the kind cannot. */
+static int coll_device_reduce_on_kind(struct coll_group *g, void *dest, const void *source,
+                                      size_t count, size_t elem, int last, enum kind_reduction what)
+{
+    const char **sources = malloc((size_t)(last + 1) * sizeof(*sources) + 1);
+    const struct kind_ops *kind =
+        sources ? coll_device_kind_sources(g, dest, source, last, what, sources) : NULL;
+    if (!kind) {
+        free(sources);
+        return 0;
+    }
+    size_t bytes = count * elem;
+    char *acc = kind->scratch(bytes ? bytes : 1);
+    coll_sync(g);
+    if (last < 0)
+        kind->fill(acc, 0, bytes);
+    for (int r = 0; r <= last; r++) {
+        if (r == 0)
+            kind->copy(acc, sources[r], bytes);
+        else
+            kind->reduce(acc, sources[r], count, what);
+    }
+    kind_land(kind); /* every source read before any member changes its own */
+    coll_sync(g);
+    kind->copy(dest, acc, bytes);
+    kind_wrote(kind);
+    free(sources);
+    coll_device_end(g);
+    return 1;
+}
+
 void coll_device_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                         size_t elem, int scan, coll_combine_fn combine)
 {
+    int last = scan == 0 ? g->size - 1 : g->my_rank - (scan < 0);
+    if (coll_device_reduce_on_kind(g, dest, source, count, elem, last,
+                                   coll_kind_reduction(combine)))
+        return;
     size_t bytes = count * elem;
     char *acc = calloc(1, 2 * bytes + 1), *in = acc + bytes;
     if (!acc)
         log_fatal(g->routine, "cannot allocate %zu bytes of private memory", 2 * bytes);
     coll_sync(g);
-    int last = scan == 0 ? g->size - 1 : g->my_rank - (scan < 0);
     for (int r = 0; r <= last; r++) {
         shmem_getmem(r == 0 ? acc : in, source, bytes, g->members[r]);
         if (r > 0)

@@ -328,6 +328,101 @@ static uint64_t cuda_atomic(void *word, enum transport_amo op, uint64_t value, u
     return result;
 }
 
+/* ---- Reductions ---- */
+
+/* strata_reduce_<op>_<type>(acc, in, n): thread i < n sets acc[i] = op(acc[i], in[i]). */
+#define CUDA_REDUCE_KERNEL(NAME, INSTRUCTION, TYPE, SHIFT)                                         \
+    ".visible .entry strata_reduce_" NAME "(.param .u64 acc, .param .u64 in, .param .u64 n)\n"     \
+    "{\n"                                                                                          \
+    "  .reg .u64 %a, %b, %n, %i, %t;\n"                                                            \
+    "  .reg .u32 %x, %y, %z;\n"                                                                    \
+    "  .reg ." TYPE " %v, %w;\n"                                                                   \
+    "  .reg .pred %p;\n"                                                                           \
+    "  ld.param.u64 %a, [acc];\n"                                                                  \
+    "  ld.param.u64 %b, [in];\n"                                                                   \
+    "  ld.param.u64 %n, [n];\n"                                                                    \
+    "  mov.u32 %x, %ctaid.x;\n"                                                                    \
+    "  mov.u32 %y, %ntid.x;\n"                                                                     \
+    "  mov.u32 %z, %tid.x;\n"                                                                      \
+    "  cvt.u64.u32 %t, %z;\n"                                                                      \
+    "  mad.wide.u32 %i, %x, %y, %t;\n"                                                             \
+    "  setp.ge.u64 %p, %i, %n;\n"                                                                  \
+    "  @%p ret;\n"                                                                                 \
+    "  shl.b64 %i, %i, " #SHIFT ";\n"                                                              \
+    "  add.u64 %a, %a, %i;\n"                                                                      \
+    "  add.u64 %b, %b, %i;\n"                                                                      \
+    "  ld." TYPE " %v, [%a];\n"                                                                    \
+    "  ld." TYPE " %w, [%b];\n"                                                                    \
+    "  " INSTRUCTION "." TYPE " %v, %v, %w;\n"                                                     \
+    "  st." TYPE " [%a], %v;\n"                                                                    \
+    "  ret;\n"                                                                                     \
+    "}\n"
+
+/* PTX of each reduction of kind.h: kernel name, instruction, PTX type, log2 of the size. */
+#define CUDA_REDUCE_PTX_sum "add"
+#define CUDA_REDUCE_PTX_min "min"
+#define CUDA_REDUCE_PTX_max "max"
+#define CUDA_REDUCE_TYPE_int "s32", 2
+#define CUDA_REDUCE_TYPE_long "s64", 3
+#define CUDA_REDUCE_TYPE_float "f32", 2
+#define CUDA_REDUCE_TYPE_double "f64", 3
+#define CUDA_REDUCE_EXPAND(...) CUDA_REDUCE_KERNEL(__VA_ARGS__)
+#define CUDA_REDUCE_SOURCE(NAME, OP, TYPE)                                                         \
+    CUDA_REDUCE_EXPAND(#OP "_" #TYPE, CUDA_REDUCE_PTX_##OP, CUDA_REDUCE_TYPE_##TYPE)
+#define CUDA_REDUCE_NAME(NAME, OP, TYPE) [KIND_REDUCE_##NAME] = "strata_reduce_" #OP "_" #TYPE,
+
+static const char cuda_reduce_ptx[] = ".version 6.0\n"
+                                      ".target sm_60\n"
+                                      ".address_size 64\n" KIND_REDUCTIONS(CUDA_REDUCE_SOURCE);
+static const char *const cuda_reduce_names[KIND_REDUCTIONS_COUNT] = {
+    KIND_REDUCTIONS(CUDA_REDUCE_NAME)};
+static pthread_once_t cuda_reduce_once = PTHREAD_ONCE_INIT;
+static CUfunction cuda_reduce_kernel[KIND_REDUCTIONS_COUNT];
+
+static void cuda_reduce_load(void)
+{
+    CUmodule module;
+    cuda_check(cuda.cuModuleLoadData(&module, cuda_reduce_ptx), "cuModuleLoadData (reductions)");
+    for (int r = KIND_REDUCE_NONE + 1; r < KIND_REDUCTIONS_COUNT; r++)
+        cuda_check(cuda.cuModuleGetFunction(&cuda_reduce_kernel[r], module, cuda_reduce_names[r]),
+                   "cuModuleGetFunction");
+}
+
+#define CUDA_REDUCE_BLOCK 256
+
+static void cuda_reduce(void *acc, const void *in, size_t count, enum kind_reduction what)
+{
+    cuda_enter();
+    pthread_once(&cuda_reduce_once, cuda_reduce_load);
+    CUdeviceptr a = cuda_address(acc), b = cuda_address(in);
+    uint64_t n = count;
+    void *args[] = {&a, &b, &n};
+    if (count)
+        cuda_check(
+            cuda.cuLaunchKernel(cuda_reduce_kernel[what],
+                                (unsigned)((count + CUDA_REDUCE_BLOCK - 1) / CUDA_REDUCE_BLOCK), 1,
+                                1, CUDA_REDUCE_BLOCK, 1, 1, 0, cuda_stream, args, NULL),
+            "cuLaunchKernel (reduction)");
+}
+
+/* A buffer per thread, grown as needed and kept: collectives call this on every reduction. */
+static void *cuda_scratch(size_t bytes)
+{
+    static __thread CUdeviceptr buffer;
+    static __thread size_t size;
+    if (bytes > size) {
+        cuda_enter();
+        cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
+        if (buffer)
+            cuda_check(cuda.cuMemFree(buffer), "cuMemFree");
+        buffer = 0;
+        size = 0;
+        cuda_check(cuda.cuMemAlloc(&buffer, bytes), "cuMemAlloc (reduction scratch)");
+        size = bytes;
+    }
+    return (void *)(uintptr_t)buffer;
+}
+
 const struct kind_ops kind_cuda = {
     .name = "cuda",
     .caps = KIND_CAP_PEER_ATTACH | KIND_CAP_TRANSPORT | KIND_CAP_ASYNC_COPY,
@@ -345,4 +440,6 @@ const struct kind_ops kind_cuda = {
     .owns = cuda_owns,
     .sync = cuda_sync,
     .atomic = cuda_atomic,
+    .reduce = cuda_reduce,
+    .scratch = cuda_scratch,
 };

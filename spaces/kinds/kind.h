@@ -20,6 +20,29 @@ enum kind_cap {
     KIND_CAP_ASYNC_COPY = 1 << 3,
 };
 
+/* Element-wise reductions a kind may run on its own memory, acc[i] = op(acc[i], in[i]):
+ * X(NAME, op, C type). */
+#define KIND_REDUCTIONS(X)                                                                         \
+    X(SUM_INT, sum, int)                                                                           \
+    X(SUM_LONG, sum, long)                                                                         \
+    X(SUM_FLOAT, sum, float)                                                                       \
+    X(SUM_DOUBLE, sum, double)                                                                     \
+    X(MIN_INT, min, int)                                                                           \
+    X(MIN_LONG, min, long)                                                                         \
+    X(MIN_FLOAT, min, float)                                                                       \
+    X(MIN_DOUBLE, min, double)                                                                     \
+    X(MAX_INT, max, int)                                                                           \
+    X(MAX_LONG, max, long)                                                                         \
+    X(MAX_FLOAT, max, float)                                                                       \
+    X(MAX_DOUBLE, max, double)
+enum kind_reduction {
+    KIND_REDUCE_NONE,
+#define KIND_REDUCTION_ENUM(NAME, OP, TYPE) KIND_REDUCE_##NAME,
+    KIND_REDUCTIONS(KIND_REDUCTION_ENUM)
+#undef KIND_REDUCTION_ENUM
+        KIND_REDUCTIONS_COUNT
+};
+
 /* The most bytes of a handle node peers attach with (a CUDA IPC handle is 64, and an offset). */
 #define KIND_HANDLE_MAX 72
 
@@ -68,6 +91,11 @@ struct kind_ops {
      * (read, modify, write under a lock), and peers ask it to. */
     uint64_t (*atomic)(void *word, enum transport_amo op, uint64_t value, uint64_t compare,
                        size_t size);
+    /* Optional: acc[i] = op(acc[i], in[i]) for count elements of memory of this kind (acc a
+     * scratch buffer of scratch(), in a heap here or attached), a write like copy_from_host. */
+    void (*reduce)(void *acc, const void *in, size_t count, enum kind_reduction what);
+    /* With reduce: this thread's device buffer of at least bytes, until its next call. */
+    void *(*scratch)(size_t bytes);
 };
 
 static inline int kind_can(const struct kind_ops *kind, enum kind_cap cap)

@@ -5,16 +5,19 @@
  *
  * As strict as a real device where the kind could go wrong:
  * - Device addresses are reserved without access rights: a host load or store through one faults.
- *   The bytes live in a shared-memory file ("/strata-cuda-double.*", removed at cuMemFree) that
- *   an IPC handle names, so another process opens the same bytes.
+ *   The bytes live in a memory file (memfd) that an IPC handle names by process and descriptor,
+ *   so another process of the user opens the same bytes through /proc; like device memory, it
+ *   goes away with the process.
  * - Work on a stream runs only when the stream is synchronized (or, for a blocking stream, when a
  *   synchronous call runs on the legacy default stream). A copy from pageable host memory takes
  *   its source at issue, as the driver stages it; pinned and device sources are read when the copy
  *   runs, as DMA reads them.
  * - The atomic kernels strata_amo32/strata_amo64 run as host atomics on the shared bytes, so they
- *   are atomic between processes like the GPU's.
+ *   are atomic between processes like the GPU's; the reduction kernels strata_reduce_<op>_<type>
+ *   run as host loops.
  *
  * STRATA_CUDA_DOUBLE_DEVICES sets how many devices it reports (default 1). */
+#define _GNU_SOURCE /* memfd_create */
 #include <cuda.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,7 +40,7 @@ struct block {
     uintptr_t base; /* device addresses, without access */
     size_t size;
     char *storage; /* the bytes */
-    char name[48]; /* shared-memory file */
+    int fd;        /* an allocation's memory file, -1 for an opened one */
     int allocated; /* by cuMemAlloc here (else opened) */
     struct block *next;
 };
@@ -93,29 +96,25 @@ static uintptr_t reserve(size_t size)
     return base;
 }
 
-static CUresult block_add(const char *name, size_t size, int allocated, CUdeviceptr *dptr)
+/* Maps size bytes of fd as a new block; the block keeps fd when it is an allocation (node peers
+ * open it through /proc while it lives), else closes it. */
+static CUresult block_add(int fd, size_t size, int allocated, CUdeviceptr *dptr)
 {
-    int fd = shm_open(name, O_RDWR | (allocated ? O_CREAT | O_EXCL : 0), 0600);
-    if (fd < 0)
-        return allocated ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_HANDLE;
     struct block *b = calloc(1, sizeof(*b));
-    if (b && allocated && ftruncate(fd, (off_t)size)) {
-        free(b);
-        b = NULL;
-    }
     char *storage = b ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
-    close(fd);
     uintptr_t base = storage != MAP_FAILED ? reserve(size) : 0;
     if (!base) {
         if (storage != MAP_FAILED)
             munmap(storage, size);
-        if (allocated)
-            shm_unlink(name);
         free(b);
-        return CUDA_ERROR_OUT_OF_MEMORY;
+        close(fd);
+        return allocated ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_HANDLE;
     }
-    *b = (struct block){base, size, storage, "", allocated, NULL};
-    snprintf(b->name, sizeof(b->name), "%s", name);
+    if (!allocated) {
+        close(fd);
+        fd = -1;
+    }
+    *b = (struct block){base, size, storage, fd, allocated, NULL};
     pthread_mutex_lock(&lock);
     b->next = blocks;
     blocks = b;
@@ -138,14 +137,23 @@ static CUresult block_remove(CUdeviceptr dptr, int allocated)
         return CUDA_ERROR_INVALID_VALUE;
     munmap(b->storage, b->size);
     munmap((void *)b->base, b->size);
-    if (allocated)
-        shm_unlink(b->name);
+    if (b->fd >= 0)
+        close(b->fd);
     free(b);
     return CUDA_SUCCESS;
 }
 
 /* ---- Streams ---- */
-enum op_kind { OP_COPY, OP_SET, OP_KERNEL };
+/* A kernel of the library (see Modules below). */
+enum kernel_kind { KERNEL_AMO, KERNEL_REDUCE };
+struct CUfunc_st {
+    const char *name;
+    enum kernel_kind kind;
+    int bits;     /* the word or element size */
+    char op;      /* reductions: '+', '<' (min), '>' (max) */
+    int floating; /* reductions: float or double elements */
+};
+enum op_kind { OP_COPY, OP_SET, OP_KERNEL, OP_REDUCE };
 struct op {
     enum op_kind kind;
     uintptr_t dst, src;
@@ -154,6 +162,7 @@ struct op {
     int bits;     /* OP_KERNEL: 32 or 64 */
     unsigned amo; /* OP_KERNEL: the operation */
     uint64_t value, compare;
+    const struct CUfunc_st *function; /* OP_REDUCE */
     struct op *next;
     char staged[]; /* OP_COPY from pageable memory: the source as it was at issue */
 };
@@ -206,6 +215,30 @@ static void run_kernel(const struct op *op)
     }
 }
 
+#define REDUCE_LOOP(T)                                                                             \
+    do {                                                                                           \
+        T *a = (T *)bytes_at(op->dst, op->len * sizeof(T));                                        \
+        const T *b = (const T *)bytes_at(op->src, op->len * sizeof(T));                            \
+        for (size_t i = 0; i < op->len; i++)                                                       \
+            a[i] = f->op == '+'   ? a[i] + b[i]                                                    \
+                   : f->op == '<' ? (b[i] < a[i] ? b[i] : a[i])                                    \
+                                  : (b[i] > a[i] ? b[i] : a[i]);                                   \
+    } while (0)
+
+/* The reduction kernel, element by element as the GPU's threads would. */
+static void run_reduce(const struct op *op)
+{
+    const struct CUfunc_st *f = op->function;
+    if (f->floating && f->bits == 32)
+        REDUCE_LOOP(float);
+    else if (f->floating)
+        REDUCE_LOOP(double);
+    else if (f->bits == 32)
+        REDUCE_LOOP(int32_t);
+    else
+        REDUCE_LOOP(int64_t);
+}
+
 static void run_op(const struct op *op)
 {
     switch (op->kind) {
@@ -218,6 +251,9 @@ static void run_op(const struct op *op)
         break;
     case OP_KERNEL:
         run_kernel(op);
+        break;
+    case OP_REDUCE:
+        run_reduce(op);
         break;
     }
 }
@@ -329,14 +365,16 @@ EXPORT CUresult cuCtxGetCurrent(CUcontext *context)
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 {
-    static atomic_uint serial;
-    char name[48];
     NEED_CONTEXT();
     if (!size)
         return CUDA_ERROR_INVALID_VALUE;
-    snprintf(name, sizeof(name), "/strata-cuda-double.%d.%u", (int)getpid(),
-             atomic_fetch_add(&serial, 1));
-    return block_add(name, size, 1, dptr);
+    int fd = memfd_create("cuda-double", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)size)) {
+        if (fd >= 0)
+            close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    return block_add(fd, size, 1, dptr);
 }
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
@@ -353,7 +391,8 @@ EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
     int ok = b && b->base == dptr && b->allocated;
     if (ok) {
         memset(handle, 0, sizeof(*handle));
-        snprintf(handle->reserved, sizeof(handle->reserved), "%s %zu", b->name, b->size);
+        snprintf(handle->reserved, sizeof(handle->reserved), "%d %d %zu", (int)getpid(), b->fd,
+                 b->size);
     }
     pthread_mutex_unlock(&lock);
     return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
@@ -361,14 +400,19 @@ EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
 
 EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *dptr, CUipcMemHandle handle, unsigned int flags)
 {
-    char name[48];
+    int pid, fd;
     size_t size;
+    char path[64];
     (void)flags;
     NEED_CONTEXT();
     handle.reserved[sizeof(handle.reserved) - 1] = '\0';
-    if (sscanf(handle.reserved, "%47s %zu", name, &size) != 2)
+    if (sscanf(handle.reserved, "%d %d %zu", &pid, &fd, &size) != 3)
         return CUDA_ERROR_INVALID_HANDLE;
-    return block_add(name, size, 0, dptr);
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+    int opened = open(path, O_RDWR | O_CLOEXEC);
+    if (opened < 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return block_add(opened, size, 0, dptr);
 }
 
 EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
@@ -503,18 +547,22 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char byte, size_t len,
     return enqueue(stream, op);
 }
 
-/* ---- Modules: the atomic kernels, by name ---- */
-struct CUfunc_st {
-    const char *name;
-    int bits;
-};
-static struct CUfunc_st kernels[] = {{"strata_amo32", 32}, {"strata_amo64", 64}};
+/* ---- Modules: the library's kernels, by name ---- */
+static struct CUfunc_st kernels[] = {{"strata_amo32", KERNEL_AMO, 32, 0, 0},
+                                     {"strata_amo64", KERNEL_AMO, 64, 0, 0},
+#define REDUCE_KERNELS(OP, NAME)                                                                   \
+    {"strata_reduce_" NAME "_int", KERNEL_REDUCE, 32, OP, 0},                                      \
+        {"strata_reduce_" NAME "_long", KERNEL_REDUCE, 64, OP, 0},                                 \
+        {"strata_reduce_" NAME "_float", KERNEL_REDUCE, 32, OP, 1},                                \
+        {"strata_reduce_" NAME "_double", KERNEL_REDUCE, 64, OP, 1},
+                                     REDUCE_KERNELS('+', "sum") REDUCE_KERNELS('<', "min")
+                                         REDUCE_KERNELS('>', "max")};
 static int module;
 
 EXPORT CUresult cuModuleLoadData(CUmodule *out, const void *image)
 {
     NEED_CONTEXT();
-    if (!strstr(image, ".entry strata_amo32") || !strstr(image, ".entry strata_amo64"))
+    if (!strstr(image, ".version") || !strstr(image, ".entry strata_"))
         return CUDA_ERROR_INVALID_PTX;
     *out = (CUmodule)&module;
     return CUDA_SUCCESS;
@@ -532,13 +580,10 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *out, CUmodule mod, const char *n
     return CUDA_ERROR_NOT_FOUND;
 }
 
-/* (word, op, value, compare, old): the parameters of both kernels. */
-EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                               unsigned int bx, unsigned int by, unsigned int bz,
-                               unsigned int shared, CUstream stream, void **params, void **extra)
+/* Atomics: (word, op, value, compare, old), one thread. */
+static CUresult launch_amo(CUfunction f, unsigned threads, CUstream stream, void **params)
 {
-    NEED_CONTEXT();
-    if (gx * gy * gz * bx * by * bz != 1 || shared || extra || !params)
+    if (threads != 1)
         return CUDA_ERROR_INVALID_VALUE;
     struct op *op = malloc(sizeof(*op));
     if (!op)
@@ -546,12 +591,41 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     *op = (struct op){.kind = OP_KERNEL, .bits = f->bits};
     memcpy(&op->dst, params[0], 8);
     memcpy(&op->amo, params[1], 4);
-    memcpy(&op->value, params[2], f->bits / 8);
-    memcpy(&op->compare, params[3], f->bits / 8);
+    memcpy(&op->value, params[2], (size_t)f->bits / 8);
+    memcpy(&op->compare, params[3], (size_t)f->bits / 8);
     memcpy(&op->src, params[4], 8); /* where the old value goes */
-    if (!bytes_at(op->dst, f->bits / 8) || op->amo > 5) {
+    if (!bytes_at(op->dst, (size_t)f->bits / 8) || op->amo > 5) {
         free(op);
         return CUDA_ERROR_INVALID_VALUE;
     }
     return enqueue(stream, op);
+}
+
+/* Reductions: (acc, in, n), a thread per element. */
+static CUresult launch_reduce(CUfunction f, unsigned threads, CUstream stream, void **params)
+{
+    struct op *op = malloc(sizeof(*op));
+    if (!op)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *op = (struct op){.kind = OP_REDUCE, .bits = f->bits, .function = f};
+    memcpy(&op->dst, params[0], 8);
+    memcpy(&op->src, params[1], 8);
+    memcpy(&op->len, params[2], 8);
+    size_t bytes = op->len * (size_t)f->bits / 8;
+    if (op->len > threads || !bytes_at(op->dst, bytes) || !bytes_at(op->src, bytes)) {
+        free(op);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return enqueue(stream, op);
+}
+
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+                               unsigned int bx, unsigned int by, unsigned int bz,
+                               unsigned int shared, CUstream stream, void **params, void **extra)
+{
+    NEED_CONTEXT();
+    if (gy * gz * by * bz != 1 || shared || extra || !params || bx > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    return f->kind == KERNEL_AMO ? launch_amo(f, gx * bx, stream, params)
+                                 : launch_reduce(f, gx * bx, stream, params);
 }

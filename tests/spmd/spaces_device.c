@@ -164,6 +164,72 @@ static void check_early_context(shmem_ctx_t ctx, long *dev, uint64_t *flags, int
           stale, ROUNDS);
 }
 
+/* Sum, min and max of int, long, float and double on device buffers (which a GPU kind combines
+ * on the device), a product (which it leaves to the host), an in-place sum and both scans: every
+ * value of every member's result checked. Element i of rank r is (r + 1) * (i % 7 + 1) - 3 * r,
+ * so min and max come from different ranks for different elements. */
+#define REDUCE_N 1000
+#define CHECK_DEVICE_REDUCTIONS(T, NAME, FMT)                                                      \
+    static void check_reductions_##NAME(shmem_space_t space, shmem_team_t team, int rank,          \
+                                        int size)                                                  \
+    {                                                                                              \
+        T *src = shmem_space_malloc(space, REDUCE_N * sizeof(T));                                  \
+        T *dst = shmem_space_malloc(space, REDUCE_N * sizeof(T));                                  \
+        static T host[REDUCE_N], got[REDUCE_N];                                                    \
+        for (int i = 0; i < REDUCE_N; i++)                                                         \
+            host[i] = (T)((rank + 1) * (i % 7 + 1) - 3 * rank);                                    \
+        shmem_putmem(src, host, sizeof(host), shmem_my_pe());                                      \
+        shmem_quiet();                                                                             \
+        for (int op = 0; op < 6; op++) {                                                           \
+            T *out = op == 4 ? src : dst;                                                          \
+            if (op == 0)                                                                           \
+                shmem_##NAME##_sum_reduce(team, out, src, REDUCE_N);                               \
+            else if (op == 1)                                                                      \
+                shmem_##NAME##_min_reduce(team, out, src, REDUCE_N);                               \
+            else if (op == 2)                                                                      \
+                shmem_##NAME##_max_reduce(team, out, src, REDUCE_N);                               \
+            else if (op == 3)                                                                      \
+                shmem_##NAME##_prod_reduce(team, out, src, REDUCE_N);                              \
+            else if (op == 4)                                                                      \
+                shmem_##NAME##_sum_reduce(team, out, src, REDUCE_N);                               \
+            else                                                                                   \
+                shmem_##NAME##_sum_inscan(team, out, src, REDUCE_N);                               \
+            shmem_getmem(got, out, sizeof(got), shmem_my_pe());                                    \
+            long wrong = 0, first = -1;                                                            \
+            for (int i = 0; i < REDUCE_N; i++) {                                                   \
+                T want = op == 3 ? (T)1 : (T)0;                                                    \
+                int upto = op == 5 ? rank : size - 1;                                              \
+                for (int r = 0; r <= upto; r++) {                                                  \
+                    T v = (T)((r + 1) * (i % 7 + 1) - 3 * r);                                      \
+                    if (op == 1)                                                                   \
+                        want = r == 0 || v < want ? v : want;                                      \
+                    else if (op == 2)                                                              \
+                        want = r == 0 || v > want ? v : want;                                      \
+                    else if (op == 3)                                                              \
+                        want *= v;                                                                 \
+                    else                                                                           \
+                        want += v;                                                                 \
+                }                                                                                  \
+                if (got[i] != want && wrong++ == 0)                                                \
+                    first = i;                                                                     \
+            }                                                                                      \
+            CHECK(wrong == 0, #NAME " reduction %d: %ld wrong, first [%ld] = " FMT, op, wrong,     \
+                  first, first >= 0 ? got[first] : (T)0);                                          \
+            if (op == 4) { /* src now holds the sum: back to this rank's values */                 \
+                shmem_team_sync(team);                                                             \
+                shmem_putmem(src, host, sizeof(host), shmem_my_pe());                              \
+                shmem_quiet();                                                                     \
+                shmem_team_sync(team);                                                             \
+            }                                                                                      \
+        }                                                                                          \
+        shmem_space_free(space, dst);                                                              \
+        shmem_space_free(space, src);                                                              \
+    }
+CHECK_DEVICE_REDUCTIONS(int, int, "%d")
+CHECK_DEVICE_REDUCTIONS(long, long, "%ld")
+CHECK_DEVICE_REDUCTIONS(float, float, "%g")
+CHECK_DEVICE_REDUCTIONS(double, double, "%g")
+
 /* One writer: the team's rank 0 puts into its right neighbour's device memory, quiets and raises
  * a host flag; the neighbour must see the data. With traffic one way, nothing the reader does can
  * land the writer's copies for it: the quiet must. */
@@ -332,6 +398,10 @@ int main(void)
         CHECK_EQ(host[5], ranks_sum + 5L * size);
 
         check_active_set(team, dev, dev2, host, rank, size);
+        check_reductions_int(space, team, rank, size);
+        check_reductions_long(space, team, rank, size);
+        check_reductions_float(space, team, rank, size);
+        check_reductions_double(space, team, rank, size);
 
         shmem_team_sync(team);
         check_early_context(early_ctx, dev, flags, right, left);
