@@ -221,6 +221,10 @@ static void region_destroy(const struct space_job *job, struct region *region)
         __atomic_sub_fetch(&space_device_regions, 1, __ATOMIC_RELAXED);
     if (region->registered)
         transport_region_deregister(job->transport, region->id);
+    /* Every mapping of a host region, this PE's and node peers', goes below. */
+    for (int pe = 0; kind_can(region->kind, KIND_CAP_LOAD_STORE) && pe < job->n_pes; pe++)
+        if (region->routes[pe].load_store)
+            kind_host_unmapping(region->routes[pe].load_store, region->size);
     for (int pe = 0; pe < job->n_pes; pe++)
         if (pe != job->my_pe && region_attached(region, pe))
             region->kind->detach(region_attached(region, pe), region->size);

@@ -39,7 +39,7 @@ static int reach_cuda(const char *routine, const struct kind_ops **kind, size_t 
         return -1;
 #ifdef STRATA_HAVE_CUDA
     char why[160];
-    if (kind_cuda_use(rt.devices.job.cuda_driver, gpu->ordinal, why, sizeof(why))) {
+    if (kind_cuda_use(rt.devices.job.cuda_driver, gpu->ordinal, rt.n_pes, why, sizeof(why))) {
         log_error(routine, "%s", why);
         return -1;
     }

@@ -85,21 +85,29 @@ static int staged_direct(const struct route_target *target, const struct kind_op
            local_kind->copy;
 }
 
+/* A side in host memory and the other reached by a kind's copy engine move in one copy; a
+ * bounce buffer, in chunks, is only for two sides that no single mechanism reaches. */
 void staged_put(const char *routine, const struct route_target *target, const void *src,
                 const struct kind_ops *src_kind, size_t len, int pe)
 {
+    const struct kind_ops *kind = target->region->kind;
     if (staged_direct(target, src_kind)) {
         src_kind->copy(target->pointer, src, len);
         kind_land(src_kind); /* it reads src later, and src is the caller's again on return */
         return;
     }
+    if (src_kind && target->kind == ROUTE_LOAD_STORE) { /* straight into the mapped copy */
+        src_kind->copy_to_host(target->pointer, src, len);
+        return;
+    }
+    if (!src_kind && target->kind == ROUTE_KIND_COPY) { /* straight from host memory */
+        kind->copy_from_host(target->pointer, src, len);
+        kind_wrote(kind); /* owed to the next quiet or fence */
+        return;
+    }
     for (size_t at = 0; at < len; at += STAGED_CHUNK) {
         size_t chunk = len - at < STAGED_CHUNK ? len - at : STAGED_CHUNK;
         const char *data = (const char *)src + at;
-        if (src_kind && target->kind == ROUTE_LOAD_STORE) { /* straight into the mapped copy */
-            src_kind->copy_to_host(target->pointer + at, data, chunk);
-            continue;
-        }
         if (src_kind) {
             src_kind->copy_to_host(staged_bounce(routine), data, chunk);
             data = staged_bounce(routine);
@@ -111,21 +119,22 @@ void staged_put(const char *routine, const struct route_target *target, const vo
 void staged_get(const char *routine, const struct route_target *target, void *dest,
                 const struct kind_ops *dest_kind, size_t len, int pe)
 {
+    const struct kind_ops *kind = target->region->kind;
     if (staged_direct(target, dest_kind)) {
         dest_kind->copy(dest, target->pointer, len);
-        kind_land(dest_kind); /* a get returns with dest filled */
-        return;
-    }
-    for (size_t at = 0; at < len; at += STAGED_CHUNK) {
-        size_t chunk = len - at < STAGED_CHUNK ? len - at : STAGED_CHUNK;
-        char *data = (char *)dest + at;
-        if (dest_kind && target->kind == ROUTE_LOAD_STORE) { /* straight from the mapped copy */
-            dest_kind->copy_from_host(data, target->pointer + at, chunk);
-            continue;
+    } else if (dest_kind && target->kind == ROUTE_LOAD_STORE) { /* straight from the mapped copy */
+        dest_kind->copy_from_host(dest, target->pointer, len);
+    } else if (!dest_kind && target->kind == ROUTE_KIND_COPY) { /* straight into host memory */
+        kind->copy_to_host(dest, target->pointer, len);
+    } else {
+        for (size_t at = 0; at < len; at += STAGED_CHUNK) {
+            size_t chunk = len - at < STAGED_CHUNK ? len - at : STAGED_CHUNK;
+            char *data = (char *)dest + at;
+            staged_chunk(routine, target, at, dest_kind ? staged_bounce(routine) : data, chunk,
+                         pe, 0);
+            if (dest_kind)
+                dest_kind->copy_from_host(data, staged_bounce(routine), chunk);
         }
-        staged_chunk(routine, target, at, dest_kind ? staged_bounce(routine) : data, chunk, pe, 0);
-        if (dest_kind)
-            dest_kind->copy_from_host(data, staged_bounce(routine), chunk);
     }
     if (dest_kind)
         kind_land(dest_kind); /* a get returns with dest filled */

@@ -134,6 +134,10 @@ if [ -f "$cuda_double" ]; then
         run "spmd/private_device -np $np, CUDA buffers" "${with_cuda[@]}" "$oshrun" -np "$np" \
             "$build/tests/spmd/private_device"
     done
+    for np in 1 2 3; do
+        run "spmd/cuda_host_copies -np $np (registered host heaps)" "${with_cuda[@]}" "$oshrun" \
+            -np "$np" "$build/tests/spmd/cuda_host_copies"
+    done
     for np in 1 3; do
         run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=cuda)" "${with_cuda[@]}" \
             SHMEM_DEFAULT_SPACE=cuda "$oshrun" -np "$np" "$build/tests/spmd/default_device"

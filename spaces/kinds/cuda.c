@@ -5,6 +5,8 @@
  *   the GPU reaches (its heap, a peer's attached heap, host memory, the program's own device
  *   buffers) are driver copies on the library's stream, which the program's default stream never
  *   waits for.
+ * - Host mappings of the library (heaps, static data, node peers' heaps) are registered with the
+ *   driver where a large copy touches them, so such copies run at pinned speed.
  * - Writes are asynchronous (KIND_CAP_ASYNC_COPY): sync waits for the stream. A host source is
  *   reusable when a write returns: the driver stages pageable memory before returning, and a
  *   pinned source (which it reads later) is waited for.
@@ -15,6 +17,7 @@
  * it: a heap is aligned inside a larger allocation when the driver's own alignment falls short of
  * kind_base_alignment. */
 #include "../../common/log.h"
+#include "../space.h"
 #include "cuda_driver.h"
 #include "kind.h"
 
@@ -43,7 +46,9 @@ static void cuda_enter(void)
 
 static pthread_mutex_t cuda_setup_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int kind_cuda_use(const char *driver_path, int ordinal, char *why, size_t whylen)
+static int cuda_n_pes; /* the job's, to find node peers' host mappings */
+
+int kind_cuda_use(const char *driver_path, int ordinal, int n_pes, char *why, size_t whylen)
 {
     pthread_mutex_lock(&cuda_setup_lock);
     int rc = 0;
@@ -61,8 +66,10 @@ int kind_cuda_use(const char *driver_path, int ordinal, char *why, size_t whylen
         }
         if (!rc) {
             cuda_stream = stream;
+            cuda_n_pes = n_pes;
             __atomic_store_n(&cuda_context, context, __ATOMIC_RELEASE);
             kind_private_use(&kind_cuda);
+            kind_watch_host(&kind_cuda);
         }
     }
     pthread_mutex_unlock(&cuda_setup_lock);
@@ -187,6 +194,73 @@ static CUdeviceptr cuda_address(const void *ptr)
     return (CUdeviceptr)(uintptr_t)ptr;
 }
 
+static void cuda_sync(void)
+{
+    cuda_enter();
+    cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
+}
+
+/* ---- Pinned host memory ----
+ * The driver copies pageable host memory through its own staging buffers, at a fraction of the
+ * speed of memory registered with it. A large copy registers the library's host mapping it
+ * touches (not the program's own buffers), a granule at a time, so a heap reserved large costs
+ * pinned memory only where copies go; host_unmapping unregisters before the mapping goes. */
+#define CUDA_PIN_MIN ((size_t)64 << 10) /* below this a copy costs the same either way */
+#define CUDA_PIN_GRANULE ((uintptr_t)32 << 20)
+#define CUDA_PINNED_MAX 4096
+static struct cuda_pinned {
+    uintptr_t base;
+    size_t len;
+} cuda_pinned[CUDA_PINNED_MAX];
+static int cuda_pinned_count;
+static pthread_mutex_t cuda_pin_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Registers [lo, hi) unless it is already (under cuda_pin_lock). A failure leaves it pageable:
+ * copies still work (the program may have registered it itself). */
+static void cuda_pin_range(uintptr_t lo, uintptr_t hi)
+{
+    for (int i = 0; i < cuda_pinned_count; i++)
+        if (cuda_pinned[i].base == lo)
+            return;
+    if (cuda_pinned_count == CUDA_PINNED_MAX ||
+        cuda.cuMemHostRegister((void *)lo, hi - lo, CU_MEMHOSTREGISTER_PORTABLE) != CUDA_SUCCESS)
+        return;
+    cuda_pinned[cuda_pinned_count++] = (struct cuda_pinned){lo, hi - lo};
+}
+
+static void cuda_pin_host(const void *ptr, size_t len)
+{
+    int pe;
+    if (len < CUDA_PIN_MIN)
+        return;
+    struct region *region = registry_lookup_mapped(ptr, cuda_n_pes, &pe);
+    if (!region || !kind_can(region->kind, KIND_CAP_LOAD_STORE) || !region->routes[pe].load_store)
+        return;
+    uintptr_t first = (uintptr_t)region->routes[pe].load_store, end = first + region->size;
+    uintptr_t lo = (uintptr_t)ptr, hi = lo + len < end ? lo + len : end;
+    pthread_mutex_lock(&cuda_pin_lock);
+    for (uintptr_t g = lo & ~(CUDA_PIN_GRANULE - 1); g < hi; g += CUDA_PIN_GRANULE)
+        cuda_pin_range(g > first ? g : first, g + CUDA_PIN_GRANULE < end ? g + CUDA_PIN_GRANULE : end);
+    pthread_mutex_unlock(&cuda_pin_lock);
+}
+
+static void cuda_host_unmapping(void *base, size_t len)
+{
+    uintptr_t lo = (uintptr_t)base;
+    pthread_mutex_lock(&cuda_pin_lock);
+    for (int i = 0; i < cuda_pinned_count;) {
+        if (cuda_pinned[i].base - lo < len) {
+            cuda_sync(); /* no copy may still read or write it */
+            cuda_check(cuda.cuMemHostUnregister((void *)cuda_pinned[i].base),
+                       "cuMemHostUnregister");
+            cuda_pinned[i] = cuda_pinned[--cuda_pinned_count];
+        } else {
+            i++;
+        }
+    }
+    pthread_mutex_unlock(&cuda_pin_lock);
+}
+
 /* Whether ptr is host memory the driver reads by DMA after a copy returns (pinned). */
 static int cuda_pinned_host(const void *ptr)
 {
@@ -196,16 +270,11 @@ static int cuda_pinned_host(const void *ptr)
            type == CU_MEMORYTYPE_HOST;
 }
 
-static void cuda_sync(void)
-{
-    cuda_enter();
-    cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
-}
-
 /* After the writes issued before it, so a read sees them. */
 static void cuda_copy_to_host(void *dst, const void *src, size_t len)
 {
     cuda_enter();
+    cuda_pin_host(dst, len);
     cuda_check(cuda.cuMemcpyAsync(cuda_address(dst), cuda_address(src), len, cuda_stream),
                "cuMemcpyAsync");
     cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
@@ -214,6 +283,7 @@ static void cuda_copy_to_host(void *dst, const void *src, size_t len)
 static void cuda_copy_from_host(void *dst, const void *src, size_t len)
 {
     cuda_enter();
+    cuda_pin_host(src, len);
     cuda_check(cuda.cuMemcpyAsync(cuda_address(dst), cuda_address(src), len, cuda_stream),
                "cuMemcpyAsync");
     if (cuda_pinned_host(src)) /* read later by DMA: the caller may reuse it on return */
@@ -442,4 +512,5 @@ const struct kind_ops kind_cuda = {
     .atomic = cuda_atomic,
     .reduce = cuda_reduce,
     .scratch = cuda_scratch,
+    .host_unmapping = cuda_host_unmapping,
 };

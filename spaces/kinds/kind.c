@@ -1,5 +1,6 @@
 /* What every kind shares: aligned reservations with a guard, the kinds whose memory the program
- * may allocate itself, and the landing of asynchronous writes (kind.h). */
+ * may allocate itself, the kinds that watch host mappings, and the landing of asynchronous writes
+ * (kind.h). */
 #include "kind.h"
 
 #include <pthread.h>
@@ -88,6 +89,22 @@ const struct kind_ops *kind_private_owner(const void *ptr)
         if (kind_private.kinds[i]->owns(ptr))
             return kind_private.kinds[i];
     return NULL;
+}
+
+/* ---- Host mappings ---- */
+static int kind_watcher_count;
+static struct kind_set kind_watchers = {.count = &kind_watcher_count};
+
+void kind_watch_host(const struct kind_ops *kind)
+{
+    kind_set_add(&kind_watchers, kind);
+}
+
+void kind_host_unmapping(void *base, size_t len)
+{
+    int n = __atomic_load_n(&kind_watcher_count, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        kind_watchers.kinds[i]->host_unmapping(base, len);
 }
 
 /* ---- Asynchronous writes ---- */

@@ -96,6 +96,9 @@ struct kind_ops {
     void (*reduce)(void *acc, const void *in, size_t count, enum kind_reduction what);
     /* With reduce: this thread's device buffer of at least bytes, until its next call. */
     void *(*scratch)(size_t bytes);
+    /* Optional: host memory [base, base+len) (a host region's mapping, this PE's or a node
+     * peer's) is about to be unmapped: forget what the kind holds on it (registrations). */
+    void (*host_unmapping)(void *base, size_t len);
 };
 
 static inline int kind_can(const struct kind_ops *kind, enum kind_cap cap)
@@ -110,9 +113,9 @@ extern const struct kind_ops kind_host;
 extern const struct kind_ops kind_testdev;
 /* The PE's CUDA GPU, where the build found cuda.h (STRATA_HAVE_CUDA). */
 extern const struct kind_ops kind_cuda;
-/* Sets the kind up on device ordinal of the driver at driver_path (NULL: libcuda.so.1), once;
- * returns 0, or -1 with the reason in why. */
-int kind_cuda_use(const char *driver_path, int ordinal, char *why, size_t whylen);
+/* Sets the kind up on device ordinal of the driver at driver_path (NULL: libcuda.so.1), for a
+ * job of n_pes, once; returns 0, or -1 with the reason in why. */
+int kind_cuda_use(const char *driver_path, int ordinal, int n_pes, char *why, size_t whylen);
 /* The test device's private buffers, as the program allocates them (shmemx.h). */
 void *kind_testdev_private_alloc(size_t size);
 void kind_testdev_private_free(void *ptr);
@@ -123,6 +126,11 @@ const struct kind_ops *kind_private_owner(const void *ptr);
 /* A kind whose memory the program may allocate itself is in use from now on. */
 void kind_private_use(const struct kind_ops *kind);
 extern int kind_private_kinds;
+
+/* Host mappings of regions: kinds that keep state on host memory (kind_watch_host) hear of each
+ * one before it goes. */
+void kind_watch_host(const struct kind_ops *kind);
+void kind_host_unmapping(void *base, size_t len);
 
 /* Asynchronous writes (KIND_CAP_ASYNC_COPY). A write's result is owed once it was issued: to the
  * program's next quiet or fence (a put), or at once where the library reads it back or tells a
