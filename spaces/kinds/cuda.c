@@ -10,16 +10,15 @@
  * - Writes are asynchronous (KIND_CAP_ASYNC_COPY): sync waits for the stream. A host source is
  *   reusable when a write returns: the driver stages pageable memory before returning, and a
  *   pinned source (which it reads later) is waited for.
- * - Atomics run on the GPU (a PTX kernel per word size, loaded on first use), so they are atomic
- *   with respect to node peers' atomics through their IPC mappings and to the program's kernels.
+ * - Small writes from host memory are queued and applied together (cuda_batch.c); atomics and
+ *   reductions are PTX kernels (cuda_kernels.c).
  *
  * The handle node peers attach with is the IPC handle of the allocation and the heap's offset in
  * it: a heap is aligned inside a larger allocation when the driver's own alignment falls short of
  * kind_base_alignment. */
 #include "../../common/log.h"
 #include "../space.h"
-#include "cuda_driver.h"
-#include "kind.h"
+#include "cuda_internal.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -27,9 +26,9 @@
 #include <string.h>
 
 static CUcontext cuda_context; /* the device's primary context */
-static CUstream cuda_stream;   /* the library's copies and kernels */
+CUstream cuda_stream;
 
-static void cuda_check(CUresult rc, const char *what)
+void cuda_check(CUresult rc, const char *what)
 {
     if (rc != CUDA_SUCCESS)
         log_fatal("spaces", "CUDA %s failed (error %d)", what, (int)rc);
@@ -37,11 +36,18 @@ static void cuda_check(CUresult rc, const char *what)
 
 /* Makes the primary context current on the calling thread: the library runs on the program's
  * threads, each with its own current context. */
-static void cuda_enter(void)
+void cuda_enter(void)
 {
     CUcontext current = NULL;
     if (cuda.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != cuda_context)
         cuda_check(cuda.cuCtxSetCurrent(cuda_context), "cuCtxSetCurrent");
+}
+
+/* Lands every write issued: queued small ones too. */
+static void cuda_sync(void)
+{
+    cuda_enter();
+    cuda_batch_sync();
 }
 
 static pthread_mutex_t cuda_setup_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -109,9 +115,7 @@ static int cuda_create(const char *prefix, size_t size, struct kind_mem *mem)
 
 static void cuda_destroy(struct kind_mem *mem)
 {
-    cuda_enter();
-    /* Nothing of the library may still be writing into it. */
-    cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
+    cuda_sync(); /* nothing of the library may still be writing into it */
     cuda_check(cuda.cuMemFree((CUdeviceptr)(uintptr_t)mem->storage), "cuMemFree");
     mem->base = mem->storage = NULL;
 }
@@ -175,8 +179,7 @@ static void cuda_detach(void *addr, size_t size)
             cuda_attached[i] = (struct cuda_attached){NULL, 0};
         }
     pthread_mutex_unlock(&cuda_attached_lock);
-    cuda_enter();
-    cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
+    cuda_sync(); /* nothing of the library may still be writing into it */
     if (block)
         cuda_check(cuda.cuIpcCloseMemHandle(block), "cuIpcCloseMemHandle");
 }
@@ -185,19 +188,6 @@ static void cuda_detach(void *addr, size_t size)
 static void cuda_unexport(struct kind_mem *mem)
 {
     (void)mem;
-}
-
-/* ---- Copies ---- */
-
-static CUdeviceptr cuda_address(const void *ptr)
-{
-    return (CUdeviceptr)(uintptr_t)ptr;
-}
-
-static void cuda_sync(void)
-{
-    cuda_enter();
-    cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
 }
 
 /* ---- Pinned host memory ----
@@ -240,7 +230,8 @@ static void cuda_pin_host(const void *ptr, size_t len)
     uintptr_t lo = (uintptr_t)ptr, hi = lo + len < end ? lo + len : end;
     pthread_mutex_lock(&cuda_pin_lock);
     for (uintptr_t g = lo & ~(CUDA_PIN_GRANULE - 1); g < hi; g += CUDA_PIN_GRANULE)
-        cuda_pin_range(g > first ? g : first, g + CUDA_PIN_GRANULE < end ? g + CUDA_PIN_GRANULE : end);
+        cuda_pin_range(g > first ? g : first,
+                       g + CUDA_PIN_GRANULE < end ? g + CUDA_PIN_GRANULE : end);
     pthread_mutex_unlock(&cuda_pin_lock);
 }
 
@@ -261,6 +252,8 @@ static void cuda_host_unmapping(void *base, size_t len)
     pthread_mutex_unlock(&cuda_pin_lock);
 }
 
+/* ---- Copies ---- */
+
 /* Whether ptr is host memory the driver reads by DMA after a copy returns (pinned). */
 static int cuda_pinned_host(const void *ptr)
 {
@@ -271,21 +264,32 @@ static int cuda_pinned_host(const void *ptr)
 }
 
 /* After the writes issued before it, so a read sees them. */
+/* A copy on the stream, after every write issued before it (queued small ones included). */
+static void cuda_copy_async(void *dst, const void *src, size_t len)
+{
+    cuda_batch_flush();
+    cuda_check(cuda.cuMemcpyAsync(cuda_address(dst), cuda_address(src), len, cuda_stream),
+               "cuMemcpyAsync");
+}
+
 static void cuda_copy_to_host(void *dst, const void *src, size_t len)
 {
     cuda_enter();
     cuda_pin_host(dst, len);
-    cuda_check(cuda.cuMemcpyAsync(cuda_address(dst), cuda_address(src), len, cuda_stream),
-               "cuMemcpyAsync");
+    cuda_copy_async(dst, src, len);
     cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
 }
 
+/* A small write joins the batch (its bytes copied now); a large one is a copy of its own. */
 static void cuda_copy_from_host(void *dst, const void *src, size_t len)
 {
     cuda_enter();
+    if (len <= CUDA_BATCH_SMALL) {
+        cuda_batch_write(dst, src, len);
+        return;
+    }
     cuda_pin_host(src, len);
-    cuda_check(cuda.cuMemcpyAsync(cuda_address(dst), cuda_address(src), len, cuda_stream),
-               "cuMemcpyAsync");
+    cuda_copy_async(dst, src, len);
     if (cuda_pinned_host(src)) /* read later by DMA: the caller may reuse it on return */
         cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
 }
@@ -295,13 +299,13 @@ static void cuda_copy_from_host(void *dst, const void *src, size_t len)
 static void cuda_copy(void *dst, const void *src, size_t len)
 {
     cuda_enter();
-    cuda_check(cuda.cuMemcpyAsync(cuda_address(dst), cuda_address(src), len, cuda_stream),
-               "cuMemcpyAsync");
+    cuda_copy_async(dst, src, len);
 }
 
 static void cuda_fill(void *dst, int byte, size_t len)
 {
     cuda_enter();
+    cuda_batch_flush();
     cuda_check(cuda.cuMemsetD8Async(cuda_address(dst), (unsigned char)byte, len, cuda_stream),
                "cuMemsetD8Async");
 }
@@ -313,184 +317,6 @@ static int cuda_owns(const void *ptr)
     return cuda.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, cuda_address(ptr)) ==
                CUDA_SUCCESS &&
            type == CU_MEMORYTYPE_DEVICE;
-}
-
-/* ---- Atomics ---- */
-
-/* strata_amo32/strata_amo64(word, op, value, compare, old): one thread applies op (enum
- * transport_amo) to the word and writes its previous value to old (mapped host memory). */
-#define CUDA_AMO_KERNEL(BITS, TYPE)                                                                \
-    ".visible .entry strata_amo" #BITS "(.param .u64 word, .param .u32 op, .param ." TYPE          \
-    " value, .param ." TYPE " compare, .param .u64 old)\n"                                         \
-    "{\n"                                                                                          \
-    "  .reg .u64 %a, %o;\n"                                                                        \
-    "  .reg .u32 %op;\n"                                                                           \
-    "  .reg ." TYPE " %v, %c, %r;\n"                                                               \
-    "  .reg .pred %p;\n"                                                                           \
-    "  ld.param.u64 %a, [word];\n"                                                                 \
-    "  ld.param.u32 %op, [op];\n"                                                                  \
-    "  ld.param." TYPE " %v, [value];\n"                                                           \
-    "  ld.param." TYPE " %c, [compare];\n"                                                         \
-    "  ld.param.u64 %o, [old];\n"                                                                  \
-    "  setp.eq.u32 %p, %op, 0;\n"                                                                  \
-    "  @%p atom.sys.add.u" #BITS " %r, [%a], %v;\n"                                                \
-    "  setp.eq.u32 %p, %op, 1;\n"                                                                  \
-    "  @%p atom.sys.and.b" #BITS " %r, [%a], %v;\n"                                                \
-    "  setp.eq.u32 %p, %op, 2;\n"                                                                  \
-    "  @%p atom.sys.or.b" #BITS " %r, [%a], %v;\n"                                                 \
-    "  setp.eq.u32 %p, %op, 3;\n"                                                                  \
-    "  @%p atom.sys.xor.b" #BITS " %r, [%a], %v;\n"                                                \
-    "  setp.eq.u32 %p, %op, 4;\n"                                                                  \
-    "  @%p atom.sys.exch.b" #BITS " %r, [%a], %v;\n"                                               \
-    "  setp.eq.u32 %p, %op, 5;\n"                                                                  \
-    "  @%p atom.sys.cas.b" #BITS " %r, [%a], %c, %v;\n"                                            \
-    "  st.volatile.u" #BITS " [%o], %r;\n"                                                         \
-    "  ret;\n"                                                                                     \
-    "}\n"
-
-static const char cuda_amo_ptx[] =
-    ".version 6.0\n"
-    ".target sm_60\n"
-    ".address_size 64\n" CUDA_AMO_KERNEL(32, "b32") CUDA_AMO_KERNEL(64, "b64");
-
-_Static_assert(TRANSPORT_AMO_ADD == 0 && TRANSPORT_AMO_AND == 1 && TRANSPORT_AMO_OR == 2 &&
-                   TRANSPORT_AMO_XOR == 3 && TRANSPORT_AMO_SWAP == 4 && TRANSPORT_AMO_CSWAP == 5,
-               "the PTX kernels number the operations as enum transport_amo does");
-
-/* One atomic at a time per process: they share the kernels' result word. */
-static pthread_mutex_t cuda_amo_lock = PTHREAD_MUTEX_INITIALIZER;
-static CUfunction cuda_amo_kernel[2]; /* 32 and 64 bits, loaded on first use (a JIT compile) */
-static volatile uint64_t *cuda_amo_old;
-
-static void cuda_amo_load(void)
-{
-    CUmodule module;
-    void *old;
-    cuda_check(cuda.cuModuleLoadData(&module, cuda_amo_ptx), "cuModuleLoadData (atomics)");
-    cuda_check(cuda.cuModuleGetFunction(&cuda_amo_kernel[0], module, "strata_amo32"),
-               "cuModuleGetFunction");
-    cuda_check(cuda.cuModuleGetFunction(&cuda_amo_kernel[1], module, "strata_amo64"),
-               "cuModuleGetFunction");
-    cuda_check(cuda.cuMemHostAlloc(&old, sizeof(uint64_t), CU_MEMHOSTALLOC_DEVICEMAP),
-               "cuMemHostAlloc");
-    cuda_amo_old = old;
-}
-
-static uint64_t cuda_atomic(void *word, enum transport_amo op, uint64_t value, uint64_t compare,
-                            size_t size)
-{
-    pthread_mutex_lock(&cuda_amo_lock);
-    cuda_enter();
-    if (!cuda_amo_old)
-        cuda_amo_load();
-    CUdeviceptr address = cuda_address(word), old = cuda_address((const void *)cuda_amo_old);
-    unsigned code = (unsigned)op;
-    uint32_t value32 = (uint32_t)value, compare32 = (uint32_t)compare;
-    void *args[] = {&address, &code, size == 4 ? (void *)&value32 : (void *)&value,
-                    size == 4 ? (void *)&compare32 : (void *)&compare, &old};
-    *cuda_amo_old = 0;
-    cuda_check(cuda.cuLaunchKernel(cuda_amo_kernel[size == 8], 1, 1, 1, 1, 1, 1, 0, cuda_stream,
-                                   args, NULL),
-               "cuLaunchKernel (atomic)");
-    cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
-    uint64_t result = size == 4 ? (uint32_t)*cuda_amo_old : *cuda_amo_old;
-    pthread_mutex_unlock(&cuda_amo_lock);
-    return result;
-}
-
-/* ---- Reductions ---- */
-
-/* strata_reduce_<op>_<type>(acc, in, n): thread i < n sets acc[i] = op(acc[i], in[i]). */
-#define CUDA_REDUCE_KERNEL(NAME, INSTRUCTION, TYPE, SHIFT)                                         \
-    ".visible .entry strata_reduce_" NAME "(.param .u64 acc, .param .u64 in, .param .u64 n)\n"     \
-    "{\n"                                                                                          \
-    "  .reg .u64 %a, %b, %n, %i, %t;\n"                                                            \
-    "  .reg .u32 %x, %y, %z;\n"                                                                    \
-    "  .reg ." TYPE " %v, %w;\n"                                                                   \
-    "  .reg .pred %p;\n"                                                                           \
-    "  ld.param.u64 %a, [acc];\n"                                                                  \
-    "  ld.param.u64 %b, [in];\n"                                                                   \
-    "  ld.param.u64 %n, [n];\n"                                                                    \
-    "  mov.u32 %x, %ctaid.x;\n"                                                                    \
-    "  mov.u32 %y, %ntid.x;\n"                                                                     \
-    "  mov.u32 %z, %tid.x;\n"                                                                      \
-    "  cvt.u64.u32 %t, %z;\n"                                                                      \
-    "  mad.wide.u32 %i, %x, %y, %t;\n"                                                             \
-    "  setp.ge.u64 %p, %i, %n;\n"                                                                  \
-    "  @%p ret;\n"                                                                                 \
-    "  shl.b64 %i, %i, " #SHIFT ";\n"                                                              \
-    "  add.u64 %a, %a, %i;\n"                                                                      \
-    "  add.u64 %b, %b, %i;\n"                                                                      \
-    "  ld." TYPE " %v, [%a];\n"                                                                    \
-    "  ld." TYPE " %w, [%b];\n"                                                                    \
-    "  " INSTRUCTION "." TYPE " %v, %v, %w;\n"                                                     \
-    "  st." TYPE " [%a], %v;\n"                                                                    \
-    "  ret;\n"                                                                                     \
-    "}\n"
-
-/* PTX of each reduction of kind.h: kernel name, instruction, PTX type, log2 of the size. */
-#define CUDA_REDUCE_PTX_sum "add"
-#define CUDA_REDUCE_PTX_min "min"
-#define CUDA_REDUCE_PTX_max "max"
-#define CUDA_REDUCE_TYPE_int "s32", 2
-#define CUDA_REDUCE_TYPE_long "s64", 3
-#define CUDA_REDUCE_TYPE_float "f32", 2
-#define CUDA_REDUCE_TYPE_double "f64", 3
-#define CUDA_REDUCE_EXPAND(...) CUDA_REDUCE_KERNEL(__VA_ARGS__)
-#define CUDA_REDUCE_SOURCE(NAME, OP, TYPE)                                                         \
-    CUDA_REDUCE_EXPAND(#OP "_" #TYPE, CUDA_REDUCE_PTX_##OP, CUDA_REDUCE_TYPE_##TYPE)
-#define CUDA_REDUCE_NAME(NAME, OP, TYPE) [KIND_REDUCE_##NAME] = "strata_reduce_" #OP "_" #TYPE,
-
-static const char cuda_reduce_ptx[] = ".version 6.0\n"
-                                      ".target sm_60\n"
-                                      ".address_size 64\n" KIND_REDUCTIONS(CUDA_REDUCE_SOURCE);
-static const char *const cuda_reduce_names[KIND_REDUCTIONS_COUNT] = {
-    KIND_REDUCTIONS(CUDA_REDUCE_NAME)};
-static pthread_once_t cuda_reduce_once = PTHREAD_ONCE_INIT;
-static CUfunction cuda_reduce_kernel[KIND_REDUCTIONS_COUNT];
-
-static void cuda_reduce_load(void)
-{
-    CUmodule module;
-    cuda_check(cuda.cuModuleLoadData(&module, cuda_reduce_ptx), "cuModuleLoadData (reductions)");
-    for (int r = KIND_REDUCE_NONE + 1; r < KIND_REDUCTIONS_COUNT; r++)
-        cuda_check(cuda.cuModuleGetFunction(&cuda_reduce_kernel[r], module, cuda_reduce_names[r]),
-                   "cuModuleGetFunction");
-}
-
-#define CUDA_REDUCE_BLOCK 256
-
-static void cuda_reduce(void *acc, const void *in, size_t count, enum kind_reduction what)
-{
-    cuda_enter();
-    pthread_once(&cuda_reduce_once, cuda_reduce_load);
-    CUdeviceptr a = cuda_address(acc), b = cuda_address(in);
-    uint64_t n = count;
-    void *args[] = {&a, &b, &n};
-    if (count)
-        cuda_check(
-            cuda.cuLaunchKernel(cuda_reduce_kernel[what],
-                                (unsigned)((count + CUDA_REDUCE_BLOCK - 1) / CUDA_REDUCE_BLOCK), 1,
-                                1, CUDA_REDUCE_BLOCK, 1, 1, 0, cuda_stream, args, NULL),
-            "cuLaunchKernel (reduction)");
-}
-
-/* A buffer per thread, grown as needed and kept: collectives call this on every reduction. */
-static void *cuda_scratch(size_t bytes)
-{
-    static __thread CUdeviceptr buffer;
-    static __thread size_t size;
-    if (bytes > size) {
-        cuda_enter();
-        cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
-        if (buffer)
-            cuda_check(cuda.cuMemFree(buffer), "cuMemFree");
-        buffer = 0;
-        size = 0;
-        cuda_check(cuda.cuMemAlloc(&buffer, bytes), "cuMemAlloc (reduction scratch)");
-        size = bytes;
-    }
-    return (void *)(uintptr_t)buffer;
 }
 
 const struct kind_ops kind_cuda = {

@@ -14,7 +14,7 @@
  *   runs, as DMA reads them.
  * - The atomic kernels strata_amo32/strata_amo64 run as host atomics on the shared bytes, so they
  *   are atomic between processes like the GPU's; the reduction kernels strata_reduce_<op>_<type>
- *   run as host loops.
+ *   and the batch scatter strata_scatter run as host loops, reading their inputs when they run.
  *
  * STRATA_CUDA_DOUBLE_DEVICES sets how many devices it reports (default 1). */
 #define _GNU_SOURCE /* memfd_create */
@@ -145,7 +145,7 @@ static CUresult block_remove(CUdeviceptr dptr, int allocated)
 
 /* ---- Streams ---- */
 /* A kernel of the library (see Modules below). */
-enum kernel_kind { KERNEL_AMO, KERNEL_REDUCE };
+enum kernel_kind { KERNEL_AMO, KERNEL_REDUCE, KERNEL_SCATTER };
 struct CUfunc_st {
     const char *name;
     enum kernel_kind kind;
@@ -153,7 +153,7 @@ struct CUfunc_st {
     char op;      /* reductions: '+', '<' (min), '>' (max) */
     int floating; /* reductions: float or double elements */
 };
-enum op_kind { OP_COPY, OP_SET, OP_KERNEL, OP_REDUCE };
+enum op_kind { OP_COPY, OP_SET, OP_KERNEL, OP_REDUCE, OP_SCATTER };
 struct op {
     enum op_kind kind;
     uintptr_t dst, src;
@@ -239,6 +239,23 @@ static void run_reduce(const struct op *op)
         REDUCE_LOOP(int64_t);
 }
 
+/* The batch scatter: entries of (dst, offset, len) in host memory, read when it runs. The
+ * kernel copies by 8-byte words when dst and len are multiples of 8, and the GPU faults on a
+ * misaligned word: so does this. */
+static void run_scatter(const struct op *op)
+{
+    const uint64_t *entry = (const uint64_t *)op->src;
+    for (size_t i = 0; i < op->len; i++, entry += 3) {
+        const char *from = (const char *)op->dst + entry[1];
+        if (((entry[0] | entry[2]) & 7) == 0 && ((uintptr_t)from & 7)) {
+            fprintf(stderr, "cuda double: strata_scatter reads a misaligned word at %p\n",
+                    (const void *)from);
+            abort();
+        }
+        memcpy(bytes_at(entry[0], entry[2]), from, entry[2]);
+    }
+}
+
 static void run_op(const struct op *op)
 {
     switch (op->kind) {
@@ -254,6 +271,9 @@ static void run_op(const struct op *op)
         break;
     case OP_REDUCE:
         run_reduce(op);
+        break;
+    case OP_SCATTER:
+        run_scatter(op);
         break;
     }
 }
@@ -561,6 +581,7 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char byte, size_t len,
 /* ---- Modules: the library's kernels, by name ---- */
 static struct CUfunc_st kernels[] = {{"strata_amo32", KERNEL_AMO, 32, 0, 0},
                                      {"strata_amo64", KERNEL_AMO, 64, 0, 0},
+                                     {"strata_scatter", KERNEL_SCATTER, 0, 0, 0},
 #define REDUCE_KERNELS(OP, NAME)                                                                   \
     {"strata_reduce_" NAME "_int", KERNEL_REDUCE, 32, OP, 0},                                      \
         {"strata_reduce_" NAME "_long", KERNEL_REDUCE, 64, OP, 0},                                 \
@@ -630,6 +651,28 @@ static CUresult launch_reduce(CUfunction f, unsigned threads, CUstream stream, v
     return enqueue(stream, op);
 }
 
+/* The batch scatter: (entries, data, count), threads sharing the entries. */
+static CUresult launch_scatter(CUstream stream, void **params)
+{
+    struct op *op = malloc(sizeof(*op));
+    uint32_t count;
+    if (!op)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *op = (struct op){.kind = OP_SCATTER};
+    memcpy(&op->src, params[0], 8); /* the entries */
+    memcpy(&op->dst, params[1], 8); /* their data */
+    memcpy(&count, params[2], 4);
+    op->len = count;
+    pthread_mutex_lock(&lock);
+    int mapped = pinned_of(op->src) && pinned_of(op->dst);
+    pthread_mutex_unlock(&lock);
+    if (!mapped) { /* the GPU reaches host memory only when it is pinned and mapped */
+        free(op);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return enqueue(stream, op);
+}
+
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                unsigned int bx, unsigned int by, unsigned int bz,
                                unsigned int shared, CUstream stream, void **params, void **extra)
@@ -637,6 +680,12 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     NEED_CONTEXT();
     if (gy * gz * by * bz != 1 || shared || extra || !params || bx > 1024)
         return CUDA_ERROR_INVALID_VALUE;
-    return f->kind == KERNEL_AMO ? launch_amo(f, gx * bx, stream, params)
-                                 : launch_reduce(f, gx * bx, stream, params);
+    switch (f->kind) {
+    case KERNEL_AMO:
+        return launch_amo(f, gx * bx, stream, params);
+    case KERNEL_REDUCE:
+        return launch_reduce(f, gx * bx, stream, params);
+    default:
+        return launch_scatter(stream, params);
+    }
 }

@@ -230,6 +230,42 @@ CHECK_DEVICE_REDUCTIONS(long, long, "%ld")
 CHECK_DEVICE_REDUCTIONS(float, float, "%g")
 CHECK_DEVICE_REDUCTIONS(double, double, "%g")
 
+/* Many small puts to the right neighbour's device memory, then one quiet: 8-byte words (more of
+ * them than a GPU kind batches at once) and 3-byte pieces at odd addresses, every one checked on
+ * arrival. A GPU kind queues such writes and applies them together. */
+static void check_small_puts(shmem_space_t space, shmem_team_t team, int right, int left)
+{
+    enum { WORDS = 5000, PIECES = 300 };
+    long *words = shmem_space_malloc(space, WORDS * sizeof(long));
+    char *bytes = shmem_space_malloc(space, 4 * PIECES + 8);
+    int me = shmem_my_pe();
+    for (long i = 0, p = 0; i < WORDS; i++) { /* the pieces between the words */
+        long value = me * 1000000L + i;
+        shmem_long_put_nbi(&words[i], &value, 1, right);
+        if (i % 16 == 0 && p < PIECES) {
+            char piece[3] = {(char)me, (char)p, (char)(p >> 8)};
+            shmem_putmem_nbi(bytes + 4 * p + 1, piece, 3, right);
+            p++;
+        }
+    }
+    shmem_quiet();
+    shmem_team_sync(team);
+    long *seen = malloc(WORDS * sizeof(long)), wrong = 0;
+    char got[4 * PIECES + 8];
+    shmem_getmem(seen, words, WORDS * sizeof(long), me);
+    shmem_getmem(got, bytes, sizeof(got), me);
+    for (long i = 0; i < WORDS; i++)
+        wrong += seen[i] != left * 1000000L + i;
+    for (int i = 0; i < PIECES; i++)
+        wrong += got[4 * i + 1] != (char)left || got[4 * i + 2] != (char)i ||
+                 got[4 * i + 3] != (char)(i >> 8);
+    CHECK(wrong == 0, "%ld of %d small puts from PE %d wrong", wrong, WORDS + PIECES, left);
+    free(seen);
+    shmem_team_sync(team);
+    shmem_space_free(space, bytes);
+    shmem_space_free(space, words);
+}
+
 /* One writer: the team's rank 0 puts into its right neighbour's device memory, quiets and raises
  * a host flag; the neighbour must see the data. With traffic one way, nothing the reader does can
  * land the writer's copies for it: the quiet must. */
@@ -398,6 +434,7 @@ int main(void)
         CHECK_EQ(host[5], ranks_sum + 5L * size);
 
         check_active_set(team, dev, dev2, host, rank, size);
+        check_small_puts(space, team, right, left);
         check_reductions_int(space, team, rank, size);
         check_reductions_long(space, team, rank, size);
         check_reductions_float(space, team, rank, size);
