@@ -433,6 +433,11 @@ void shmem_init(void)
     shmem_init_thread(SHMEM_THREAD_SINGLE, NULL);
 }
 
+static void finalize_progress(void *worker)
+{
+    transport_progress(worker);
+}
+
 void shmem_finalize(void)
 {
     if (rt.init_count <= 0)
@@ -441,10 +446,14 @@ void shmem_finalize(void)
     if (--rt.init_count > 0)
         return;
     /* Every PE's operations have completed at their targets before anyone tears down, so no PE
-     * waits on a peer that has already gone. */
-    if (rt.transport)
+     * waits on a peer that has already gone. A peer's flush may need this PE's transport to
+     * progress (software-emulated operations, over TCP): the fence keeps progressing it. */
+    if (rt.transport) {
         transport_flush(rt.worker, -1);
-    boot_fence();
+        boot_fence_progressing(finalize_progress, rt.worker);
+    } else {
+        boot_fence();
+    }
     team_fini();
     space_api_fini();
     space_destroy(&rt.job, rt.default_space);

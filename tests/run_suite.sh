@@ -75,6 +75,13 @@ run "spmd/ctx -np 4 via UCX (a worker per context)" env SHMEM_NODE_DIRECT=0 "$os
 for t in amo_contention lock; do
     run "spmd/$t -np 4 via UCX" env SHMEM_NODE_DIRECT=0 "$oshrun" -np 4 "$build/tests/spmd/$t"
 done
+# Finalize while a peer computes, over TCP without the progress thread: 8 runs in 10 hung before
+# the fence progressed the transport, so three runs.
+for i in 1 2 3; do
+    run "spmd/finalize_busy -np 2 via UCX over TCP, no progress thread (run $i)" timeout 30 env \
+        SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self SHMEM_PROGRESS_THREAD=0 "$oshrun" -np 2 \
+        "$build/tests/spmd/finalize_busy"
+done
 run "spmd/lazy_heap -np 2 (4 GiB heap)" env SHMEM_SYMMETRIC_SIZE=4G "$oshrun" -np 2 \
     "$build/tests/spmd/lazy_heap"
 # Memory spaces: host spaces on every PE count, through UCX too; a device space on some PEs only

@@ -23,6 +23,9 @@ int boot_init(struct boot_info *info);
 int boot_put(const char *key, const void *data, size_t len);
 /* Exchanges everything put so far among all ranks; also a barrier. */
 int boot_fence(void);
+/* A barrier of all ranks (no data) that calls progress(arg) while it waits: a peer may need this
+ * PE's transport to progress before it can reach the barrier. Returns 0 or -1. */
+int boot_fence_progressing(void (*progress)(void *), void *arg);
 /* Fetches what rank published under key. *len in: buffer size; out: bytes stored. */
 int boot_get(int rank, const char *key, void *data, size_t *len);
 /* Asks the process manager to end the job with status. Does not return. After a failed fence or

@@ -1,5 +1,6 @@
 /* Bootstrap over the PMIx client API. Works under oshrun, Slurm (srun --mpi=pmix), PRRTE and
  * Open MPI's mpirun alike; without any of them PMIx_Init fails and the program is a singleton. */
+#include "../../common/wait.h"
 #include "boot.h"
 
 #include <pmix.h>
@@ -143,6 +144,36 @@ int boot_fence(void)
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
     pmix_status_t rc = PMIx_Fence(NULL, 0, &info, 1);
     PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS)
+        boot_peer_lost = 1;
+    return rc == PMIX_SUCCESS ? 0 : -1;
+}
+
+struct boot_fence_wait {
+    int done;
+    pmix_status_t status;
+};
+
+static void boot_fence_done(pmix_status_t status, void *cbdata)
+{
+    struct boot_fence_wait *wait = cbdata;
+    wait->status = status;
+    __atomic_store_n(&wait->done, 1, __ATOMIC_RELEASE);
+}
+
+int boot_fence_progressing(void (*progress)(void *), void *arg)
+{
+    if (!boot_connected)
+        return 0;
+    struct boot_fence_wait wait = {0, PMIX_SUCCESS};
+    pmix_status_t rc = PMIx_Fence_nb(NULL, 0, NULL, 0, boot_fence_done, &wait);
+    unsigned spins = 0;
+    while (rc == PMIX_SUCCESS && !__atomic_load_n(&wait.done, __ATOMIC_ACQUIRE)) {
+        progress(arg);
+        wait_idle(&spins);
+    }
+    if (rc == PMIX_SUCCESS)
+        rc = wait.status;
     if (rc != PMIX_SUCCESS)
         boot_peer_lost = 1;
     return rc == PMIX_SUCCESS ? 0 : -1;
