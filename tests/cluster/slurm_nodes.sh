@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# A throwaway Slurm cluster of two nodes (n1, n2) on this host, for multi-node tests and
+# benchmarks: a private munged, one slurmctld and two slurmd, each on its own port, everything
+# under DIR. `start DIR` prints nothing and exits 0 once `srun -N 2` works (SLURM_CONF=DIR/slurm.conf);
+# `stop DIR` stops every daemon it started and removes DIR.
+# Needs root (slurmd runs jobs as their users) and the packages slurmd slurmctld slurm-client munge.
+set -u
+action=${1:?usage: slurm_nodes.sh start|stop DIR}
+dir=${2:?usage: slurm_nodes.sh start|stop DIR}
+
+stop() {
+    [ -f "$dir/slurm.conf" ] && SLURM_CONF="$dir/slurm.conf" scontrol shutdown >/dev/null 2>&1
+    for pidfile in "$dir"/slurmd.n1.pid "$dir"/slurmd.n2.pid "$dir"/slurmctld.pid \
+                   "$dir"/munge/munged.pid; do
+        [ -f "$pidfile" ] || continue
+        pid=$(cat "$pidfile")
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null
+    done
+    rm -rf "$dir"
+}
+
+start() {
+    mkdir -p "$dir"/{munge,key,state,log,spool/n1,spool/n2,tmp/n1,tmp/n2} || return 1
+    # munged wants its key private and its socket's directory open to every client.
+    chmod 700 "$dir/key"
+    chmod 755 "$dir" "$dir/munge"
+    local host
+    host=$(hostname)
+    mungekey -c -k "$dir/key/munge.key" || return 1
+    munged --socket="$dir/munge/munge.sock" --key-file="$dir/key/munge.key" \
+        --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" \
+        --seed-file="$dir/key/munged.seed" || return 1
+    # Ports from the directory's name so that two clusters on one host do not collide.
+    local base=$((16800 + $(cksum <<<"$dir" | cut -d' ' -f1) % 2000 * 4))
+    cat >"$dir/slurm.conf" <<CONF
+ClusterName=strata
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$base
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$dir/munge/munge.sock
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/%n
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+TmpFS=$dir/tmp/%n
+MpiDefault=none
+SwitchType=switch/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+JobAcctGatherType=jobacct_gather/none
+NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=2 RealMemory=8000
+NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=2 RealMemory=8000
+PartitionName=p Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+CONF
+    export SLURM_CONF="$dir/slurm.conf"
+    slurmctld -f "$SLURM_CONF" && slurmd -f "$SLURM_CONF" -N n1 && slurmd -f "$SLURM_CONF" -N n2 ||
+        return 1
+    # Ready when both nodes run a job step.
+    for _ in $(seq 60); do
+        if [ "$(timeout 10 srun -N 2 -n 2 hostname 2>/dev/null | wc -l)" = 2 ]; then
+            return 0
+        fi
+        sleep 1
+    done
+    echo "slurm_nodes.sh: the two nodes did not come up; logs:" >&2
+    tail -n 5 "$dir"/log/*.log >&2
+    return 1
+}
+
+case $action in
+start) start || { stop; exit 1; } ;;
+stop) stop ;;
+*) echo "usage: slurm_nodes.sh start|stop DIR" >&2; exit 2 ;;
+esac
