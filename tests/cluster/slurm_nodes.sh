@@ -10,6 +10,7 @@ dir=${2:?usage: slurm_nodes.sh start|stop DIR}
 
 stop() {
     [ -f "$dir/slurm.conf" ] && SLURM_CONF="$dir/slurm.conf" scontrol shutdown >/dev/null 2>&1
+    [ -S "$dir/munge/munge.sock" ] && munged -s --socket="$dir/munge/munge.sock" >/dev/null 2>&1
     for pidfile in "$dir"/slurmd.n1.pid "$dir"/slurmd.n2.pid "$dir"/slurmctld.pid \
                    "$dir"/munge/munged.pid; do
         [ -f "$pidfile" ] || continue
