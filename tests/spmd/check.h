@@ -7,6 +7,7 @@
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int check_failures;
 
@@ -26,6 +27,40 @@ static int check_failures;
 #define CHECK_EQ(seen, expected)                                                                   \
     CHECK((long long)(seen) == (long long)(expected), "expected %lld, saw %lld",                   \
           (long long)(expected), (long long)(seen))
+
+/* The node of world PE pe as the test launcher placed the PEs: STRATA_TEST_NODES lists one node
+ * number per PE in world order ("0,0,1,1"); absent, every PE is on one node. The library learns
+ * locality from the process manager; the tests check it against this independent record. */
+static inline int check_node_of(int pe)
+{
+    const char *list = getenv("STRATA_TEST_NODES");
+    if (!list || !*list)
+        return 0;
+    for (int i = 0; *list; i++) {
+        char *end;
+        long node = strtol(list, &end, 10);
+        if (end == list)
+            break;
+        if (i == pe)
+            return (int)node;
+        list = *end == ',' ? end + 1 : end;
+    }
+    CHECK(0, "STRATA_TEST_NODES=%s names no node for PE %d", getenv("STRATA_TEST_NODES"), pe);
+    return -1;
+}
+
+/* Whether world PE pe runs on this PE's node. */
+static inline int check_same_node(int pe)
+{
+    return check_node_of(pe) == check_node_of(shmem_my_pe());
+}
+
+/* Whether node peers reach each other by load/store (SHMEM_NODE_DIRECT is not 0). */
+static inline int check_node_direct(void)
+{
+    const char *knob = getenv("SHMEM_NODE_DIRECT");
+    return !knob || strcmp(knob, "0");
+}
 
 static inline int check_finish(void)
 {

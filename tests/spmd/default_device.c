@@ -35,8 +35,8 @@ int main(void)
     if (test_device && *test_device)
         CHECK(shmem_ptr(heap, me) == NULL, "no pointer to test device memory");
     else
-        CHECK(shmem_ptr(heap, me) == heap && (n == 1 || shmem_ptr(heap, right) != NULL),
-              "device pointers to this PE's and a node peer's GPU heap");
+        CHECK(shmem_ptr(heap, me) == heap && !!shmem_ptr(heap, right) == check_same_node(right),
+              "device pointers to this PE's and a node peer's GPU heap, none to another node's");
     long values[64];
     shmem_long_get(values, heap, 64, me);
     CHECK(values[0] == 0 && values[63] == 0, "calloc zeroed the device heap");

@@ -31,12 +31,6 @@ static int test_device(void)
     return list && *list;
 }
 
-static int node_direct(void)
-{
-    const char *knob = getenv("SHMEM_NODE_DIRECT");
-    return !knob || strcmp(knob, "0");
-}
-
 static int listed(int pe)
 {
     const char *list = getenv("SHMEM_TEST_DEVICE_PES");
@@ -323,7 +317,8 @@ int main(void)
         if (test_device())
             CHECK(shmem_ptr(dev, me) == NULL, "no pointer to test device memory");
         else /* a device pointer, for the program's kernels; node peers' where they are mapped */
-            CHECK(shmem_ptr(dev, me) == dev && (!node_direct() || shmem_ptr(dev, right)),
+            CHECK(shmem_ptr(dev, me) == dev &&
+                      (!check_node_direct() || !!shmem_ptr(dev, right) == check_same_node(right)),
                   "device pointers to GPU heaps: %p, PE %d: %p", shmem_ptr(dev, me), right,
                   shmem_ptr(dev, right));
         shmem_space_t owner;

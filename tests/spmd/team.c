@@ -25,6 +25,34 @@ static void check_sync(shmem_team_t team, long tag)
     check_sync_at(team, tag, 0);
 }
 
+/* SHMEM_TEAM_SHARED is the PEs of this node in world order, whichever way the launcher placed
+ * them (STRATA_TEST_NODES). */
+static void check_shared_team(void)
+{
+    int me = shmem_my_pe(), n = shmem_n_pes(), size = 0, my_rank = -1;
+    for (int pe = 0; pe < n; pe++) {
+        if (!check_same_node(pe)) {
+            CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, pe, SHMEM_TEAM_SHARED) == -1,
+                  "world PE %d of another node is in the shared team", pe);
+            continue;
+        }
+        if (pe == me)
+            my_rank = size;
+        CHECK(shmem_team_translate_pe(SHMEM_TEAM_SHARED, size, SHMEM_TEAM_WORLD) == pe,
+              "shared rank %d is world PE %d, expected %d", size,
+              shmem_team_translate_pe(SHMEM_TEAM_SHARED, size, SHMEM_TEAM_WORLD), pe);
+        CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, pe, SHMEM_TEAM_SHARED) == size,
+              "world PE %d is shared rank %d, expected %d", pe,
+              shmem_team_translate_pe(SHMEM_TEAM_WORLD, pe, SHMEM_TEAM_SHARED), size);
+        size++;
+    }
+    CHECK(shmem_team_n_pes(SHMEM_TEAM_SHARED) == size, "shared team of %d PEs, expected %d",
+          shmem_team_n_pes(SHMEM_TEAM_SHARED), size);
+    CHECK(shmem_team_my_pe(SHMEM_TEAM_SHARED) == my_rank, "my shared rank %d, expected %d",
+          shmem_team_my_pe(SHMEM_TEAM_SHARED), my_rank);
+    check_sync_at(SHMEM_TEAM_SHARED, 2, 3); /* its own word: other nodes may be ahead */
+}
+
 int main(void)
 {
     shmem_init();
@@ -33,8 +61,7 @@ int main(void)
 
     CHECK(shmem_team_my_pe(SHMEM_TEAM_WORLD) == me && shmem_team_n_pes(SHMEM_TEAM_WORLD) == n,
           "world team");
-    CHECK(shmem_team_n_pes(SHMEM_TEAM_SHARED) == n && shmem_team_my_pe(SHMEM_TEAM_SHARED) == me,
-          "shared team on one node");
+    check_shared_team();
     CHECK(shmem_team_my_pe(SHMEM_TEAM_INVALID) == -1 && shmem_team_n_pes(SHMEM_TEAM_INVALID) == -1,
           "invalid team queries");
     CHECK(shmem_team_get_config(SHMEM_TEAM_WORLD, SHMEM_TEAM_NUM_CONTEXTS, &config) == 0,
