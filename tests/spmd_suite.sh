@@ -1,0 +1,154 @@
+# shellcheck shell=bash
+# The SPMD tests, sourced after suite_lib.sh, in groups that run every program on several PE
+# counts under the launcher the caller chose: spmd_tests (host memory, node peers by load/store),
+# spmd_via_ucx_tests (the same with node peers through UCX), spmd_device_tests (device spaces on
+# the test device kind) and spmd_cuda_tests (the CUDA kind on the driver's test double).
+#   launch=(COMMAND...)  run as "${launch[@]}" NP PROG ARGS (default: oshrun -np NP PROG ARGS)
+#   min_pes=N            PE counts below N are left out (a launcher over two nodes needs 2)
+launch=("$oshrun" -np)
+min_pes=1
+
+# nps N...: those of the PE counts N... that the launcher can run.
+nps() {
+    local np
+    for np; do
+        [ "$np" -ge "$min_pes" ] && echo "$np"
+    done
+}
+
+spmd_tests() {
+    local t np i
+    for t in hello setup_query mem_alloc rma_put_get rma_p_g rma_strided rma_nbi rma_sized \
+             rma_signal rma_static order_barrier ptr_access rma_generic amo_types amo_contention \
+             p2p_wait lock; do
+        for np in $(nps 1 2 4); do
+            run "spmd/$t -np $np" "${launch[@]}" "$np" "$build/tests/spmd/$t"
+        done
+    done
+    # Teams and team contexts need non-powers of two: 3 PEs too.
+    for t in team ctx coll coll_legacy coll_algos; do
+        for np in $(nps 1 2 3 4); do
+            run "spmd/$t -np $np" "${launch[@]}" "$np" "$build/tests/spmd/$t"
+        done
+    done
+    # Finalize while a peer computes, over TCP without the progress thread: 8 runs in 10 hung
+    # before the fence progressed the transport, so three runs.
+    for i in 1 2 3; do
+        run "spmd/finalize_busy -np 2 via UCX over TCP, no progress thread (run $i)" timeout 30 \
+            env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self SHMEM_PROGRESS_THREAD=0 "${launch[@]}" 2 \
+            "$build/tests/spmd/finalize_busy"
+    done
+    run "spmd/lazy_heap -np 2 (4 GiB heap)" env SHMEM_SYMMETRIC_SIZE=4G "${launch[@]}" 2 \
+        "$build/tests/spmd/lazy_heap"
+    # Memory spaces: host spaces on every PE count.
+    for np in $(nps 1 2 4); do
+        run "spmd/spaces -np $np" "${launch[@]}" "$np" "$build/tests/spmd/spaces"
+    done
+    # A thousand create/use/destroy cycles leave nothing behind.
+    for np in 2 4; do
+        run "spmd/spaces_cycles -np $np" "${launch[@]}" "$np" "$build/tests/spmd/spaces_cycles"
+    done
+    # Shared-memory names nobody can guess: files taken in advance under the names a job could be
+    # expected to use do not stop it.
+    run "spmd/shm_names -np 2" "${launch[@]}" 2 "$build/tests/spmd/shm_names"
+    run "examples/ring -np 4" "${launch[@]}" 4 "$build/examples/ring"
+    # shmem.h from C++ (typed routines, teams, contexts, spaces).
+    for np in $(nps 1 3); do
+        run "spmd/cxx_api -np $np (C++)" "${launch[@]}" "$np" "$build/tests/spmd/cxx_api"
+    done
+    # A program's own names do not clash with the library's internals.
+    for np in $(nps 1 2); do
+        run "spmd/symbols -np $np (program names like the library's internals)" "${launch[@]}" \
+            "$np" "$build/tests/spmd/symbols"
+    done
+}
+
+# Node peers through UCX instead of direct load/store, as between nodes.
+spmd_via_ucx_tests() {
+    local t
+    for t in rma_put_get rma_p_g rma_strided rma_nbi rma_signal rma_static order_barrier \
+             ptr_access amo_types amo_contention p2p_wait lock; do
+        run "spmd/$t -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 2 \
+            "$build/tests/spmd/$t"
+    done
+    for t in team ctx coll coll_legacy coll_algos spaces spaces_cycles; do
+        run "spmd/$t -np 3 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 3 \
+            "$build/tests/spmd/$t"
+    done
+    # Collectives' transport algorithms on a power of two too (no fold).
+    for t in coll coll_algos; do
+        run "spmd/$t -np 4 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 4 \
+            "$build/tests/spmd/$t"
+    done
+    run "spmd/ctx -np 4 via UCX (a worker per context)" env SHMEM_NODE_DIRECT=0 \
+        "${launch[@]}" 4 "$build/tests/spmd/ctx"
+    for t in amo_contention lock; do
+        run "spmd/$t -np 4 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 4 \
+            "$build/tests/spmd/$t"
+    done
+    run "spmd/private_device -np 2 via UCX" env SHMEM_TEST_DEVICE_PES=0-1 SHMEM_NODE_DIRECT=0 \
+        "${launch[@]}" 2 "$build/tests/spmd/private_device"
+}
+
+# Device spaces on some PEs only: the test device kind stands in for a GPU.
+spmd_device_tests() {
+    local np
+    for np in $(nps 1); do
+        run "spmd/spaces_device -np $np, device on PE 0" env SHMEM_TEST_DEVICE_PES=0 \
+            "${launch[@]}" "$np" "$build/tests/spmd/spaces_device"
+    done
+    run "spmd/spaces_device -np 2, devices on every PE" env SHMEM_TEST_DEVICE_PES=0-1 \
+        "${launch[@]}" 2 "$build/tests/spmd/spaces_device"
+    run "spmd/spaces_device -np 4, devices on PEs 0,2" env SHMEM_TEST_DEVICE_PES=0,2 \
+        "${launch[@]}" 4 "$build/tests/spmd/spaces_device"
+    run "spmd/spaces_device -np 4, devices on PEs 1-3, no progress thread" env \
+        SHMEM_TEST_DEVICE_PES=1-3 SHMEM_PROGRESS_THREAD=0 "${launch[@]}" 4 \
+        "$build/tests/spmd/spaces_device"
+    run "spmd/spaces_device -np 2, no device anywhere" "${launch[@]}" 2 \
+        "$build/tests/spmd/spaces_device"
+    for np in $(nps 1 3); do
+        run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=gpu)" env SHMEM_DEFAULT_SPACE=gpu \
+            SHMEM_TEST_DEVICE_PES=0-$((np - 1)) "${launch[@]}" "$np" \
+            "$build/tests/spmd/default_device"
+    done
+    # The program's own device buffers as RMA's local side, to and from every space kind.
+    for np in $(nps 1 2 3); do
+        run "spmd/private_device -np $np" env SHMEM_TEST_DEVICE_PES=0-$((np - 1)) \
+            "${launch[@]}" "$np" "$build/tests/spmd/private_device"
+    done
+    run "examples/spaces_tour -np 4, devices on PEs 0,2" env SHMEM_TEST_DEVICE_PES=0,2 \
+        "${launch[@]}" 4 "$build/examples/spaces_tour"
+}
+
+# The CUDA kind's own code on the driver's test double (IPC between PEs, streams, pointer queries,
+# atomic kernels), where the build found cuda.h.
+spmd_cuda_tests() {
+    if [ ! -f "$cuda_double" ]; then
+        echo "SKIP: CUDA kind (built without cuda.h: configure --with-cuda=DIR)"
+        return
+    fi
+    local np with_cuda=(env SHMEM_TEST_CUDA_DRIVER="$cuda_double")
+    for np in $(nps 1 2); do
+        run "spmd/spaces_device -np $np, CUDA on every PE" "${with_cuda[@]}" \
+            STRATA_TEST_GPU_PES=0-$((np - 1)) "${launch[@]}" "$np" "$build/tests/spmd/spaces_device"
+    done
+    run "spmd/spaces_device -np 4, CUDA on PEs 0,2" "${with_cuda[@]}" SHMEM_DEVICE_MAP=0,-,0,- \
+        STRATA_TEST_GPU_PES=0,2 "${launch[@]}" 4 "$build/tests/spmd/spaces_device"
+    run "spmd/spaces_device -np 4, CUDA on PEs 1-3, no progress thread" "${with_cuda[@]}" \
+        SHMEM_DEVICE_MAP=-,0,0,0 STRATA_TEST_GPU_PES=1-3 SHMEM_PROGRESS_THREAD=0 "${launch[@]}" 4 \
+        "$build/tests/spmd/spaces_device"
+    run "spmd/spaces_device -np 3, CUDA via UCX (owner route)" "${with_cuda[@]}" \
+        SHMEM_NODE_DIRECT=0 STRATA_TEST_GPU_PES=0-2 "${launch[@]}" 3 "$build/tests/spmd/spaces_device"
+    for np in $(nps 1 2 3); do
+        run "spmd/private_device -np $np, CUDA buffers" "${with_cuda[@]}" "${launch[@]}" "$np" \
+            "$build/tests/spmd/private_device"
+    done
+    for np in $(nps 1 2 3); do
+        run "spmd/cuda_host_copies -np $np (registered host heaps)" "${with_cuda[@]}" \
+            "${launch[@]}" "$np" "$build/tests/spmd/cuda_host_copies"
+    done
+    for np in $(nps 1 3); do
+        run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=cuda)" "${with_cuda[@]}" \
+            SHMEM_DEFAULT_SPACE=cuda "${launch[@]}" "$np" "$build/tests/spmd/default_device"
+    done
+}

@@ -1,0 +1,68 @@
+# shellcheck shell=bash
+# The harness shared by run_suite.sh and run_multinode.sh, sourced with BUILDDIR SRCDIR: `run`
+# counts each test, `finish` checks that nothing was left behind and prints "N passed, N failed".
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+oshrun="$build/oshrun/oshrun"
+cuda_double="$build/tests/cuda/.libs/libcuda_double.so" # built where configure found cuda.h
+per_test_timeout=${STRATA_TEST_TIMEOUT:-120}
+passed=0
+failed=0
+failures=()
+log_dir=$(mktemp -d "${TMPDIR:-/tmp}/strata-tests.XXXXXX")
+suite_exit() {
+    rm -rf "$log_dir"
+}
+trap suite_exit EXIT
+
+# run NAME COMMAND...: runs a test with a time limit; its output is shown only when it fails.
+run() {
+    local name=$1
+    shift
+    local log="$log_dir/log"
+    local start=$SECONDS
+    if timeout -k 5 "$per_test_timeout" "$@" >"$log" 2>&1; then
+        passed=$((passed + 1))
+        echo "PASS: $name ($((SECONDS - start)) s)"
+    else
+        local rc=$?
+        failed=$((failed + 1))
+        failures+=("$name")
+        echo "FAIL: $name (exit $rc, $((SECONDS - start)) s)"
+        sed 's/^/    | /' "$log" | tail -n 40
+    fi
+}
+
+shm_before=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
+tmp_before=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
+
+# Counts two more tests (no shared-memory file and no launcher directory left behind), lists the
+# failures, prints the counts line and returns nonzero when a test failed.
+finish() {
+    local shm_after leftover tmp_after
+    shm_after=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
+    leftover=$(comm -13 <(echo "$shm_before") <(echo "$shm_after") | grep -c . || true)
+    if [ "$leftover" -eq 0 ]; then
+        passed=$((passed + 1))
+        echo "PASS: no shared-memory files left behind"
+    else
+        failed=$((failed + 1))
+        failures+=("leftover shared memory")
+        echo "FAIL: $leftover shared-memory files left in /dev/shm"
+    fi
+    tmp_after=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
+    if [ "$tmp_after" -le "$tmp_before" ]; then
+        passed=$((passed + 1))
+        echo "PASS: no launcher directory left behind"
+    else
+        failed=$((failed + 1))
+        failures+=("leftover launcher directory")
+        echo "FAIL: $((tmp_after - tmp_before)) oshrun directories left in ${TMPDIR:-/tmp}"
+    fi
+    if [ "$failed" -gt 0 ]; then
+        echo "Failed tests:"
+        printf '  %s\n' "${failures[@]}"
+    fi
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}
