@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# launch_pes.sh ENGINE PLACEMENT NP PROG ARGS...: runs NP PEs over two nodes, with srun on a
+# slurm_nodes.sh cluster (SLURM_CONF set) or with Open MPI's mpirun on two hosts faked on this
+# machine, placed in blocks (0,0,1,1 and 0,0,1: srun's default) or cyclically (0,1,0,1), and tells
+# the tests which node each PE is on (STRATA_TEST_NODES, read by tests/spmd/check.h).
+set -u
+engine=$1 placement=$2 np=$3
+shift 3
+nodes=()
+for ((pe = 0; pe < np; pe++)); do
+    if [ "$placement" = cyclic ]; then
+        nodes+=($((pe % 2)))
+    else
+        nodes+=($((pe < (np + 1) / 2 ? 0 : 1)))
+    fi
+done
+STRATA_TEST_NODES=$(IFS=,; echo "${nodes[*]}")
+export STRATA_TEST_NODES
+
+case $engine in
+srun) exec srun --mpi=pmix -N 2 -n "$np" --distribution="$placement" "$@" ;;
+mpirun)
+    # Two addresses of this host as the two nodes; fake_rsh.sh starts their daemons here, each
+    # with its own session directory under FAKE_RSH_DIR (two in one directory collide).
+    FAKE_RSH_DIR=$(mktemp -d "${TMPDIR:-/tmp}/strata-fake-hosts.XXXXXX")
+    export FAKE_RSH_DIR
+    trap 'rm -rf "$FAKE_RSH_DIR"' EXIT
+    trap 'exit 143' TERM
+    slots=$(((np + 1) / 2))
+    [ "$placement" = cyclic ] && map_by=node || map_by=slot
+    # Binding would put every PE of both hosts on the same cores.
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np "$np" \
+        --host "127.0.0.2:$slots,127.0.0.3:$slots" --map-by "$map_by" --bind-to none \
+        --mca plm_rsh_agent "$(dirname "$0")/fake_rsh.sh" "$@"
+    ;;
+*) echo "usage: launch_pes.sh srun|mpirun block|cyclic NP PROG ARGS..." >&2; exit 2 ;;
+esac

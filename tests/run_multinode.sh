@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The SPMD tests across two nodes: a throwaway two-node Slurm cluster on this host
+# (cluster/slurm_nodes.sh), the SPMD tests on host memory and on device spaces of the test kind
+# under srun on 2, 3 and 4 PEs placed in blocks, the tests that depend on placement again placed
+# cyclically, a few under Open MPI's mpirun with two faked hosts, and the launcher's own cluster
+# tests where there are any. Left to the one-node suite: node peers through UCX (the nodes'
+# traffic goes through UCX here anyway) and the CUDA kind's double (between nodes it takes the
+# owner route that the test kind takes).
+# Usage: run_multinode.sh BUILDDIR SRCDIR. Ends with "N passed, N failed"; where this host cannot
+# run the cluster it says "SKIPPED: why" and "0 passed, 0 failed".
+set -u
+. "$(dirname "$0")/suite_lib.sh" "$1" "$2"
+. "$src/tests/spmd_suite.sh"
+# Each test takes seconds on one node: one that needs over a minute across two fails as too slow,
+# and the whole run stays within ten minutes.
+per_test_timeout=${STRATA_TEST_TIMEOUT:-60}
+
+skip() {
+    echo "SKIPPED: $*"
+    echo "0 passed, 0 failed"
+    exit 0
+}
+for cmd in slurmctld slurmd srun scontrol munged mungekey; do
+    command -v "$cmd" >/dev/null ||
+        skip "no $cmd here (Debian packages slurmd slurmctld slurm-client munge)"
+done
+[ "$(id -u)" = 0 ] || skip "the cluster's slurmd runs jobs as their users: it needs root"
+
+# Its own directory: munged wants every directory above its socket open to all.
+cluster=$(mktemp -d "${TMPDIR:-/tmp}/strata-cluster.XXXXXX")
+trap 'bash "$src/tests/cluster/slurm_nodes.sh" stop "$cluster"; suite_exit' EXIT
+run "a two-node Slurm cluster starts" bash "$src/tests/cluster/slurm_nodes.sh" start "$cluster"
+if [ ! -f "$cluster/slurm.conf" ]; then
+    finish
+    exit
+fi
+export SLURM_CONF="$cluster/slurm.conf"
+# The two nodes are one host, so UCX would join them by shared memory: tcp makes the path between
+# them the network's, as on a cluster. PEs of one node still meet through Strata's own mappings.
+export UCX_TLS=tcp,self
+placed() {
+    launch=(bash "$src/tests/cluster/launch_pes.sh" "$@")
+}
+
+placed srun block
+min_pes=2
+spmd_tests
+spmd_device_tests
+run "spmd/ptr_access -np 4 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 4 \
+    "$build/tests/spmd/ptr_access"
+# Node peers that are not neighbours in world order.
+placed srun cyclic
+for t in team ptr_access coll; do
+    for np in 3 4; do
+        run "spmd/$t -np $np, cyclic" "${launch[@]}" "$np" "$build/tests/spmd/$t"
+    done
+done
+if command -v mpirun >/dev/null; then
+    placed mpirun block
+    for t in team ptr_access rma_put_get coll; do
+        run "spmd/$t -np 4 under mpirun" "${launch[@]}" 4 "$build/tests/spmd/$t"
+    done
+    placed mpirun cyclic
+    run "spmd/team -np 3 under mpirun, cyclic" "${launch[@]}" 3 "$build/tests/spmd/team"
+else
+    echo "SKIP: mpirun (Debian package openmpi-bin)"
+fi
+# The launcher's tests that need a cluster (PE death and global_exit under srun, ...): each takes
+# the cluster's directory (SLURM_CONF is set too), oshrun and the launcher's test program.
+for script in "$src"/tests/launcher/*_cluster.sh; do
+    [ -f "$script" ] || continue
+    run "launcher/$(basename "$script" .sh)" bash "$script" "$cluster" "$oshrun" \
+        "$build/tests/launcher/behave"
+done
+finish
