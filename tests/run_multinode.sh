@@ -65,11 +65,12 @@ if command -v mpirun >/dev/null; then
 else
     echo "SKIP: mpirun (Debian package openmpi-bin)"
 fi
-# The launcher's tests that need a cluster (PE death and global_exit under srun, ...): each takes
-# the cluster's directory (SLURM_CONF is set too), oshrun and the launcher's test program.
+# The launcher's tests that need a cluster (oshrun's hand-off to srun, PE death, global_exit):
+# each is called as SCRIPT OSHRUN CLIENT CLUSTER_DIR, reuses this cluster and counts as one test,
+# with five minutes for its own many.
 for script in "$src"/tests/launcher/*_cluster.sh; do
     [ -f "$script" ] || continue
-    run "launcher/$(basename "$script" .sh)" bash "$script" "$cluster" "$oshrun" \
-        "$build/tests/launcher/behave"
+    per_test_timeout=300 run "launcher/$(basename "$script" .sh)" bash "$script" "$oshrun" \
+        "$build/tests/launcher/behave" "$cluster"
 done
 finish
