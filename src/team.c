@@ -32,9 +32,7 @@ void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, 
     for (int round = 0, dist = 1; dist < size; round++, dist <<= 1) {
         int partner = (rank + dist) % size;
         shmem_uint64_p(&counters[round], epoch, members ? members[partner] : partner);
-        unsigned spins = 0;
-        while (__atomic_load_n(&counters[round], __ATOMIC_ACQUIRE) < epoch)
-            progress_wait_step(&spins);
+        PROGRESS_WAIT_WHILE(__atomic_load_n(&counters[round], __ATOMIC_ACQUIRE) < epoch);
     }
 }
 

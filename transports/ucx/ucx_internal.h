@@ -12,6 +12,7 @@
 
 #define UCX_MAX_REGIONS 64
 #define UCX_BLOB_MAX 4096
+#define UCX_FLUSH_BATCH 64 /* endpoint flushes in flight at once */
 
 struct ucx_remote_region {
     uint64_t base;   /* the region's address in the peer's process */
@@ -28,6 +29,8 @@ struct transport_worker {
     struct transport *t;
     ucp_worker_h worker;
     struct ucx_peer *peers;
+    int *connected;               /* the PEs with an endpoint here, in the order they were made */
+    size_t n_connected;           /* grows under connect_lock; read without it */
     pthread_mutex_t connect_lock; /* endpoints and keys are made once, by one thread */
     struct transport_worker *next;
     /* Non-blocking puts and gets still in flight, kept until transport_flush completes them.
@@ -40,6 +43,19 @@ struct transport_worker {
     pthread_mutex_t pending_lock;
     /* Active-message puts sent and not yet acknowledged by their targets. */
     uint64_t am_unacked;
+    int thread_safe;
+    int idle; /* its context was destroyed: kept, with its connections, for the next one */
+};
+
+/* The progress thread (ucx_progress.c): serves what peers send this PE while none of its own
+ * threads is in a wait, which would serve it anyway. */
+struct ucx_progress {
+    pthread_t thread;
+    int running;
+    int stop;                 /* set by transport_fini, with stop_fd written */
+    int stop_fd;              /* an eventfd beside the worker's event descriptor */
+    unsigned interval_us;     /* how often it looks again while the PE's threads wait */
+    unsigned waiting_threads; /* threads of this PE in a wait loop, progressing themselves */
 };
 
 /* A peer's key of a region, as handed over by the layer above (not published). */
@@ -57,10 +73,7 @@ struct transport {
     const struct transport_target_ops *target_ops;
     struct transport_worker *workers; /* the default worker first */
     pthread_mutex_t workers_lock;
-    pthread_t progress_thread;
-    int progress_running;
-    volatile int progress_stop;
-    unsigned progress_interval_us;
+    struct ucx_progress progress;
 };
 
 int ucx_fail(const char *what, ucs_status_t status);
@@ -68,6 +81,19 @@ int ucx_fail(const char *what, ucs_status_t status);
  * worker too, which serves the requests peers send this PE (whoever waits on a peer must keep
  * answering it, or two PEs waiting on each other hang); yields the core after a short spin. */
 void ucx_wait_step(struct transport_worker *w, unsigned *spins);
+/* Loops while cond holds, stepping ucx_wait_step on w; counts as a wait for the progress thread. */
+#define UCX_WAIT_WHILE(w, cond)                                                                    \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            break;                                                                                 \
+        unsigned spins_ = 0;                                                                       \
+        transport_wait_enter((w)->t);                                                              \
+        while (cond)                                                                               \
+            ucx_wait_step((w), &spins_);                                                           \
+        transport_wait_leave((w)->t);                                                              \
+    } while (0)
+/* Stops the progress thread, if it runs (before the workers go). */
+void ucx_progress_stop(struct transport *t);
 /* Waits for a request returned by a _nbx call, progressing the worker meanwhile. */
 int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what);
 /* Counts an operation that only a flush completes, once it is issued. */
