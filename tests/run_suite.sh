@@ -82,6 +82,19 @@ for i in 1 2 3; do
         SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self SHMEM_PROGRESS_THREAD=0 "$oshrun" -np 2 \
         "$build/tests/spmd/finalize_busy"
 done
+# A PE computing without library calls is served by its progress thread (over TCP every
+# operation needs the target's progress); without the thread this one waits out its deadline.
+for np in 2 3; do
+    run "spmd/busy_target -np $np via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
+        "$oshrun" -np "$np" "$build/tests/spmd/busy_target"
+done
+run "spmd/busy_target -np 2" "$oshrun" -np 2 "$build/tests/spmd/busy_target"
+# Contexts made and destroyed a hundred times over TCP: their workers' connections stay up.
+for np in 2 3; do
+    run "spmd/ctx_reuse -np $np via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
+        "$oshrun" -np "$np" "$build/tests/spmd/ctx_reuse"
+done
+run "spmd/ctx_reuse -np 4" "$oshrun" -np 4 "$build/tests/spmd/ctx_reuse"
 run "spmd/lazy_heap -np 2 (4 GiB heap)" env SHMEM_SYMMETRIC_SIZE=4G "$oshrun" -np 2 \
     "$build/tests/spmd/lazy_heap"
 # Memory spaces: host spaces on every PE count, through UCX too; a device space on some PEs only

@@ -54,8 +54,11 @@ struct ucx_progress {
     int running;
     int stop;                 /* set by transport_fini, with stop_fd written */
     int stop_fd;              /* an eventfd beside the worker's event descriptor */
-    unsigned interval_us;     /* how often it looks again while the PE's threads wait */
-    unsigned waiting_threads; /* threads of this PE in a wait loop, progressing themselves */
+    unsigned interval_us; /* how often it looks again while the PE's threads wait */
+    /* Waits of this PE's threads, which progress the worker themselves: the low half counts
+     * those under way, the high half those ever begun (so a look tells whether any began
+     * since the last look). */
+    uint64_t waits;
 };
 
 /* A peer's key of a region, as handed over by the layer above (not published). */

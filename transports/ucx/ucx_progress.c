@@ -1,12 +1,13 @@
 /* The progress thread. Over TCP, and for memory UCX did not allocate, puts, gets and atomics are
  * performed by the target's progress engine, so a PE busy computing would stall every peer that
  * reaches it. This thread serves them, and stays out of the way otherwise:
- * - while any thread of the PE waits on peers (and so progresses the worker itself), it does
- *   not touch the worker, and looks again every interval: two threads progressing one worker
- *   only fight for its lock;
- * - otherwise it progresses the default worker until nothing is left, arms the worker's event
- *   descriptor and sleeps on it, so a request from a peer is served when it arrives, not at the
- *   next poll. */
+ * - while the PE's own threads keep waiting on peers (and so progress the worker themselves), it
+ *   does not touch the worker: it looks again after a pause that grows while they stay busy.
+ *   Two threads progressing one worker only fight for its lock, and on a core shared by
+ *   several PEs every wake-up of this thread is taken from one of them;
+ * - once a whole pause has passed without a wait, it progresses the default worker until
+ *   nothing is left, arms the worker's event descriptor and sleeps on it, so a request from a
+ *   peer is served when it arrives, not at the next poll, until the PE waits again. */
 #include "ucx_internal.h"
 
 #include <errno.h>
@@ -15,14 +16,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#define UCX_WAIT_BEGUN (UINT64_C(1) << 32) /* one wait ever begun, in ucx_progress.waits */
+#define UCX_WAITS_UNDER_WAY(waits) ((uint32_t)(waits))
+#define UCX_PAUSE_GROWTH_MAX 16 /* the longest pause, in intervals */
+
 void transport_wait_enter(struct transport *t)
 {
-    __atomic_add_fetch(&t->progress.waiting_threads, 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&t->progress.waits, UCX_WAIT_BEGUN + 1, __ATOMIC_ACQ_REL);
 }
 
 void transport_wait_leave(struct transport *t)
 {
-    __atomic_sub_fetch(&t->progress.waiting_threads, 1, __ATOMIC_ACQ_REL);
+    __atomic_sub_fetch(&t->progress.waits, 1, __ATOMIC_ACQ_REL);
 }
 
 void transport_progress(struct transport_worker *w)
@@ -35,9 +40,9 @@ static int ucx_progress_stopping(const struct ucx_progress *p)
     return __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE);
 }
 
-static void ucx_progress_pause(const struct ucx_progress *p)
+static void ucx_progress_pause(unsigned us)
 {
-    struct timespec pause = {.tv_sec = 0, .tv_nsec = (long)p->interval_us * 1000};
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = (long)us * 1000};
     nanosleep(&pause, NULL);
 }
 
@@ -57,6 +62,20 @@ static int ucx_progress_sleep(struct transport *t, ucp_worker_h worker, int work
     return 0;
 }
 
+/* Serves the worker until one of the PE's threads begins a wait (waits differs from seen), the
+ * thread is stopped, or the worker cannot be slept on. */
+static void ucx_progress_serve(struct transport *t, ucp_worker_h worker, int worker_fd,
+                               uint64_t seen)
+{
+    struct ucx_progress *p = &t->progress;
+    do {
+        while (ucp_worker_progress(worker))
+            ;
+        if (worker_fd < 0 || ucx_progress_sleep(t, worker, worker_fd))
+            return;
+    } while (__atomic_load_n(&p->waits, __ATOMIC_ACQUIRE) == seen && !ucx_progress_stopping(p));
+}
+
 static void *ucx_progress_loop(void *arg)
 {
     struct transport *t = arg;
@@ -65,15 +84,20 @@ static void *ucx_progress_loop(void *arg)
     int worker_fd = -1;
     if (ucp_worker_get_efd(worker, &worker_fd) != UCS_OK)
         worker_fd = -1;
+    unsigned pause_us = p->interval_us;
+    uint64_t seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
     while (!ucx_progress_stopping(p)) {
-        if (__atomic_load_n(&p->waiting_threads, __ATOMIC_ACQUIRE)) {
-            ucx_progress_pause(p);
+        ucx_progress_pause(pause_us);
+        uint64_t waits = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
+        if (waits != seen || UCX_WAITS_UNDER_WAY(waits)) {
+            seen = waits;
+            if (pause_us < p->interval_us * UCX_PAUSE_GROWTH_MAX)
+                pause_us *= 2;
             continue;
         }
-        while (ucp_worker_progress(worker))
-            ;
-        if (worker_fd < 0 || ucx_progress_sleep(t, worker, worker_fd))
-            ucx_progress_pause(p);
+        pause_us = p->interval_us;
+        ucx_progress_serve(t, worker, worker_fd, seen);
+        seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
     }
     return NULL;
 }
