@@ -90,6 +90,12 @@ void transport_region_deregister(struct transport *t, int id);
  * transport_flush. */
 int transport_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                   size_t len, int nbi);
+/* A blocking put of a word its target waits to see change (a barrier's counter): no flush
+ * waits for it, since its arrival is what the target watches for, so the quiet before the next
+ * barrier has nothing to wait for when nothing else was sent. It arrives as long as this PE
+ * progresses the transport. */
+int transport_put_notify(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                         size_t len);
 /* Blocking get returns with dest filled; nbi completes at transport_flush. */
 int transport_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest, size_t len,
                   int nbi);

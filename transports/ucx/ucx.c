@@ -449,9 +449,15 @@ static int ucx_pending_wait(struct transport_worker *w)
     return rc;
 }
 
+enum ucx_rma_op {
+    UCX_GET,
+    UCX_PUT,
+    UCX_PUT_NOTIFY, /* a put its target watches for: no flush waits for it */
+};
+
 /* A put (from buf) or a get (into buf); nbi keeps the request until transport_flush. */
 static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, void *buf, size_t len,
-                   int nbi, int put)
+                   int nbi, enum ucx_rma_op op)
 {
     ucp_ep_h ep;
     uint64_t addr;
@@ -459,10 +465,11 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
     if (ucx_target(w, pe, id, offset, &ep, &addr, &rkey))
         return -1;
     ucp_request_param_t param = {0};
+    int put = op != UCX_GET;
     ucs_status_ptr_t request = put ? ucp_put_nbx(ep, buf, len, addr, rkey, &param)
                                    : ucp_get_nbx(ep, buf, len, addr, rkey, &param);
     const char *what = put ? "ucp_put_nbx" : "ucp_get_nbx";
-    if (put || nbi)
+    if (op == UCX_PUT || nbi)
         ucx_issued(w);
     if (nbi && UCS_PTR_IS_PTR(request))
         return ucx_pending_add(w, request, what);
@@ -472,13 +479,19 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
 int transport_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                   size_t len, int nbi)
 {
-    return ucx_rma(w, pe, id, offset, (void *)src, len, nbi, 1);
+    return ucx_rma(w, pe, id, offset, (void *)src, len, nbi, UCX_PUT);
+}
+
+int transport_put_notify(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                         size_t len)
+{
+    return ucx_rma(w, pe, id, offset, (void *)src, len, 0, UCX_PUT_NOTIFY);
 }
 
 int transport_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest, size_t len,
                   int nbi)
 {
-    return ucx_rma(w, pe, id, offset, dest, len, nbi, 0);
+    return ucx_rma(w, pe, id, offset, dest, len, nbi, UCX_GET);
 }
 
 static const ucp_atomic_op_t ucx_amo_opcode[] = {
