@@ -110,10 +110,12 @@ struct transport_worker *transport_default_worker(struct transport *t)
     return t->workers;
 }
 
+/* Only the PEs with an endpoint here have regions. */
 static void ucx_release_keys(struct transport_worker *w, int id)
 {
-    for (int pe = 0; pe < w->t->config.n_pes; pe++) {
-        struct ucx_remote_region *remote = &w->peers[pe].regions[id];
+    size_t n = __atomic_load_n(&w->n_connected, __ATOMIC_ACQUIRE);
+    for (size_t i = 0; i < n; i++) {
+        struct ucx_remote_region *remote = &w->peers[w->connected[i]].regions[id];
         if (remote->rkey)
             ucp_rkey_destroy(remote->rkey);
         remote->rkey = NULL;
@@ -155,6 +157,8 @@ static void ucx_worker_destroy(struct transport_worker *w)
     pthread_mutex_destroy(&w->connect_lock);
     pthread_mutex_destroy(&w->pending_lock);
     free(w->pending);
+    for (size_t i = 0; i < w->n_connected; i++)
+        free(w->peers[w->connected[i]].regions);
     free(w->connected);
     free(w->peers);
     free(w);
@@ -325,6 +329,10 @@ static ucp_ep_h ucx_endpoint(struct transport_worker *w, int pe)
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
         .address = (ucp_address_t *)address,
     };
+    if (!peer->regions && !(peer->regions = calloc(UCX_MAX_REGIONS, sizeof(*peer->regions)))) {
+        log_error("transport", "out of memory connecting to PE %d", pe);
+        return NULL;
+    }
     ucp_ep_h ep;
     ucs_status_t status = ucp_ep_create(w->worker, &params, &ep);
     if (status != UCS_OK) {
@@ -388,18 +396,20 @@ static int ucx_target(struct transport_worker *w, int pe, int id, size_t offset,
 {
     if (id < 0 || id >= UCX_MAX_REGIONS)
         return -1;
-    struct ucx_remote_region *remote = &w->peers[pe].regions[id];
-    *rkey = __atomic_load_n(&remote->rkey, __ATOMIC_ACQUIRE);
+    /* The endpoint is published after the regions, so a peer with one has the other. */
+    struct ucx_peer *peer = &w->peers[pe];
+    *ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
+    *rkey = *ep ? __atomic_load_n(&peer->regions[id].rkey, __ATOMIC_ACQUIRE) : NULL;
     if (!*rkey) {
         pthread_mutex_lock(&w->connect_lock);
         int rc = ucx_connect(w, pe, id);
         pthread_mutex_unlock(&w->connect_lock);
         if (rc)
             return -1;
-        *rkey = remote->rkey;
+        *ep = peer->ep;
+        *rkey = peer->regions[id].rkey;
     }
-    *ep = w->peers[pe].ep;
-    *addr = remote->base + offset;
+    *addr = peer->regions[id].base + offset;
     return 0;
 }
 
