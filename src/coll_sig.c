@@ -20,9 +20,7 @@ void coll_put_signal(struct coll_group *g, void *dest, const void *src, size_t b
 void coll_wait(struct coll_group *g, int ch, uint64_t count)
 {
     uint64_t want = g->expect[ch] += count;
-    unsigned spins = 0;
-    while (__atomic_load_n(&g->flags[ch], __ATOMIC_ACQUIRE) < want)
-        progress_wait_step(&spins);
+    PROGRESS_WAIT_WHILE(__atomic_load_n(&g->flags[ch], __ATOMIC_ACQUIRE) < want);
 }
 
 void coll_sync(struct coll_group *g)
@@ -64,9 +62,7 @@ void coll_publish(struct coll_group *g, uint64_t step)
 void coll_wait_step(struct coll_group *g, int rank, uint64_t step)
 {
     const struct coll_area *peer = coll_peer(g, g->area, rank);
-    unsigned spins = 0;
-    while (__atomic_load_n(&peer->pub, __ATOMIC_ACQUIRE) < step)
-        progress_wait_step(&spins);
+    PROGRESS_WAIT_WHILE(__atomic_load_n(&peer->pub, __ATOMIC_ACQUIRE) < step);
 }
 
 void *coll_peer(const struct coll_group *g, const void *addr, int rank)

@@ -99,7 +99,7 @@ static void ctx_free(shmem_ctx_t ctx)
 {
     order_quiet(ctx); /* 1.6: destroy performs an implicit quiet */
     ctx_unlist(ctx);
-    transport_worker_destroy(ctx->worker);
+    transport_worker_release(ctx->worker);
     free(ctx);
 }
 

@@ -450,7 +450,9 @@ void shmem_finalize(void)
      * progress (software-emulated operations, over TCP): the fence keeps progressing it. */
     if (rt.transport) {
         transport_flush(rt.worker, -1);
+        transport_wait_enter(rt.transport);
         boot_fence_progressing(finalize_progress, rt.worker);
+        transport_wait_leave(rt.transport);
     } else {
         boot_fence();
     }

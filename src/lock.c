@@ -35,10 +35,9 @@ static uint32_t lock_op(const char *routine, enum transport_amo op, uint32_t *wo
 /* Spins on this PE's own node until the bits under mask are set (want_set) or clear. */
 static uint32_t lock_wait_for(uint32_t *node, uint32_t mask, int want_set)
 {
-    unsigned spins = 0;
     uint32_t seen;
-    while (((seen = __atomic_load_n(node, __ATOMIC_ACQUIRE)) & mask ? 1 : 0) != want_set)
-        progress_wait_step(&spins);
+    PROGRESS_WAIT_WHILE(((seen = __atomic_load_n(node, __ATOMIC_ACQUIRE)) & mask ? 1 : 0) !=
+                        want_set);
     return seen;
 }
 

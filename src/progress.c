@@ -2,9 +2,20 @@
 #include "../transports/transport.h"
 #include "runtime.h"
 
-void progress_wait_step(unsigned *spins)
+void progress_wait_step(struct progress_wait *wait)
 {
-    if (rt.worker)
+    if (rt.worker) {
+        if (!wait->told) {
+            wait->told = rt.transport;
+            transport_wait_enter(wait->told);
+        }
         transport_progress(rt.worker);
-    wait_idle(spins);
+    }
+    wait_idle(&wait->spins);
+}
+
+void progress_wait_end(struct progress_wait *wait)
+{
+    if (wait->told)
+        transport_wait_leave(wait->told);
 }

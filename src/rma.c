@@ -95,6 +95,22 @@ static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, con
     staged_get(routine, &target, dest, dest_kind, len, pe);
 }
 
+void rma_notify(const char *routine, uint64_t *word, uint64_t value, int pe)
+{
+    struct route_target target = route_resolve(SHMEM_CTX_DEFAULT, routine, word, sizeof(value), pe);
+    if (target.kind == ROUTE_LOAD_STORE) {
+        __atomic_store_n((uint64_t *)target.pointer, value, __ATOMIC_RELEASE);
+        return;
+    }
+    if (target.kind == ROUTE_TRANSPORT) {
+        if (transport_put_notify(route_worker(&target, routine, pe), pe, target.region->id,
+                                 target.offset, &value, sizeof(value)))
+            rma_report_transport(routine, pe);
+        return;
+    }
+    rma_put(SHMEM_CTX_DEFAULT, routine, word, &value, sizeof(value), pe, 0);
+}
+
 /* Blocked strided transfer (ibput/ibget; iput/iget are the case bsize == 1): nblocks blocks of
  * bsize elements, block starts dst elements apart in dest and sst apart in source. */
 struct rma_blocks {

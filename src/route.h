@@ -19,6 +19,9 @@ struct route_target {
     const struct route *route;
 };
 
+/* Stores value into word (symmetric, in the library's or a host space) on world PE pe, for a
+ * peer that waits to see it (barrier counters): no quiet waits for it. */
+void rma_notify(const char *routine, uint64_t *word, uint64_t value, int pe);
 void rma_report_bad_pe(const char *routine, int pe) __attribute__((noreturn, cold));
 void rma_report_bad_address(const char *routine, const void *addr, int pe)
     __attribute__((noreturn, cold));

@@ -74,9 +74,25 @@ static inline void runtime_require_init(const char *routine)
 void fault_handlers_install(void);
 
 /* ---- Progress and waiting (progress.c) ---- */
+/* A wait loop's state: its spins (common/wait.h), and whether the transport knows this thread
+ * waits (so the progress thread leaves the transport to it). */
+struct progress_wait {
+    unsigned spins;
+    struct transport *told;
+};
 /* One step of a wait loop: progresses the transport, and yields the CPU after a short spin so
  * that oversubscribed PEs let each other run. */
-void progress_wait_step(unsigned *spins);
+void progress_wait_step(struct progress_wait *wait);
+/* Ends a wait loop (tells the transport, if it was told it began). */
+void progress_wait_end(struct progress_wait *wait);
+/* Waits while cond holds (evaluated before every step), progressing the transport. */
+#define PROGRESS_WAIT_WHILE(cond)                                                                  \
+    do {                                                                                           \
+        struct progress_wait wait_ = {0, NULL};                                                    \
+        while (cond)                                                                               \
+            progress_wait_step(&wait_);                                                            \
+        progress_wait_end(&wait_);                                                                 \
+    } while (0)
 
 /* Starts the transport after init (world collective: a space needs it); its address is
  * published for the next exchange. Returns 0 or -1. */

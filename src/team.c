@@ -4,6 +4,7 @@
 #include "team.h"
 
 #include "amo.h"
+#include "route.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +32,8 @@ void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, 
      * does what an atomic add would, without the locked instruction. */
     for (int round = 0, dist = 1; dist < size; round++, dist <<= 1) {
         int partner = (rank + dist) % size;
-        shmem_uint64_p(&counters[round], epoch, members ? members[partner] : partner);
-        unsigned spins = 0;
-        while (__atomic_load_n(&counters[round], __ATOMIC_ACQUIRE) < epoch)
-            progress_wait_step(&spins);
+        rma_notify("shmem_sync", &counters[round], epoch, members ? members[partner] : partner);
+        PROGRESS_WAIT_WHILE(__atomic_load_n(&counters[round], __ATOMIC_ACQUIRE) < epoch);
     }
 }
 

@@ -102,32 +102,26 @@ static void p2p_read_device(const void *ivar, void *seen, size_t size)
                              int cmp, const T *values, size_t stride)                              \
     {                                                                                              \
         p2p_check_cmp(routine, cmp);                                                               \
-        unsigned spins = 0;                                                                        \
-        while (!N##_all(ivars, nelems, status, cmp, values, stride))                               \
-            progress_wait_step(&spins);                                                            \
+        PROGRESS_WAIT_WHILE(!N##_all(ivars, nelems, status, cmp, values, stride));                 \
     }                                                                                              \
     static size_t N##_wait_any(const char *routine, T *ivars, size_t nelems, const int *status,    \
                                int cmp, const T *values, size_t stride)                            \
     {                                                                                              \
         p2p_check_cmp(routine, cmp);                                                               \
-        unsigned spins = 0;                                                                        \
         size_t empty, index;                                                                       \
-        while ((index = N##_any(ivars, nelems, status, cmp, values, stride, &empty)) ==            \
-                   SIZE_MAX &&                                                                     \
-               !empty)                                                                             \
-            progress_wait_step(&spins);                                                            \
+        PROGRESS_WAIT_WHILE(                                                                       \
+            (index = N##_any(ivars, nelems, status, cmp, values, stride, &empty)) == SIZE_MAX &&   \
+            !empty);                                                                               \
         return index;                                                                              \
     }                                                                                              \
     static size_t N##_wait_some(const char *routine, T *ivars, size_t nelems, size_t *indices,     \
                                 const int *status, int cmp, const T *values, size_t stride)        \
     {                                                                                              \
         p2p_check_cmp(routine, cmp);                                                               \
-        unsigned spins = 0;                                                                        \
         size_t hits, included;                                                                     \
-        while (                                                                                    \
+        PROGRESS_WAIT_WHILE(                                                                       \
             !(hits = N##_scan(ivars, nelems, status, cmp, values, stride, indices, &included)) &&  \
-            included)                                                                              \
-            progress_wait_step(&spins);                                                            \
+            included);                                                                             \
         return hits;                                                                               \
     }                                                                                              \
     void shmem_##N##_wait_until(T *ivar, int cmp, T cmp_value)                                     \

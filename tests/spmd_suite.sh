@@ -38,6 +38,19 @@ spmd_tests() {
             env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self SHMEM_PROGRESS_THREAD=0 "${launch[@]}" 2 \
             "$build/tests/spmd/finalize_busy"
     done
+    # A PE computing without library calls is served by its progress thread (over TCP every
+    # operation needs the target's progress); without the thread this one waits out its deadline.
+    for np in 2 3; do
+        run "spmd/busy_target -np $np via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
+            "${launch[@]}" "$np" "$build/tests/spmd/busy_target"
+    done
+    run "spmd/busy_target -np 2" "${launch[@]}" 2 "$build/tests/spmd/busy_target"
+    # Contexts made and destroyed a hundred times over TCP: their workers' connections stay up.
+    for np in 2 3; do
+        run "spmd/ctx_reuse -np $np via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
+            "${launch[@]}" "$np" "$build/tests/spmd/ctx_reuse"
+    done
+    run "spmd/ctx_reuse -np 4" "${launch[@]}" 4 "$build/tests/spmd/ctx_reuse"
     run "spmd/lazy_heap -np 2 (4 GiB heap)" env SHMEM_SYMMETRIC_SIZE=4G "${launch[@]}" 2 \
         "$build/tests/spmd/lazy_heap"
     # Memory spaces: host spaces on every PE count.
@@ -138,7 +151,8 @@ spmd_cuda_tests() {
         SHMEM_DEVICE_MAP=-,0,0,0 STRATA_TEST_GPU_PES=1-3 SHMEM_PROGRESS_THREAD=0 "${launch[@]}" 4 \
         "$build/tests/spmd/spaces_device"
     run "spmd/spaces_device -np 3, CUDA via UCX (owner route)" "${with_cuda[@]}" \
-        SHMEM_NODE_DIRECT=0 STRATA_TEST_GPU_PES=0-2 "${launch[@]}" 3 "$build/tests/spmd/spaces_device"
+        SHMEM_NODE_DIRECT=0 STRATA_TEST_GPU_PES=0-2 "${launch[@]}" 3 \
+        "$build/tests/spmd/spaces_device"
     for np in $(nps 1 2 3); do
         run "spmd/private_device -np $np, CUDA buffers" "${with_cuda[@]}" "${launch[@]}" "$np" \
             "$build/tests/spmd/private_device"

@@ -62,8 +62,9 @@ struct transport_worker *transport_default_worker(struct transport *t);
 /* Another worker, for a communication context. thread_safe: calls may come from several
  * threads at once. */
 int transport_worker_create(struct transport *t, int thread_safe, struct transport_worker **out);
-/* Releases a worker; its operations must have been completed (transport_flush). */
-void transport_worker_destroy(struct transport_worker *w);
+/* Gives a context's worker back (its operations complete first); the transport keeps it, with
+ * its connections, for a later transport_worker_create, until transport_fini. */
+void transport_worker_release(struct transport_worker *w);
 
 /* Memory types a transport may register (and reach without staging). */
 enum transport_mem_type { TRANSPORT_MEM_HOST, TRANSPORT_MEM_CUDA, TRANSPORT_MEM_ROCM };
@@ -89,6 +90,12 @@ void transport_region_deregister(struct transport *t, int id);
  * transport_flush. */
 int transport_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                   size_t len, int nbi);
+/* A blocking put of a word its target waits to see change (a barrier's counter): no flush
+ * waits for it, since its arrival is what the target watches for, so the quiet before the next
+ * barrier has nothing to wait for when nothing else was sent. It arrives as long as this PE
+ * progresses the transport. */
+int transport_put_notify(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                         size_t len);
 /* Blocking get returns with dest filled; nbi completes at transport_flush. */
 int transport_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest, size_t len,
                   int nbi);
@@ -103,6 +110,10 @@ int transport_fence(struct transport_worker *w);
 int transport_flush(struct transport_worker *w, int pe);
 /* Makes progress on incoming and outstanding work; cheap when there is none. */
 void transport_progress(struct transport_worker *w);
+/* A thread of this PE starts (enter) or ends (leave) a wait on peers, during which it progresses
+ * the transport itself: the progress thread stays out of its way until every wait has ended. */
+void transport_wait_enter(struct transport *t);
+void transport_wait_leave(struct transport *t);
 /* ---- Memory only its owner can touch (device memory) ----
  * Operations on such memory travel as active messages and are performed at the target by the
  * callbacks it registered, from its progress engine (the GASNet-EX reference path for memory
@@ -129,7 +140,9 @@ int transport_am_atomic(struct transport_worker *w, enum transport_amo op, int p
                         size_t offset, uint64_t value, uint64_t compare, size_t size,
                         uint64_t *old);
 
-/* Starts a thread that progresses the transport while the PE computes (once). */
+/* Starts a thread that serves peers while the PE computes (once): it sleeps on the transport's
+ * event descriptor, and while the PE's own threads wait (and so progress), it looks again every
+ * interval_us instead. */
 int transport_progress_thread_start(struct transport *t, unsigned interval_us);
 
 #endif

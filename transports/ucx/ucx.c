@@ -33,9 +33,7 @@ int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *w
     if (UCS_PTR_IS_ERR(request))
         return ucx_fail(what, UCS_PTR_STATUS(request));
     ucs_status_t status;
-    unsigned spins = 0;
-    while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS)
-        ucx_wait_step(w, &spins);
+    UCX_WAIT_WHILE(w, (status = ucp_request_check_status(request)) == UCS_INPROGRESS);
     ucp_request_free(request);
     return status == UCS_OK ? 0 : ucx_fail(what, status);
 }
@@ -54,29 +52,45 @@ static int ucx_publish_address(struct transport_worker *w)
     return rc;
 }
 
+/* A worker a destroyed context left, in the same threading mode, or NULL. */
+static struct transport_worker *ucx_worker_reuse(struct transport *t, int thread_safe)
+{
+    pthread_mutex_lock(&t->workers_lock);
+    struct transport_worker *w = t->workers;
+    while (w && !(w->idle && w->thread_safe == thread_safe))
+        w = w->next;
+    if (w)
+        w->idle = 0;
+    pthread_mutex_unlock(&t->workers_lock);
+    return w;
+}
+
 int transport_worker_create(struct transport *t, int thread_safe, struct transport_worker **out)
 {
+    if ((*out = ucx_worker_reuse(t, thread_safe)))
+        return 0;
     struct transport_worker *w = calloc(1, sizeof(*w));
     if (!w)
         return -1;
     w->t = t;
+    w->thread_safe = thread_safe;
     pthread_mutex_init(&w->connect_lock, NULL);
     pthread_mutex_init(&w->pending_lock, NULL);
     w->peers = calloc((size_t)t->config.n_pes, sizeof(*w->peers));
+    w->connected = calloc((size_t)t->config.n_pes, sizeof(*w->connected));
     ucp_worker_params_t params = {
         .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
         .thread_mode = thread_safe ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE,
     };
-    ucs_status_t status =
-        w->peers ? ucp_worker_create(t->context, &params, &w->worker) : UCS_ERR_NO_MEMORY;
-    if (status != UCS_OK) {
-        ucx_fail("ucp_worker_create", status);
-        free(w->peers);
-        free(w);
-        return -1;
-    }
-    if (ucx_am_worker_init(w)) {
-        ucp_worker_destroy(w->worker);
+    ucs_status_t status = w->peers && w->connected
+                              ? ucp_worker_create(t->context, &params, &w->worker)
+                              : UCS_ERR_NO_MEMORY;
+    if (status != UCS_OK || ucx_am_worker_init(w)) {
+        if (status != UCS_OK)
+            ucx_fail("ucp_worker_create", status);
+        else
+            ucp_worker_destroy(w->worker);
+        free(w->connected);
         free(w->peers);
         free(w);
         return -1;
@@ -96,23 +110,38 @@ struct transport_worker *transport_default_worker(struct transport *t)
     return t->workers;
 }
 
+/* Only the PEs with an endpoint here have regions. */
 static void ucx_release_keys(struct transport_worker *w, int id)
 {
-    for (int pe = 0; pe < w->t->config.n_pes; pe++) {
-        struct ucx_remote_region *remote = &w->peers[pe].regions[id];
+    size_t n = __atomic_load_n(&w->n_connected, __ATOMIC_ACQUIRE);
+    for (size_t i = 0; i < n; i++) {
+        struct ucx_remote_region *remote = &w->peers[w->connected[i]].regions[id];
         if (remote->rkey)
             ucp_rkey_destroy(remote->rkey);
         remote->rkey = NULL;
     }
 }
 
-/* Endpoints are not closed one by one: a graceful close waits for peers that may already have
- * left, and a forced close needs peer-failure handling, which rules out some shared-memory
- * transports. Destroying the worker releases them. */
-void transport_worker_destroy(struct transport_worker *w)
+/* A context's worker outlives the context, kept for the next one: destroying it would close its
+ * connections under peers that still hold the other ends (over TCP a peer then sees its
+ * endpoint fail, which UCX without peer-failure handling does not survive), and a context
+ * made again starts with its endpoints made. */
+void transport_worker_release(struct transport_worker *w)
 {
     if (!w)
         return;
+    ucx_pending_wait(w);
+    ucx_am_wait_acks(w);
+    pthread_mutex_lock(&w->t->workers_lock);
+    w->idle = 1;
+    pthread_mutex_unlock(&w->t->workers_lock);
+}
+
+/* Endpoints are not closed one by one: a graceful close waits for peers that may already have
+ * left, and a forced close needs peer-failure handling, which rules out some shared-memory
+ * transports. Destroying the worker releases them. */
+static void ucx_worker_destroy(struct transport_worker *w)
+{
     struct transport *t = w->t;
     pthread_mutex_lock(&t->workers_lock);
     for (struct transport_worker **at = &t->workers; *at; at = &(*at)->next)
@@ -128,6 +157,9 @@ void transport_worker_destroy(struct transport_worker *w)
     pthread_mutex_destroy(&w->connect_lock);
     pthread_mutex_destroy(&w->pending_lock);
     free(w->pending);
+    for (size_t i = 0; i < w->n_connected; i++)
+        free(w->peers[w->connected[i]].regions);
+    free(w->connected);
     free(w->peers);
     free(w);
 }
@@ -138,14 +170,23 @@ int transport_init(const struct transport_config *config, struct transport **out
     if (!t)
         return -1;
     t->config = *config;
+    t->progress.stop_fd = -1;
     pthread_mutex_init(&t->workers_lock, NULL);
     ucp_config_t *ucp_config;
     ucs_status_t status = ucp_config_read(NULL, NULL, &ucp_config);
     if (status != UCS_OK)
         goto fail;
+    /* A thread-safe worker is locked by every call; UCX's default lock spins, and a thread that
+     * spins against a preempted holder (the progress thread, on a core shared by several PEs)
+     * burns its whole time slice. A mutex puts it to sleep instead. */
+    if (!getenv("UCX_USE_MT_MUTEX"))
+        ucp_config_modify(ucp_config, "USE_MT_MUTEX", "y");
+    /* WAKEUP: the progress thread sleeps on the worker's event descriptor. It narrows the choice
+     * of transports only for tag matching, which is not used. */
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM,
+        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM |
+                    UCP_FEATURE_WAKEUP,
         .mt_workers_shared = 1, /* contexts' workers share registrations */
     };
     status = ucp_init(&params, ucp_config, &t->context);
@@ -169,14 +210,11 @@ void transport_fini(struct transport *t)
 {
     if (!t)
         return;
-    if (t->progress_running) {
-        t->progress_stop = 1;
-        pthread_join(t->progress_thread, NULL);
-    }
+    ucx_progress_stop(t);
     for (int id = 0; id < UCX_MAX_REGIONS; id++)
         transport_region_deregister(t, id);
     while (t->workers)
-        transport_worker_destroy(t->workers);
+        ucx_worker_destroy(t->workers);
     if (t->context)
         ucp_cleanup(t->context);
     pthread_mutex_destroy(&t->workers_lock);
@@ -291,6 +329,10 @@ static ucp_ep_h ucx_endpoint(struct transport_worker *w, int pe)
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
         .address = (ucp_address_t *)address,
     };
+    if (!peer->regions && !(peer->regions = calloc(UCX_MAX_REGIONS, sizeof(*peer->regions)))) {
+        log_error("transport", "out of memory connecting to PE %d", pe);
+        return NULL;
+    }
     ucp_ep_h ep;
     ucs_status_t status = ucp_ep_create(w->worker, &params, &ep);
     if (status != UCS_OK) {
@@ -298,6 +340,8 @@ static ucp_ep_h ucx_endpoint(struct transport_worker *w, int pe)
         return NULL;
     }
     __atomic_store_n(&peer->ep, ep, __ATOMIC_RELEASE);
+    w->connected[w->n_connected] = pe;
+    __atomic_store_n(&w->n_connected, w->n_connected + 1, __ATOMIC_RELEASE);
     return ep;
 }
 
@@ -352,18 +396,20 @@ static int ucx_target(struct transport_worker *w, int pe, int id, size_t offset,
 {
     if (id < 0 || id >= UCX_MAX_REGIONS)
         return -1;
-    struct ucx_remote_region *remote = &w->peers[pe].regions[id];
-    *rkey = __atomic_load_n(&remote->rkey, __ATOMIC_ACQUIRE);
+    /* The endpoint is published after the regions, so a peer with one has the other. */
+    struct ucx_peer *peer = &w->peers[pe];
+    *ep = __atomic_load_n(&peer->ep, __ATOMIC_ACQUIRE);
+    *rkey = *ep ? __atomic_load_n(&peer->regions[id].rkey, __ATOMIC_ACQUIRE) : NULL;
     if (!*rkey) {
         pthread_mutex_lock(&w->connect_lock);
         int rc = ucx_connect(w, pe, id);
         pthread_mutex_unlock(&w->connect_lock);
         if (rc)
             return -1;
-        *rkey = remote->rkey;
+        *ep = peer->ep;
+        *rkey = peer->regions[id].rkey;
     }
-    *ep = w->peers[pe].ep;
-    *addr = remote->base + offset;
+    *addr = peer->regions[id].base + offset;
     return 0;
 }
 
@@ -413,9 +459,15 @@ static int ucx_pending_wait(struct transport_worker *w)
     return rc;
 }
 
+enum ucx_rma_op {
+    UCX_GET,
+    UCX_PUT,
+    UCX_PUT_NOTIFY, /* a put its target watches for: no flush waits for it */
+};
+
 /* A put (from buf) or a get (into buf); nbi keeps the request until transport_flush. */
 static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, void *buf, size_t len,
-                   int nbi, int put)
+                   int nbi, enum ucx_rma_op op)
 {
     ucp_ep_h ep;
     uint64_t addr;
@@ -423,10 +475,11 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
     if (ucx_target(w, pe, id, offset, &ep, &addr, &rkey))
         return -1;
     ucp_request_param_t param = {0};
+    int put = op != UCX_GET;
     ucs_status_ptr_t request = put ? ucp_put_nbx(ep, buf, len, addr, rkey, &param)
                                    : ucp_get_nbx(ep, buf, len, addr, rkey, &param);
     const char *what = put ? "ucp_put_nbx" : "ucp_get_nbx";
-    if (put || nbi)
+    if (op == UCX_PUT || nbi)
         ucx_issued(w);
     if (nbi && UCS_PTR_IS_PTR(request))
         return ucx_pending_add(w, request, what);
@@ -436,13 +489,19 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
 int transport_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                   size_t len, int nbi)
 {
-    return ucx_rma(w, pe, id, offset, (void *)src, len, nbi, 1);
+    return ucx_rma(w, pe, id, offset, (void *)src, len, nbi, UCX_PUT);
+}
+
+int transport_put_notify(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                         size_t len)
+{
+    return ucx_rma(w, pe, id, offset, (void *)src, len, 0, UCX_PUT_NOTIFY);
 }
 
 int transport_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest, size_t len,
                   int nbi)
 {
-    return ucx_rma(w, pe, id, offset, dest, len, nbi, 0);
+    return ucx_rma(w, pe, id, offset, dest, len, nbi, UCX_GET);
 }
 
 static const ucp_atomic_op_t ucx_amo_opcode[] = {
@@ -470,8 +529,8 @@ int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, 
      * worker flush has been seen to return before emulated non-fetching adds landed under
      * contention (1498 of 8000 increments missing after a barrier, 4 PEs under ASan). Fetching
      * AND/OR/XOR stay out of this: they store the wrong value on posix/sysv memory. */
-    int fetching = fetch || op == TRANSPORT_AMO_SWAP || op == TRANSPORT_AMO_CSWAP ||
-                   op == TRANSPORT_AMO_ADD;
+    int fetching =
+        fetch || op == TRANSPORT_AMO_SWAP || op == TRANSPORT_AMO_CSWAP || op == TRANSPORT_AMO_ADD;
     if (fetching) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
         param.reply_buffer = &reply;
@@ -505,6 +564,26 @@ int transport_fence(struct transport_worker *w)
     return status == UCS_OK ? 0 : ucx_fail("ucp_worker_fence", status);
 }
 
+/* Flushes the endpoints this worker made, a batch at a time, not the worker: a worker flush
+ * also flushes the endpoints UCX made for peers that connected to this worker, and one of them
+ * may wait for a peer's context worker that nobody progresses any more (its context destroyed),
+ * so a quiet would wait for ever. What this PE issued only ever goes through its own. */
+static int ucx_flush_endpoints(struct transport_worker *w)
+{
+    size_t n = __atomic_load_n(&w->n_connected, __ATOMIC_ACQUIRE);
+    ucp_request_param_t param = {0};
+    int rc = 0;
+    for (size_t first = 0; first < n; first += UCX_FLUSH_BATCH) {
+        ucs_status_ptr_t requests[UCX_FLUSH_BATCH];
+        size_t batch = n - first < UCX_FLUSH_BATCH ? n - first : UCX_FLUSH_BATCH;
+        for (size_t i = 0; i < batch; i++)
+            requests[i] = ucp_ep_flush_nbx(w->peers[w->connected[first + i]].ep, &param);
+        for (size_t i = 0; i < batch; i++)
+            rc |= ucx_wait(w, requests[i], "ucp_ep_flush_nbx");
+    }
+    return rc;
+}
+
 int transport_flush(struct transport_worker *w, int pe)
 {
     /* What was issued before this point is what this flush completes. */
@@ -513,50 +592,16 @@ int transport_flush(struct transport_worker *w, int pe)
         return 0;
     if (ucx_pending_wait(w) || ucx_am_wait_acks(w))
         return -1;
-    ucp_request_param_t param = {0};
     if (pe >= 0) {
+        ucp_request_param_t param = {0};
         if (!w->peers[pe].ep)
             return 0; /* nothing was ever sent there */
         return ucx_wait(w, ucp_ep_flush_nbx(w->peers[pe].ep, &param), "ucp_ep_flush_nbx");
     }
-    if (ucx_wait(w, ucp_worker_flush_nbx(w->worker, &param), "ucp_worker_flush_nbx"))
+    if (ucx_flush_endpoints(w))
         return -1;
     /* Another thread's flush may store a smaller count after this one: that only costs a flush
      * more, never one less. */
     __atomic_store_n(&w->counts.flushed, issued, __ATOMIC_RELEASE);
-    return 0;
-}
-
-void transport_progress(struct transport_worker *w)
-{
-    ucp_worker_progress(w->worker);
-}
-
-/* Over tcp, and for memory UCX did not allocate, gets and atomics are served by the target's
- * progress engine: this thread keeps serving them while the PE computes. */
-static void *ucx_progress_loop(void *arg)
-{
-    struct transport *t = arg;
-    struct timespec pause = {.tv_sec = 0, .tv_nsec = (long)t->progress_interval_us * 1000};
-    while (!t->progress_stop) {
-        while (ucp_worker_progress(t->workers->worker))
-            ;
-        nanosleep(&pause, NULL);
-    }
-    return NULL;
-}
-
-int transport_progress_thread_start(struct transport *t, unsigned interval_us)
-{
-    if (t->progress_running)
-        return 0;
-    if (!t->config.thread_safe) {
-        log_error("transport", "a progress thread needs a thread-safe transport");
-        return -1;
-    }
-    t->progress_interval_us = interval_us ? interval_us : 1;
-    if (pthread_create(&t->progress_thread, NULL, ucx_progress_loop, t))
-        return -1;
-    t->progress_running = 1;
     return 0;
 }

@@ -202,17 +202,13 @@ static int am_send(struct transport_worker *w, int pe, enum am_id id,
  * run the reply handler; done is the only thing read here. */
 static int am_wait_reply(struct transport_worker *w, struct am_wait *wait)
 {
-    unsigned spins = 0;
-    while (!__atomic_load_n(&wait->done, __ATOMIC_ACQUIRE))
-        ucx_wait_step(w, &spins);
+    UCX_WAIT_WHILE(w, !__atomic_load_n(&wait->done, __ATOMIC_ACQUIRE));
     return wait->status ? -1 : 0;
 }
 
 int ucx_am_wait_acks(struct transport_worker *w)
 {
-    unsigned spins = 0;
-    while (__atomic_load_n(&w->am_unacked, __ATOMIC_ACQUIRE))
-        ucx_wait_step(w, &spins);
+    UCX_WAIT_WHILE(w, __atomic_load_n(&w->am_unacked, __ATOMIC_ACQUIRE));
     return 0;
 }
 

@@ -12,15 +12,17 @@
 
 #define UCX_MAX_REGIONS 64
 #define UCX_BLOB_MAX 4096
+#define UCX_FLUSH_BATCH 64 /* endpoint flushes in flight at once */
 
 struct ucx_remote_region {
     uint64_t base;   /* the region's address in the peer's process */
     ucp_rkey_h rkey; /* NULL until first use */
 };
 
+/* 16 bytes per PE of the job; the regions only for PEs this worker reached. */
 struct ucx_peer {
-    ucp_ep_h ep; /* NULL until first use */
-    struct ucx_remote_region regions[UCX_MAX_REGIONS];
+    ucp_ep_h ep;                       /* NULL until first use */
+    struct ucx_remote_region *regions; /* UCX_MAX_REGIONS of them, made with the endpoint */
 };
 
 struct transport_worker {
@@ -28,6 +30,8 @@ struct transport_worker {
     struct transport *t;
     ucp_worker_h worker;
     struct ucx_peer *peers;
+    int *connected;               /* the PEs with an endpoint here, in the order they were made */
+    size_t n_connected;           /* grows under connect_lock; read without it */
     pthread_mutex_t connect_lock; /* endpoints and keys are made once, by one thread */
     struct transport_worker *next;
     /* Non-blocking puts and gets still in flight, kept until transport_flush completes them.
@@ -40,6 +44,22 @@ struct transport_worker {
     pthread_mutex_t pending_lock;
     /* Active-message puts sent and not yet acknowledged by their targets. */
     uint64_t am_unacked;
+    int thread_safe;
+    int idle; /* its context was destroyed: kept, with its connections, for the next one */
+};
+
+/* The progress thread (ucx_progress.c): serves what peers send this PE while none of its own
+ * threads is in a wait, which would serve it anyway. */
+struct ucx_progress {
+    pthread_t thread;
+    int running;
+    int stop;                 /* set by transport_fini, with stop_fd written */
+    int stop_fd;              /* an eventfd beside the worker's event descriptor */
+    unsigned interval_us; /* how often it looks again while the PE's threads wait */
+    /* Waits of this PE's threads, which progress the worker themselves: the low half counts
+     * those under way, the high half those ever begun (so a look tells whether any began
+     * since the last look). */
+    uint64_t waits;
 };
 
 /* A peer's key of a region, as handed over by the layer above (not published). */
@@ -57,10 +77,7 @@ struct transport {
     const struct transport_target_ops *target_ops;
     struct transport_worker *workers; /* the default worker first */
     pthread_mutex_t workers_lock;
-    pthread_t progress_thread;
-    int progress_running;
-    volatile int progress_stop;
-    unsigned progress_interval_us;
+    struct ucx_progress progress;
 };
 
 int ucx_fail(const char *what, ucs_status_t status);
@@ -68,6 +85,19 @@ int ucx_fail(const char *what, ucs_status_t status);
  * worker too, which serves the requests peers send this PE (whoever waits on a peer must keep
  * answering it, or two PEs waiting on each other hang); yields the core after a short spin. */
 void ucx_wait_step(struct transport_worker *w, unsigned *spins);
+/* Loops while cond holds, stepping ucx_wait_step on w; counts as a wait for the progress thread. */
+#define UCX_WAIT_WHILE(w, cond)                                                                    \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            break;                                                                                 \
+        unsigned spins_ = 0;                                                                       \
+        transport_wait_enter((w)->t);                                                              \
+        while (cond)                                                                               \
+            ucx_wait_step((w), &spins_);                                                           \
+        transport_wait_leave((w)->t);                                                              \
+    } while (0)
+/* Stops the progress thread, if it runs (before the workers go). */
+void ucx_progress_stop(struct transport *t);
 /* Waits for a request returned by a _nbx call, progressing the worker meanwhile. */
 int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what);
 /* Counts an operation that only a flush completes, once it is issued. */

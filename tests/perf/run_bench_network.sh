@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The network path: the RMA, atomic and collective benchmarks on two PEs, one on each of two Slurm
+# nodes (a throwaway cluster on this host, tests/cluster/slurm_nodes.sh), built with Strata and
+# with Open MPI's OSHMEM and run alternately under `srun --mpi=pmix`, UCX between the nodes over
+# the transports in UCX_TLS (tcp,self unless set). Each figure is printed beside UCX's own floor
+# between the same two nodes, measured in the same run with ucx_perftest (both sides active):
+# the active-message round trip for times, 1 MiB active-message bandwidth for bandwidths.
+# Ends with one machine-readable line "BENCH {...}".
+# Usage: run_bench_network.sh BUILDDIR SRCDIR [RUNS]
+set -u
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+runs=${3:-5}
+work=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-net.XXXXXX")
+# munged wants every directory above its socket open to all.
+chmod 755 "$work"
+cluster=$work/cluster
+export UCX_TLS=${UCX_TLS:-tcp,self}
+trap 'bash "$src/tests/cluster/slurm_nodes.sh" stop "$cluster"; rm -rf "$work"' EXIT
+benches="rma_latency amo_latency coll_latency"
+. "$src/tests/perf/bench_lib.sh"
+bench_lib_init
+
+for tool in srun slurmd ucx_perftest; do
+    command -v "$tool" >/dev/null || {
+        echo "SKIPPED: $tool not installed (slurmd slurmctld slurm-client munge ucx-utils)"
+        exit 0
+    }
+done
+bash "$src/tests/cluster/slurm_nodes.sh" start "$cluster" || exit 1
+export SLURM_CONF=$cluster/slurm.conf
+for b in $benches; do
+    build_both "$src/tests/perf/$b.c" "$b"
+done
+
+run_net() { # run_net PROGRAM: one PE on each node; only its "name value" lines (not UCX's)
+    timeout 300 srun --mpi=pmix -N 2 -n 2 "$1" 2>/dev/null | grep -E '^[A-Za-z][A-Za-z0-9_]* [-0-9.e+]+$'
+}
+# Open MPI's OSHMEM segfaults in its own finalize unless its one-sided layer is UCX.
+run_net_ompi() { OMPI_MCA_osc=ucx run_net "$1"; }
+
+# perftest NAME TEST SIZE ITERS FIELD: ucx_perftest's final figure (FIELD of its "Final:" line),
+# server on n1, client on n2.
+perftest_port=$((20000 + RANDOM % 20000))
+perftest() {
+    local name=$1 test=$2 size=$3 iters=$4 field=$5
+    perftest_port=$((perftest_port + 1))
+    srun -N 1 -w n1 timeout 60 ucx_perftest -p "$perftest_port" >/dev/null 2>&1 &
+    local server=$!
+    local value=""
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        sleep 0.3
+        value=$(srun -N 1 -w n2 timeout 60 ucx_perftest 127.0.0.1 -p "$perftest_port" -t "$test" \
+            -s "$size" -n "$iters" 2>/dev/null | awk -v f="$field" '/^Final:/ {print $f}')
+        [ -n "$value" ] && break
+    done
+    wait "$server" 2>/dev/null
+    [ -n "$value" ] && echo "$name $value"
+}
+
+for i in $(seq "$runs"); do
+    perftest am_lat_us ucp_am_lat 8 20000 5 >>"$work/limits.txt"
+    perftest am_bw_1MiB_MBps ucp_am_bw 1048576 500 6 >>"$work/limits.txt"
+done
+# Alternate the two implementations so that machine noise hits both alike.
+for b in $benches; do
+    for i in $(seq "$runs"); do
+        run_net "$work/$b.strata" >>"$work/strata.txt"
+        [ "$have_ompi" = 1 ] && run_net_ompi "$work/$b.ompi" >>"$work/ompi.txt"
+    done
+done
+
+bw_limit=$(median am_bw_1MiB_MBps "$work/limits.txt")
+one_way_us=$(median am_lat_us "$work/limits.txt")
+round_trip_us=$(awk -v t="$one_way_us" 'BEGIN {if (t != "") printf "%.3f", 2 * t}')
+round_trip_ns=$(awk -v t="$one_way_us" 'BEGIN {if (t != "") printf "%.1f", 2000 * t}')
+echo "UCX between the nodes (UCX_TLS=$UCX_TLS): active-message round trip ${round_trip_us} us," \
+    "1 MiB bandwidth ${bw_limit} MB/s"
+printf '%-28s %12s %12s %9s %12s %9s\n' "figure" "Strata" "UCX floor" "/floor" "Open MPI" "/OpenMPI"
+json="\"ucx_tls\": \"$UCX_TLS\", \"am_round_trip_us\": $(json_num "$round_trip_us"), \"am_bw_1MiB_MBps\": $(json_num "$bw_limit")"
+for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
+    ours=$(median "$metric" "$work/strata.txt")
+    theirs=$(median "$metric" "$work/ompi.txt")
+    case "$metric" in
+    *_MBps) limit=$bw_limit ;;
+    *_ns) limit=$round_trip_ns ;;
+    *_us) limit=$round_trip_us ;;
+    *) limit="" ;;
+    esac
+    to_limit=$(ratio "$ours" "$limit")
+    to_ompi=$(ratio "$ours" "$theirs")
+    printf '%-28s %12s %12s %9s %12s %9s\n' "$metric" "$ours" "${limit:--}" "$to_limit" "${theirs:--}" "$to_ompi"
+    json="$json, \"$metric\": {\"strata\": $ours, \"floor\": $(json_num "$limit"), \"to_floor\": $(json_num "$to_limit"), \"openmpi\": $(json_num "$theirs"), \"to_openmpi\": $(json_num "$to_ompi")}"
+done
+echo "BENCH {$json}"

@@ -1,0 +1,139 @@
+/* The progress thread. Over TCP, and for memory UCX did not allocate, puts, gets and atomics are
+ * performed by the target's progress engine, so a PE busy computing would stall every peer that
+ * reaches it. This thread serves them, and stays out of the way otherwise:
+ * - while the PE's own threads keep waiting on peers (and so progress the worker themselves), it
+ *   does not touch the worker: it looks again after a pause that grows while they stay busy.
+ *   Two threads progressing one worker only fight for its lock, and on a core shared by
+ *   several PEs every wake-up of this thread is taken from one of them;
+ * - once a whole pause has passed without a wait, it progresses the default worker until
+ *   nothing is left, arms the worker's event descriptor and sleeps on it, so a request from a
+ *   peer is served when it arrives, not at the next poll, until the PE waits again. */
+#include "ucx_internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UCX_WAIT_BEGUN (UINT64_C(1) << 32) /* one wait ever begun, in ucx_progress.waits */
+#define UCX_WAITS_UNDER_WAY(waits) ((uint32_t)(waits))
+#define UCX_PAUSE_GROWTH_MAX 16 /* the longest pause, in intervals */
+
+void transport_wait_enter(struct transport *t)
+{
+    __atomic_add_fetch(&t->progress.waits, UCX_WAIT_BEGUN + 1, __ATOMIC_ACQ_REL);
+}
+
+void transport_wait_leave(struct transport *t)
+{
+    __atomic_sub_fetch(&t->progress.waits, 1, __ATOMIC_ACQ_REL);
+}
+
+void transport_progress(struct transport_worker *w)
+{
+    ucp_worker_progress(w->worker);
+}
+
+static int ucx_progress_stopping(const struct ucx_progress *p)
+{
+    return __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE);
+}
+
+static void ucx_progress_pause(unsigned us)
+{
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = (long)us * 1000};
+    nanosleep(&pause, NULL);
+}
+
+/* Sleeps until the worker has an event or the thread is stopped. Returns 0, or -1 when the
+ * worker cannot be armed (its events then go unseen: the caller polls instead). */
+static int ucx_progress_sleep(struct transport *t, ucp_worker_h worker, int worker_fd)
+{
+    ucs_status_t status = ucp_worker_arm(worker);
+    if (status == UCS_ERR_BUSY)
+        return 0; /* something arrived meanwhile */
+    if (status != UCS_OK)
+        return -1;
+    struct pollfd fds[2] = {{.fd = worker_fd, .events = POLLIN},
+                            {.fd = t->progress.stop_fd, .events = POLLIN}};
+    while (poll(fds, 2, -1) < 0 && errno == EINTR)
+        ;
+    return 0;
+}
+
+/* Serves the worker until one of the PE's threads begins a wait (waits differs from seen), the
+ * thread is stopped, or the worker cannot be slept on. */
+static void ucx_progress_serve(struct transport *t, ucp_worker_h worker, int worker_fd,
+                               uint64_t seen)
+{
+    struct ucx_progress *p = &t->progress;
+    do {
+        while (ucp_worker_progress(worker))
+            ;
+        if (worker_fd < 0 || ucx_progress_sleep(t, worker, worker_fd))
+            return;
+    } while (__atomic_load_n(&p->waits, __ATOMIC_ACQUIRE) == seen && !ucx_progress_stopping(p));
+}
+
+static void *ucx_progress_loop(void *arg)
+{
+    struct transport *t = arg;
+    struct ucx_progress *p = &t->progress;
+    ucp_worker_h worker = t->workers->worker;
+    int worker_fd = -1;
+    if (ucp_worker_get_efd(worker, &worker_fd) != UCS_OK)
+        worker_fd = -1;
+    unsigned pause_us = p->interval_us;
+    uint64_t seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
+    while (!ucx_progress_stopping(p)) {
+        ucx_progress_pause(pause_us);
+        uint64_t waits = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
+        if (waits != seen || UCX_WAITS_UNDER_WAY(waits)) {
+            seen = waits;
+            if (pause_us < p->interval_us * UCX_PAUSE_GROWTH_MAX)
+                pause_us *= 2;
+            continue;
+        }
+        pause_us = p->interval_us;
+        ucx_progress_serve(t, worker, worker_fd, seen);
+        seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
+    }
+    return NULL;
+}
+
+int transport_progress_thread_start(struct transport *t, unsigned interval_us)
+{
+    struct ucx_progress *p = &t->progress;
+    if (p->running)
+        return 0;
+    if (!t->config.thread_safe) {
+        log_error("transport", "a progress thread needs a thread-safe transport");
+        return -1;
+    }
+    p->interval_us = interval_us ? interval_us : 1;
+    p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (p->stop_fd < 0 || pthread_create(&p->thread, NULL, ucx_progress_loop, t)) {
+        if (p->stop_fd >= 0)
+            close(p->stop_fd);
+        p->stop_fd = -1;
+        return -1;
+    }
+    p->running = 1;
+    return 0;
+}
+
+void ucx_progress_stop(struct transport *t)
+{
+    struct ucx_progress *p = &t->progress;
+    if (!p->running)
+        return;
+    __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+    uint64_t one = 1;
+    if (write(p->stop_fd, &one, sizeof(one)) < 0)
+        log_error("transport", "cannot wake the progress thread to stop it");
+    pthread_join(p->thread, NULL);
+    close(p->stop_fd);
+    p->stop_fd = -1;
+    p->running = 0;
+}
