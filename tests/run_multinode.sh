@@ -1,11 +1,8 @@
 #!/usr/bin/env bash
 # The SPMD tests across two nodes: a throwaway two-node Slurm cluster on this host
-# (cluster/slurm_nodes.sh), the SPMD tests on host memory and on device spaces of the test kind
-# under srun on 2, 3 and 4 PEs placed in blocks, the tests that depend on placement again placed
-# cyclically, a few under Open MPI's mpirun with two faked hosts, and the launcher's own cluster
-# tests where there are any. Left to the one-node suite: node peers through UCX (the nodes'
-# traffic goes through UCX here anyway) and the CUDA kind's double (between nodes it takes the
-# owner route that the test kind takes).
+# (cluster/slurm_nodes.sh), the SPMD suite's tests under srun on 2, 3 and 4 PEs placed in blocks,
+# the tests that depend on placement again placed cyclically, a few under Open MPI's mpirun with
+# two faked hosts, and the launcher's own cluster tests where there are any.
 # Usage: run_multinode.sh BUILDDIR SRCDIR. Ends with "N passed, N failed"; where this host cannot
 # run the cluster it says "SKIPPED: why" and "0 passed, 0 failed".
 set -u
@@ -45,9 +42,9 @@ placed() {
 placed srun block
 min_pes=2
 spmd_tests
+spmd_via_ucx_tests
 spmd_device_tests
-run "spmd/ptr_access -np 4 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 4 \
-    "$build/tests/spmd/ptr_access"
+spmd_cuda_tests
 # Node peers that are not neighbours in world order.
 placed srun cyclic
 for t in team ptr_access coll; do

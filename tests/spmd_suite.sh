@@ -145,10 +145,12 @@ spmd_cuda_tests() {
         run "spmd/spaces_device -np $np, CUDA on every PE" "${with_cuda[@]}" \
             STRATA_TEST_GPU_PES=0-$((np - 1)) "${launch[@]}" "$np" "$build/tests/spmd/spaces_device"
     done
-    run "spmd/spaces_device -np 4, CUDA on PEs 0,2" "${with_cuda[@]}" SHMEM_DEVICE_MAP=0,-,0,- \
-        STRATA_TEST_GPU_PES=0,2 "${launch[@]}" 4 "$build/tests/spmd/spaces_device"
-    run "spmd/spaces_device -np 4, CUDA on PEs 1-3, no progress thread" "${with_cuda[@]}" \
-        SHMEM_DEVICE_MAP=-,0,0,0 STRATA_TEST_GPU_PES=1-3 SHMEM_PROGRESS_THREAD=0 "${launch[@]}" 4 \
+    # The maps give devices by local rank: the test works out which PEs have one from the
+    # placement (on one node PEs 0,2 and 1-3).
+    run "spmd/spaces_device -np 4, CUDA map 0,-,0,-" "${with_cuda[@]}" SHMEM_DEVICE_MAP=0,-,0,- \
+        "${launch[@]}" 4 "$build/tests/spmd/spaces_device"
+    run "spmd/spaces_device -np 4, CUDA map -,0,0,0, no progress thread" "${with_cuda[@]}" \
+        SHMEM_DEVICE_MAP=-,0,0,0 SHMEM_PROGRESS_THREAD=0 "${launch[@]}" 4 \
         "$build/tests/spmd/spaces_device"
     run "spmd/spaces_device -np 3, CUDA via UCX (owner route)" "${with_cuda[@]}" \
         SHMEM_NODE_DIRECT=0 STRATA_TEST_GPU_PES=0-2 "${launch[@]}" 3 \

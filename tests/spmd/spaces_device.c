@@ -23,16 +23,33 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Whether world PE pe has a device: listed in SHMEM_TEST_DEVICE_PES, or else in
- * STRATA_TEST_GPU_PES ("0,2" or ranges "1-3"). */
+/* Whether world PE pe has a device: listed in SHMEM_TEST_DEVICE_PES, or given one by
+ * SHMEM_DEVICE_MAP, or else listed in STRATA_TEST_GPU_PES ("0,2" or ranges "1-3"). */
 static int test_device(void)
 {
     const char *list = getenv("SHMEM_TEST_DEVICE_PES");
     return list && *list;
 }
 
+/* SHMEM_DEVICE_MAP names a device or "-" per local rank: PE pe's local rank is the number of PEs
+ * before it on its node, as the launcher placed them. */
+static int mapped(const char *map, int pe)
+{
+    int local_rank = 0;
+    for (int q = 0; q < pe; q++)
+        local_rank += check_node_of(q) == check_node_of(pe);
+    for (; local_rank > 0 && map; local_rank--) {
+        map = strchr(map, ',');
+        map = map ? map + 1 : NULL;
+    }
+    return map && *map && *map != '-' && *map != ',';
+}
+
 static int listed(int pe)
 {
+    const char *map = getenv("SHMEM_DEVICE_MAP");
+    if (map && *map && !test_device())
+        return mapped(map, pe);
     const char *list = getenv("SHMEM_TEST_DEVICE_PES");
     if (!list || !*list)
         list = getenv("STRATA_TEST_GPU_PES");
