@@ -133,6 +133,15 @@ int boot_put(const char *key, const void *data, size_t len)
     return PMIx_Put(PMIX_GLOBAL, key, &value) == PMIX_SUCCESS ? 0 : -1;
 }
 
+/* Every fence collects data: Slurm 22.05 completes a fence without PMIX_COLLECT_DATA at once on
+ * a node whose PEs have all arrived, without waiting for the other nodes (seen with srun -N 2), so
+ * only a collecting fence is a barrier of the whole job under every engine. */
+static void boot_fence_info(pmix_info_t *info)
+{
+    bool collect = true;
+    PMIX_INFO_LOAD(info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+}
+
 int boot_fence(void)
 {
     if (!boot_connected)
@@ -140,8 +149,7 @@ int boot_fence(void)
     if (PMIx_Commit() != PMIX_SUCCESS)
         return -1;
     pmix_info_t info;
-    bool collect = true;
-    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    boot_fence_info(&info);
     pmix_status_t rc = PMIx_Fence(NULL, 0, &info, 1);
     PMIX_INFO_DESTRUCT(&info);
     if (rc != PMIX_SUCCESS)
@@ -166,7 +174,9 @@ int boot_fence_progressing(void (*progress)(void *), void *arg)
     if (!boot_connected)
         return 0;
     struct boot_fence_wait wait = {0, PMIX_SUCCESS};
-    pmix_status_t rc = PMIx_Fence_nb(NULL, 0, NULL, 0, boot_fence_done, &wait);
+    pmix_info_t info;
+    boot_fence_info(&info);
+    pmix_status_t rc = PMIx_Fence_nb(NULL, 0, &info, 1, boot_fence_done, &wait);
     unsigned spins = 0;
     while (rc == PMIX_SUCCESS && !__atomic_load_n(&wait.done, __ATOMIC_ACQUIRE)) {
         progress(arg);
