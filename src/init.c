@@ -447,7 +447,9 @@ void shmem_finalize(void)
         return;
     /* Every PE's operations have completed at their targets before anyone tears down, so no PE
      * waits on a peer that has already gone. A peer's flush may need this PE's transport to
-     * progress (software-emulated operations, over TCP): the fence keeps progressing it. */
+     * progress (software-emulated operations, over TCP): the fence keeps progressing it. A peer
+     * leaves only once this PE is in the fence, so its end from then on is no death. */
+    boot_leaving();
     if (rt.transport) {
         transport_flush(rt.worker, -1);
         boot_fence_progressing(finalize_progress, rt.worker);

@@ -34,7 +34,7 @@ run() {
 shm_before=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
 tmp_before=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
 
-for t in test_heap test_knobs test_registry test_routes test_amo_routing; do
+for t in test_heap test_knobs test_registry test_routes test_amo_routing test_boot_event; do
     run "unit/$t" "$build/tests/unit/$t"
 done
 cuda_double="$build/tests/cuda/.libs/libcuda_double.so"

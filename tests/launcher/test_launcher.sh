@@ -106,6 +106,13 @@ expect "start_pes program returning from main" 0 "(rank|PE) 1 of 2 ok" 2 legacy
 expect "PE 1 returns without shmem_finalize" 1 \
     "^oshrun: PE 1 exited without calling shmem_finalize \(status 0\)$" 2 return 1
 
+# An engine that reports a PE's end as a PMIx event (PRRTE does; oshrun, Slurm 22.05 and Open MPI
+# 4.1 send none): a death makes the PE that hears of it leave at once, naming the dead PE; a
+# normal end with status 0 does not. The event is delivered to PE 1 by PE 1 itself.
+expect "a reported death: the PE that hears of it names the dead PE and leaves" 1 \
+    "PE 2 died \(killed by a signal, status 11\); leaving the job$" 3 notify_death 1
+expect "a reported end with status 0 is no death" 0 "(rank|PE) 1 of 3 ok" 3 notify_end 1
+
 # A program that never talks to the PMIx server has nothing to finalize.
 timeout -k 3 12 "$oshrun" -np 2 /bin/sh -c 'exit 0' "$marker" >"$out" 2>&1
 rc=$?
