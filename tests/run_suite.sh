@@ -181,6 +181,8 @@ run "README knob table matches oshinfo" bash -c \
     "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,/^\$/p' '$src/README.md' | sed '/^\$/d')"
 run "errors" bash "$src/tests/spmd/errors.sh" "$oshrun" "$build/tests/spmd/errors"
 run "launcher" bash "$src/tests/launcher/test_launcher.sh" "$oshrun" "$build/tests/launcher/behave"
+run "launcher hand-off to engines" bash "$src/tests/launcher/test_engines.sh" "$oshrun" \
+    "$build/tests/launcher/behave"
 if [ "$(id -u)" = 0 ]; then
     run "launcher security" bash "$src/tests/launcher/test_security.sh" "$oshrun" \
         "$build/tests/launcher/behave" "$build/tests/launcher/intruder"
