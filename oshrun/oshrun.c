@@ -556,7 +556,7 @@ static void janitor_tell(int rank, pid_t pid)
     }
 }
 
-/* Ours plus SHMEM_LAUNCHER plus what PMIx adds (server address, namespace, rank). */
+/* Ours (SHMEM_LAUNCHER=oshrun included) plus what PMIx adds (server address, namespace, rank). */
 static char **child_environment(int rank)
 {
     extern char **environ;
@@ -564,10 +564,9 @@ static char **child_environment(int rank)
     while (environ[n])
         n++;
     /* setup_fork may reallocate the array: it must be malloc'd, as must each string. */
-    char **env = calloc(n + 2, sizeof(char *));
+    char **env = calloc(n + 1, sizeof(char *));
     for (size_t i = 0; i < n; i++)
         env[i] = strdup(environ[i]);
-    env[n] = strdup("SHMEM_LAUNCHER=oshrun");
     pmix_proc_t proc;
     PMIX_LOAD_PROCID(&proc, job.nspace, (pmix_rank_t)rank);
     if (PMIx_server_setup_fork(&proc, &env) != PMIX_SUCCESS)
@@ -956,6 +955,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     parse_args(argc, argv, &opts);
     handoff(&opts);
+    /* The PEs' library leaves it to oshrun to name a PE that exits without shmem_finalize. */
+    setenv("SHMEM_LAUNCHER", "oshrun", 1);
     long limit = timeout_knob();
     name_job();
     job.pes = calloc((size_t)job.np, sizeof(*job.pes));

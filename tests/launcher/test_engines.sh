@@ -247,6 +247,8 @@ if command -v mpirun >/dev/null; then
     mpirun_real "2 PEs" 0 "(rank|PE) 1 of 2 ok" ok
     mpirun_real "shmem_global_exit(7) on PE 1 ends the job with 7" 7 "" abort 1 7
     mpirun_real "PE 1 killed by SIGSEGV: named, status 139" 139 "rank 1 .*signal 11" segv 1
+    mpirun_real "PE 1 returns from main without shmem_finalize" 1 \
+        "PE 1 .*exited with status 0 without calling shmem_finalize" return 1
 else
     echo "SKIP: real mpirun (not installed: openmpi-bin)"
 fi
