@@ -7,7 +7,9 @@
  * in shmem_finalize's process-manager fence for it, and gate, where every PE waits for FILE to
  * exist, then creates a space, prints "PE i of n ok" and finalizes. notify_death and notify_end
  * deliver to PE R, as an engine would, the event that the next PE was killed by SIGSEGV, or
- * that it ended with status 0 (PE R then goes on, prints "PE i of n ok" and finalizes). */
+ * that it ended with status 0 (PE R then goes on, prints "PE i of n ok" and finalizes). PE R
+ * says when it misbehaves ("PE R misbehaves at SECONDS", the real-time clock), so that a test can
+ * time how long the job takes to end after it. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Sleeps in short steps so a killed PE goes away at once. */
@@ -76,9 +79,17 @@ static void gate(const char *file, int me)
     }
 }
 
+static void say_when(int me)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    fprintf(stderr, "PE %d misbehaves at %ld.%09ld\n", me, (long)now.tv_sec, now.tv_nsec);
+}
+
 /* Misbehaviours after shmem_init; returns only for a mode that is not one of them. */
 static void misbehave(const char *mode, int me, int code)
 {
+    say_when(me);
     if (!strcmp(mode, "segv") || !strcmp(mode, "space_segv"))
         raise(SIGSEGV);
     if (!strcmp(mode, "exit"))
@@ -144,8 +155,10 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 0;
     }
-    if (me == rank && !strcmp(mode, "return"))
+    if (me == rank && !strcmp(mode, "return")) {
+        say_when(me);
         return 0; /* without shmem_finalize */
+    }
     if (me == rank)
         misbehave(mode, me, code);
     if (!strcmp(mode, "lost_segv")) {
