@@ -149,8 +149,8 @@ translated "SHMEM_LAUNCHER=srun chooses srun without an allocation" "$sr" \
 translated "SHMEM_LAUNCHER=mpirun chooses mpirun on this host" "$mp" \
     "-n|2|--host|localhost:4|-x|SHMEM_LAUNCHER|$prog" "$all" SHMEM_LAUNCHER=mpirun -- \
     --host localhost:4 -np 2 "$prog"
-translated "SHMEM_LAUNCHER=mpirun in a Slurm allocation" "$mp" "-n|2|-x|SHMEM_LAUNCHER|$prog" "$all" \
-    SHMEM_LAUNCHER=mpirun SLURM_JOB_ID=5 SLURM_NNODES=2 -- -np 2 "$prog"
+translated "SHMEM_LAUNCHER=mpirun in a Slurm allocation" "$mp" "-n|2|-x|SHMEM_LAUNCHER|$prog" \
+    "$all" SHMEM_LAUNCHER=mpirun SLURM_JOB_ID=5 SLURM_NNODES=2 -- -np 2 "$prog"
 translated "outside an allocation srun is the last resort" "$sr" \
     "--mpi=pmix|--kill-on-bad-exit=1|--export=ALL|-n|2|--nodelist=a,b|$prog" "$sr" -- \
     --host a,b -np 2 "$prog"
@@ -164,8 +164,8 @@ stays() { # stays NAME PATH [VAR=VALUE...] -- ARGS...
     local rc=$? line
     first=()
     line=$(cat "$out")
-    [ "$rc" = 0 ] && [ "$line" = "# 2 PEs on this node under oshrun's own PMIx server: $prog ok" ] &&
-        [ -z "$(engine_args)" ]
+    local want="# 2 PEs on this node under oshrun's own PMIx server: $prog ok"
+    [ "$rc" = 0 ] && [ "$line" = "$want" ] && [ -z "$(engine_args)" ]
     check "$name" $? "status $rc, printed '$line'"
 }
 stays "a 1-node Slurm allocation stays here" "$all" SLURM_JOB_ID=5 SLURM_NNODES=1 -- -np 2 \
