@@ -23,8 +23,10 @@ void log_fatal_handler_set(log_fatal_fn handler)
 }
 
 /* Every line carries the PE, host, pid and time, so lines from all PEs of a job can be told
- * apart; it is written with one write(2), so lines of several PEs never interleave. */
-static void log_line(const char *tag, const char *routine, const char *fmt, va_list args)
+ * apart; it is written with one write(2), so lines of several PEs never interleave. The
+ * program's buffered output goes first, unless flush_stdout is 0. */
+static void log_line(const char *tag, const char *routine, int flush_stdout, const char *fmt,
+                     va_list args)
 {
     char host[64] = "", line[2048], pe[16] = "?"; /* unknown before shmem_init */
     if (log_pe >= 0)
@@ -39,7 +41,8 @@ static void log_line(const char *tag, const char *routine, const char *fmt, va_l
     if (len > (int)sizeof(line) - 2)
         len = (int)sizeof(line) - 2;
     line[len++] = '\n';
-    fflush(stdout);
+    if (flush_stdout)
+        fflush(stdout);
     if (write(STDERR_FILENO, line, (size_t)len) < 0)
         return; /* nowhere left to report to */
 }
@@ -48,13 +51,13 @@ void log_event(const char *routine, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    log_line(" log", routine, fmt, args);
+    log_line(" log", routine, 1, fmt, args);
     va_end(args);
 }
 
 void log_verror(const char *routine, const char *fmt, va_list args)
 {
-    log_line("", routine, fmt, args);
+    log_line("", routine, 1, fmt, args);
 }
 
 void log_error(const char *routine, const char *fmt, ...)
@@ -62,6 +65,14 @@ void log_error(const char *routine, const char *fmt, ...)
     va_list args;
     va_start(args, fmt);
     log_verror(routine, fmt, args);
+    va_end(args);
+}
+
+void log_error_nowait(const char *routine, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    log_line("", routine, 0, fmt, args);
     va_end(args);
 }
 

@@ -43,6 +43,10 @@ void log_event(const char *routine, const char *fmt, ...) __attribute__((format(
 /* Reports a misuse or a failure in routine (or component) on this PE. */
 void log_verror(const char *routine, const char *fmt, va_list args);
 void log_error(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* log_error for a thread that must not wait for the program's stdout (its lock may be held by a
+ * thread blocked in a write): the program's buffered output is not flushed first. */
+void log_error_nowait(const char *routine, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Reports, then ends the whole job (a state the program cannot continue from). */
 void log_fatal(const char *routine, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));

@@ -34,6 +34,7 @@
 
 /* The abort message prefix by which a PE says its abort is a consequence of a lost peer. */
 #include "../src/bootstrap/boot.h"
+#include "oshrun.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "(unknown version)"
@@ -86,16 +87,19 @@ static atomic_int first_primary_abort = -1, first_lost_peer_abort = -1;
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: oshrun [-np N] [--host H1,H2 | --hostfile F] program [args...]\n"
-                 "  -np, -n, --np N   number of PEs (default 1)\n"
-                 "  --host, -H LIST   hosts for a multi-node job (handed to srun/prterun/mpirun)\n"
-                 "  --hostfile FILE   host file for a multi-node job\n"
-                 "  -h, --help        this text;  --version  the version\n"
-                 "Environment: SHMEM_OSHRUN_TIMEOUT=S ends the job after S seconds (status "
-                 "124).\n");
+    fprintf(out,
+            "usage: oshrun [-np N] [--host H1,H2 | --hostfile F] [--dry-run] program [args...]\n"
+            "  -np, -n, --np N   number of PEs (default 1)\n"
+            "  --host, -H LIST   hosts for a multi-node job (handed to srun/prterun/mpirun)\n"
+            "  --hostfile FILE   host file for a multi-node job\n"
+            "  --dry-run         print the command that would run the job, run nothing\n"
+            "  -h, --help        this text;  --version  the version\n"
+            "Environment: SHMEM_LAUNCHER=srun|prterun|mpirun hands the job to that engine,\n"
+            "SHMEM_LAUNCHER=oshrun keeps it on this node; SHMEM_OSHRUN_TIMEOUT=S ends a job\n"
+            "on this node after S seconds (status 124).\n");
 }
 
-static void die_usage(const char *fmt, const char *arg)
+void die_usage(const char *fmt, const char *arg)
 {
     fprintf(stderr, "oshrun: ");
     fprintf(stderr, fmt, arg);
@@ -103,7 +107,7 @@ static void die_usage(const char *fmt, const char *arg)
     exit(2);
 }
 
-static void die(const char *fmt, const char *arg)
+void die(const char *fmt, const char *arg)
 {
     fprintf(stderr, "oshrun: ");
     fprintf(stderr, fmt, arg);
@@ -127,8 +131,7 @@ static int is_executable_file(const char *path)
     return !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, X_OK);
 }
 
-/* Searches PATH like execvp; 0 when not found. */
-static int search_path(const char *name, char *out)
+int search_path(const char *name, char *out)
 {
     const char *path = getenv("PATH");
     char dirs[8192];
@@ -157,11 +160,6 @@ static void resolve_program(const char *name, char *out)
         die("program '%s' is not an executable file", out);
 }
 
-struct options {
-    const char *hosts;
-    const char *hostfile;
-};
-
 /* Takes the value of option argv[*i], or stops with a usage error. */
 static const char *option_value(int argc, char **argv, int *i, const char *what)
 {
@@ -170,7 +168,7 @@ static const char *option_value(int argc, char **argv, int *i, const char *what)
     return argv[++*i];
 }
 
-static void parse_args(int argc, char **argv, struct options *opts)
+static void parse_args(int argc, char **argv, struct handoff_job *opts)
 {
     job.np = 1;
     int i = 1;
@@ -182,6 +180,8 @@ static void parse_args(int argc, char **argv, struct options *opts)
             opts->hosts = option_value(argc, argv, &i, "%s needs a host list");
         } else if (!strcmp(a, "--hostfile")) {
             opts->hostfile = option_value(argc, argv, &i, "%s needs a file");
+        } else if (!strcmp(a, "--dry-run")) {
+            opts->dry_run = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             exit(0);
@@ -199,91 +199,9 @@ static void parse_args(int argc, char **argv, struct options *opts)
         die_usage("%s", "no program given");
     job.argv = &argv[i];
     resolve_program(argv[i], job.program);
-}
-
-/* ---- Multi-node hand-off ---- */
-
-static int host_is_local(const char *host)
-{
-    return !strcmp(host, "localhost") || !strcmp(host, "127.0.0.1") || !strcmp(host, job.hostname);
-}
-
-/* "h1,h2:4,...": any host that is not this one makes it a multi-node job. */
-static int host_list_is_local(const char *hosts)
-{
-    char list[4096];
-    snprintf(list, sizeof(list), "%s", hosts);
-    for (char *save, *h = strtok_r(list, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
-        h[strcspn(h, ":")] = '\0'; /* host:slots */
-        if (!host_is_local(h))
-            return 0;
-    }
-    return 1;
-}
-
-/* Host file lines are "host [slots=N]" or "host:N"; '#' starts a comment. */
-static int host_file_is_local(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        die("cannot read host file '%s'", path);
-    char line[1024];
-    int local = 1;
-    while (local && fgets(line, sizeof(line), f)) {
-        line[strcspn(line, "#")] = '\0';
-        char *host = line + strspn(line, " \t\r\n");
-        host[strcspn(host, " \t\r\n:")] = '\0';
-        if (*host && !host_is_local(host))
-            local = 0;
-    }
-    fclose(f);
-    return local;
-}
-
-static int needs_other_nodes(const struct options *opts)
-{
-    if (opts->hosts && !host_list_is_local(opts->hosts))
-        return 1;
-    if (opts->hostfile && !host_file_is_local(opts->hostfile))
-        return 1;
-    const char *nodes = getenv("SLURM_NNODES");
-    return getenv("SLURM_JOB_ID") && nodes && atoi(nodes) > 1;
-}
-
-/* Replaces oshrun by the engine that can start PEs on other nodes; the environment passes on. */
-static void hand_off(const struct options *opts)
-{
-    char np[16], found[PATH_MAX];
-    snprintf(np, sizeof(np), "%d", job.np);
-    char *args[64];
-    int n = 0;
-    /* srun only knows the nodes of its own allocation. */
-    if (getenv("SLURM_JOB_ID") && search_path("srun", found)) {
-        args[n++] = "srun";
-        args[n++] = "--mpi=pmix";
-    } else if (search_path("prterun", found)) {
-        args[n++] = "prterun";
-    } else if (search_path("mpirun", found)) {
-        args[n++] = "mpirun";
-    } else {
-        die("%s", "a multi-node job needs srun (Slurm), prterun or mpirun in PATH");
-    }
-    args[n++] = "-n";
-    args[n++] = np;
-    if (opts->hosts && strcmp(args[0], "srun")) {
-        args[n++] = "--host";
-        args[n++] = (char *)opts->hosts;
-    }
-    if (opts->hostfile && strcmp(args[0], "srun")) {
-        args[n++] = "--hostfile";
-        args[n++] = (char *)opts->hostfile;
-    }
-    for (char **a = job.argv; *a && n < 63; a++)
-        args[n++] = *a;
-    args[n] = NULL;
-    execv(found, args);
-    fprintf(stderr, "oshrun: cannot run %s: %s\n", found, strerror(errno));
-    exit(1);
+    opts->np = job.np;
+    opts->argv = job.argv;
+    opts->hostname = job.hostname;
 }
 
 /* ---- PMIx server upcalls (called on the PMIx progress thread) ---- */
@@ -638,7 +556,7 @@ static void janitor_tell(int rank, pid_t pid)
     }
 }
 
-/* Ours plus SHMEM_LAUNCHER plus what PMIx adds (server address, namespace, rank). */
+/* Ours (SHMEM_LAUNCHER=oshrun included) plus what PMIx adds (server address, namespace, rank). */
 static char **child_environment(int rank)
 {
     extern char **environ;
@@ -646,10 +564,9 @@ static char **child_environment(int rank)
     while (environ[n])
         n++;
     /* setup_fork may reallocate the array: it must be malloc'd, as must each string. */
-    char **env = calloc(n + 2, sizeof(char *));
+    char **env = calloc(n + 1, sizeof(char *));
     for (size_t i = 0; i < n; i++)
         env[i] = strdup(environ[i]);
-    env[n] = strdup("SHMEM_LAUNCHER=oshrun");
     pmix_proc_t proc;
     PMIX_LOAD_PROCID(&proc, job.nspace, (pmix_rank_t)rank);
     if (PMIx_server_setup_fork(&proc, &env) != PMIX_SUCCESS)
@@ -1032,13 +949,14 @@ static void name_job(void)
 
 int main(int argc, char **argv)
 {
-    struct options opts = {0};
+    struct handoff_job opts = {0};
     gethostname(job.hostname, sizeof(job.hostname) - 1);
     /* A closed output pipe (oshrun ... | head) must not kill the launcher. */
     signal(SIGPIPE, SIG_IGN);
     parse_args(argc, argv, &opts);
-    if (needs_other_nodes(&opts))
-        hand_off(&opts);
+    handoff(&opts);
+    /* The PEs' library leaves it to oshrun to name a PE that exits without shmem_finalize. */
+    setenv("SHMEM_LAUNCHER", "oshrun", 1);
     long limit = timeout_knob();
     name_job();
     job.pes = calloc((size_t)job.np, sizeof(*job.pes));

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct runtime rt;
 struct strata_ctx strata_default_ctx = {.worker = CTX_WORKER_UNINITIALIZED};
@@ -387,6 +388,34 @@ void runtime_report_uninit(const char *routine)
     log_fatal(routine, "called before shmem_init (or after the last shmem_finalize)");
 }
 
+/* ---- Leaving without shmem_finalize ----
+ * A PE that ends (exit, or a return from main) between shmem_init and shmem_finalize leaves its
+ * peers waiting for it in their next collective. oshrun sees such an exit itself and names it;
+ * other process managers may not (srun across nodes lets the others wait for ever), so there
+ * the PE ends the job on its way out, with its exit status (1 for 0: the job failed). */
+static pid_t init_pid; /* a child forked by the program that exits is not the PE */
+
+static void init_on_exit(int status, void *arg)
+{
+    (void)arg;
+    if (rt.init_count <= 0 || getpid() != init_pid)
+        return;
+    log_error("exit", "exited with status %d without calling shmem_finalize; ending the job",
+              status);
+    boot_abort(status ? status : 1, "Strata: a PE exited without calling shmem_finalize");
+}
+
+static void init_watch_exit(void)
+{
+    static int registered;
+    const char *launcher = getenv("SHMEM_LAUNCHER");
+    init_pid = getpid();
+    if (registered || rt.boot.singleton || (launcher && !strcmp(launcher, "oshrun")))
+        return;
+    registered = 1;
+    on_exit(init_on_exit, NULL);
+}
+
 static void runtime_start(int requested)
 {
     log_fatal_handler_set(boot_abort);
@@ -406,6 +435,7 @@ static void runtime_start(int requested)
     if (runtime_progress_start())
         init_fatal("cannot start the progress thread");
     rt.init_count = 1;
+    init_watch_exit();
     rt.barrier_epoch = 0;
     shmem_barrier_all();
     /* Every PE has mapped every node peer's memory: the names can go. */
@@ -447,7 +477,9 @@ void shmem_finalize(void)
         return;
     /* Every PE's operations have completed at their targets before anyone tears down, so no PE
      * waits on a peer that has already gone. A peer's flush may need this PE's transport to
-     * progress (software-emulated operations, over TCP): the fence keeps progressing it. */
+     * progress (software-emulated operations, over TCP): the fence keeps progressing it. A peer
+     * leaves only once this PE is in the fence, so its end from then on is no death. */
+    boot_leaving();
     if (rt.transport) {
         transport_flush(rt.worker, -1);
         transport_wait_enter(rt.transport);

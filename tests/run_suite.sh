@@ -6,7 +6,7 @@ set -u
 . "$(dirname "$0")/suite_lib.sh" "$1" "$2"
 . "$src/tests/spmd_suite.sh"
 
-for t in test_heap test_knobs test_registry test_routes test_amo_routing; do
+for t in test_heap test_knobs test_registry test_routes test_amo_routing test_boot_event; do
     run "unit/$t" "$build/tests/unit/$t"
 done
 run "unit/test_discovery" "$build/tests/unit/test_discovery" "$src/tests/unit/topo-2socket-2gpu.xml" \
@@ -39,6 +39,8 @@ run "README knob table matches oshinfo" bash -c \
     "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,/^\$/p' '$src/README.md' | sed '/^\$/d')"
 run "errors" bash "$src/tests/spmd/errors.sh" "$oshrun" "$build/tests/spmd/errors"
 run "launcher" bash "$src/tests/launcher/test_launcher.sh" "$oshrun" "$build/tests/launcher/behave"
+run "launcher hand-off to engines" bash "$src/tests/launcher/test_engines.sh" "$oshrun" \
+    "$build/tests/launcher/behave"
 if [ "$(id -u)" = 0 ]; then
     run "launcher security" bash "$src/tests/launcher/test_security.sh" "$oshrun" \
         "$build/tests/launcher/behave" "$build/tests/launcher/intruder"

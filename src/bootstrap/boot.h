@@ -28,6 +28,9 @@ int boot_fence(void);
 int boot_fence_progressing(void (*progress)(void *), void *arg);
 /* Fetches what rank published under key. *len in: buffer size; out: bytes stored. */
 int boot_get(int rank, const char *key, void *data, size_t *len);
+/* This PE has reached the job's last exchange (shmem_finalize): from now on its peers may end
+ * normally at any time, and the process manager's reports of their ends are no longer deaths. */
+void boot_leaving(void);
 /* Asks the process manager to end the job with status. Does not return. After a failed fence or
  * get (a peer is gone) the message starts with BOOT_ABORT_AFTER_LOST_PEER: the abort is then a
  * consequence, and a launcher that knows the prefix reports the failure that caused it. */

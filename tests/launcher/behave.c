@@ -1,19 +1,26 @@
 /* A PE that misbehaves on demand, for the launcher's failure tests:
  *   behave ok | segv R | exit R C | abort R C | sleep | shm R | shm_sleep R | return R
  *          | preinit_segv R | space_segv R | lost_segv R | gate FILE | legacy
+ *          | notify_death R | notify_end R
  * R is the PE that misbehaves; the others sleep (and must be killed by oshrun), except in
  * space_segv, where they wait in shmem_space_create's exchange for it, lost_segv, where they wait
  * in shmem_finalize's process-manager fence for it, and gate, where every PE waits for FILE to
- * exist, then creates a space, prints "PE i of n ok" and finalizes. */
+ * exist, then creates a space, prints "PE i of n ok" and finalizes. notify_death and notify_end
+ * deliver to PE R, as an engine would, the event that the next PE was killed by SIGSEGV, or
+ * that it ended with status 0 (PE R then goes on, prints "PE i of n ok" and finalizes). PE R
+ * says when it misbehaves ("PE R misbehaves at SECONDS", the real-time clock), so that a test can
+ * time how long the job takes to end after it. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pmix.h>
 #include <shmem.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Sleeps in short steps so a killed PE goes away at once. */
@@ -45,6 +52,18 @@ static void drop_launcher_connection(void)
     closedir(dir);
 }
 
+/* Delivers to this process alone the event code about PE pe with its exit status, as a process
+ * manager reports a PE's end (the library's handler sees it; oshrun's server sends none). */
+static void notify_self(pmix_status_t code, int pe, int status)
+{
+    pmix_proc_t about;
+    PMIX_LOAD_PROCID(&about, getenv("PMIX_NAMESPACE"), (pmix_rank_t)pe);
+    pmix_info_t info[2];
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &about, PMIX_PROC);
+    PMIX_INFO_LOAD(&info[1], PMIX_EXIT_CODE, &status, PMIX_INT);
+    PMIx_Notify_event(code, &about, PMIX_RANGE_PROC_LOCAL, info, 2, NULL, NULL);
+}
+
 /* Every PE waits for the file, then goes through a process-manager exchange. */
 static void gate(const char *file, int me)
 {
@@ -60,9 +79,17 @@ static void gate(const char *file, int me)
     }
 }
 
+static void say_when(int me)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    fprintf(stderr, "PE %d misbehaves at %ld.%09ld\n", me, (long)now.tv_sec, now.tv_nsec);
+}
+
 /* Misbehaviours after shmem_init; returns only for a mode that is not one of them. */
 static void misbehave(const char *mode, int me, int code)
 {
+    say_when(me);
     if (!strcmp(mode, "segv") || !strcmp(mode, "space_segv"))
         raise(SIGSEGV);
     if (!strcmp(mode, "exit"))
@@ -76,6 +103,13 @@ static void misbehave(const char *mode, int me, int code)
         drop_launcher_connection();
         usleep(100000);
         raise(SIGSEGV);
+    }
+    int next = (me + 1) % shmem_n_pes();
+    if (!strcmp(mode, "notify_death"))
+        notify_self(PMIX_ERR_PROC_ABORTED_BY_SIG, next, SIGSEGV);
+    if (!strcmp(mode, "notify_end")) {
+        notify_self(PMIX_EVENT_PROC_TERMINATED, next, 0);
+        usleep(200000); /* the event is handled on PMIx's thread meanwhile */
     }
     if (!strcmp(mode, "shm") || !strcmp(mode, "shm_sleep")) {
         /* A file named like the library's own, as a PE that died mid-start-up would leave. */
@@ -109,13 +143,22 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 0;
     }
+    if (!strcmp(mode, "notify_end")) {
+        if (me == rank)
+            misbehave(mode, me, code);
+        printf("PE %d of %d ok\n", me, shmem_n_pes());
+        shmem_finalize();
+        return 0;
+    }
     if (!strcmp(mode, "gate") && argc > 2) {
         gate(argv[2], me);
         shmem_finalize();
         return 0;
     }
-    if (me == rank && !strcmp(mode, "return"))
+    if (me == rank && !strcmp(mode, "return")) {
+        say_when(me);
         return 0; /* without shmem_finalize */
+    }
     if (me == rank)
         misbehave(mode, me, code);
     if (!strcmp(mode, "lost_segv")) {
