@@ -2,8 +2,9 @@
  * algorithms, by placement:
  *   coll_shm.c    every member mapped: copies into mapped buffers, published step counters
  *   coll_tree.c   any placement: binomial broadcast, ring collect, pairwise alltoall
- *   coll_reduce.c any placement: recursive doubling / Rabenseifner (teams), pSync mailboxes and
- *                 gathered sources (active sets, scans)
+ *   coll_reduce.c any placement: segments read from every source (large vectors), recursive
+ *                 doubling / Rabenseifner (teams), pSync mailboxes and gathered sources (active
+ *                 sets, scans)
  *   coll_sig.c    the signals those use
  * No collective synchronizes on entry: 1.6 makes the caller guarantee that every member's dest
  * is ready before any member calls (and, for active sets, that pSync is not in use), so data may
@@ -150,6 +151,13 @@ void coll_set_reduce(struct coll_group *g, void *dest, const void *source, size_
 /* Any group: reads the sources of ranks 0..last between two syncs (scans off shared memory). */
 void coll_gather_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                         size_t elem, int scan, coll_combine_fn combine);
+/* Large vectors: each member reduces its segment from every member's source and writes it into
+ * every member's dest (any placement, teams and active sets). Worth it once a segment holds
+ * COLL_SEGMENT_MIN_BYTES. */
+#define COLL_SEGMENT_MIN_BYTES 2048
+int coll_segments_pay(const struct coll_group *g, size_t bytes);
+void coll_segment_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
+                         size_t elem, coll_combine_fn combine);
 /* Private scratch reused across calls. */
 char *coll_scratch_get(size_t bytes);
 

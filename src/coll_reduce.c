@@ -1,7 +1,9 @@
-/* Reductions for any placement. Teams: recursive doubling for short vectors and Rabenseifner's
- * reduce-scatter + allgather for long ones, chunk by chunk through the team's buffers, with the
- * usual fold for a non-power-of-two size. Active sets: pSync mailboxes for short vectors, else
- * every member reads every source between two syncs, as scans do off shared memory. */
+/* Reductions for any placement. Vectors whose per-member segment is large: each member reduces
+ * its segment straight from every source. Teams otherwise: recursive doubling for short vectors
+ * and Rabenseifner's reduce-scatter + allgather for longer ones, chunk by chunk through the
+ * team's buffers, with the usual fold for a non-power-of-two size. Active sets otherwise: pSync
+ * mailboxes for short vectors, else every member reads every source between two syncs, as scans
+ * do off shared memory. */
 #include "coll.h"
 
 #include <stdlib.h>
@@ -145,6 +147,46 @@ void coll_allreduce(struct coll_group *g, void *dest, const void *source, size_t
             coll_put_signal(g, acc, acc, bytes, COLL_CH_FOLD, c.fold);
     }
     shmem_quiet();
+}
+
+/* ---- Large vectors, teams and active sets alike ----
+ * Member r reduces segment r of the vector: it reads every member's segment r of source straight
+ * from that member, combines them in rank order, and writes the result into segment r of every
+ * member's dest. On every member, segment r is read and then written by r alone (its own segment
+ * by itself), so dest may be source and no scratch of a peer is needed. Traffic per member is
+ * about twice the vector, as with Rabenseifner's, in two waves of transfers that all overlap
+ * instead of a signal per round and per 2 KiB chunk; two syncs bound it: every source is ready,
+ * then every segment has been read and written. */
+int coll_segments_pay(const struct coll_group *g, size_t bytes)
+{
+    return g->size > 1 && bytes / (size_t)g->size >= COLL_SEGMENT_MIN_BYTES;
+}
+
+void coll_segment_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
+                         size_t elem, coll_combine_fn combine)
+{
+    int n = g->size, me = g->my_rank;
+    size_t first = (size_t)me * count / (size_t)n;
+    size_t seg = (size_t)(me + 1) * count / (size_t)n - first, bytes = seg * elem;
+    size_t offset = first * elem;
+    /* slot r of the scratch receives rank r's segment; slot 0 accumulates */
+    char *slots = coll_scratch_get((size_t)n * bytes + 1);
+    coll_sync(g);
+    for (int r = 0; r < n; r++)
+        if (r != me)
+            shmem_getmem_nbi(slots + (size_t)r * bytes, (const char *)source + offset, bytes,
+                             g->members[r]);
+    memcpy(slots + (size_t)me * bytes, (const char *)source + offset, bytes);
+    shmem_quiet();
+    char *acc = slots;
+    for (int r = 1; r < n; r++)
+        combine(acc, slots + (size_t)r * bytes, seg);
+    memcpy((char *)dest + offset, acc, bytes);
+    for (int r = 0; r < n; r++)
+        if (r != me)
+            shmem_putmem_nbi((char *)dest + offset, acc, bytes, g->members[r]);
+    shmem_quiet();
+    coll_sync(g);
 }
 
 /* ---- Active sets ---- */

@@ -481,7 +481,7 @@ void shmem_finalize(void)
      * leaves only once this PE is in the fence, so its end from then on is no death. */
     boot_leaving();
     if (rt.transport) {
-        transport_flush(rt.worker, -1);
+        transport_flush_all(rt.worker);
         transport_wait_enter(rt.transport);
         boot_fence_progressing(finalize_progress, rt.worker);
         transport_wait_leave(rt.transport);

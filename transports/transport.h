@@ -108,6 +108,9 @@ int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, 
 int transport_fence(struct transport_worker *w);
 /* Completes every outstanding operation (all targets, or one pe when pe >= 0). */
 int transport_flush(struct transport_worker *w, int pe);
+/* transport_flush of everything, notifications included (finalize: UCX reports a worker
+ * destroyed with operations it has not seen acknowledged). */
+int transport_flush_all(struct transport_worker *w);
 /* Makes progress on incoming and outstanding work; cheap when there is none. */
 void transport_progress(struct transport_worker *w);
 /* A thread of this PE starts (enter) or ends (leave) a wait on peers, during which it progresses

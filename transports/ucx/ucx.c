@@ -525,12 +525,11 @@ int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, 
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
         .datatype = ucp_dt_make_contig(size),
     };
-    /* A non-fetching add is issued as a fetching one, complete once its reply is back: UCX 1.13's
-     * worker flush has been seen to return before emulated non-fetching adds landed under
-     * contention (1498 of 8000 increments missing after a barrier, 4 PEs under ASan). Fetching
-     * AND/OR/XOR stay out of this: they store the wrong value on posix/sysv memory. */
-    int fetching =
-        fetch || op == TRANSPORT_AMO_SWAP || op == TRANSPORT_AMO_CSWAP || op == TRANSPORT_AMO_ADD;
+    /* Non-fetching operations are done at their targets once quiet's endpoint flushes return
+     * (UCX 1.13's worker flush was seen to return before emulated non-fetching adds landed under
+     * contention). Fetching AND/OR/XOR store the wrong value on posix/sysv memory, so they are
+     * only issued fetching when the caller fetches. */
+    int fetching = fetch || op == TRANSPORT_AMO_SWAP || op == TRANSPORT_AMO_CSWAP;
     if (fetching) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
         param.reply_buffer = &reply;
@@ -582,6 +581,11 @@ static int ucx_flush_endpoints(struct transport_worker *w)
             rc |= ucx_wait(w, requests[i], "ucp_ep_flush_nbx");
     }
     return rc;
+}
+
+int transport_flush_all(struct transport_worker *w)
+{
+    return ucx_pending_wait(w) || ucx_am_wait_acks(w) || ucx_flush_endpoints(w) ? -1 : 0;
 }
 
 int transport_flush(struct transport_worker *w, int pe)
