@@ -62,12 +62,10 @@ static int hosts_add(struct hosts *hosts, const char *name, size_t len, int slot
 
 static int parse_slots(const char *text, const char *entry)
 {
-    char *end;
-    errno = 0;
-    long slots = strtol(text, &end, 10);
-    if (errno || *end || end == text || slots < 1 || slots > INT_MAX)
+    int slots = parse_count(text, INT_MAX);
+    if (slots < 0)
         die_usage("invalid slot count in host '%s'", entry);
-    return (int)slots;
+    return slots;
 }
 
 /* "name" or "name:slots". */

@@ -115,14 +115,20 @@ void die(const char *fmt, const char *arg)
     exit(1);
 }
 
-static int parse_np(const char *text)
+int parse_count(const char *text, long max)
 {
     char *end;
     errno = 0;
     long n = strtol(text, &end, 10);
-    if (errno || *end || end == text || n < 1 || n > OSHRUN_MAX_PES)
+    return errno || *end || end == text || n < 1 || n > max ? -1 : (int)n;
+}
+
+static int parse_np(const char *text)
+{
+    int n = parse_count(text, OSHRUN_MAX_PES);
+    if (n < 0)
         die_usage("invalid number of PEs '%s': expected 1..4096", text);
-    return (int)n;
+    return n;
 }
 
 static int is_executable_file(const char *path)

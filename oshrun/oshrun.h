@@ -5,6 +5,8 @@
 
 /* "oshrun: <fmt with arg>" on stderr, then exit 2 (a usage error) or 1. */
 void die_usage(const char *fmt, const char *arg) __attribute__((noreturn));
+/* A whole decimal number in 1..max, or -1. */
+int parse_count(const char *text, long max);
 void die(const char *fmt, const char *arg) __attribute__((noreturn));
 /* Searches PATH like execvp; 1 and the path in out (PATH_MAX bytes) when found. */
 int search_path(const char *name, char *out);

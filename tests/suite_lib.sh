@@ -36,29 +36,29 @@ run() {
 shm_before=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
 tmp_before=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
 
+# outcome OK PASS_TEXT FAILURE FAIL_TEXT: counts a check done here (OK 1 or 0).
+outcome() {
+    if [ "$1" = 1 ]; then
+        passed=$((passed + 1))
+        echo "PASS: $2"
+    else
+        failed=$((failed + 1))
+        failures+=("$3")
+        echo "FAIL: $4"
+    fi
+}
 # Counts two more tests (no shared-memory file and no launcher directory left behind), lists the
 # failures, prints the counts line and returns nonzero when a test failed.
 finish() {
     local shm_after leftover tmp_after
     shm_after=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
     leftover=$(comm -13 <(echo "$shm_before") <(echo "$shm_after") | grep -c . || true)
-    if [ "$leftover" -eq 0 ]; then
-        passed=$((passed + 1))
-        echo "PASS: no shared-memory files left behind"
-    else
-        failed=$((failed + 1))
-        failures+=("leftover shared memory")
-        echo "FAIL: $leftover shared-memory files left in /dev/shm"
-    fi
+    outcome "$((leftover == 0))" "no shared-memory files left behind" "leftover shared memory" \
+        "$leftover shared-memory files left in /dev/shm"
     tmp_after=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
-    if [ "$tmp_after" -le "$tmp_before" ]; then
-        passed=$((passed + 1))
-        echo "PASS: no launcher directory left behind"
-    else
-        failed=$((failed + 1))
-        failures+=("leftover launcher directory")
-        echo "FAIL: $((tmp_after - tmp_before)) oshrun directories left in ${TMPDIR:-/tmp}"
-    fi
+    outcome "$((tmp_after <= tmp_before))" "no launcher directory left behind" \
+        "leftover launcher directory" \
+        "$((tmp_after - tmp_before)) oshrun directories left in ${TMPDIR:-/tmp}"
     if [ "$failed" -gt 0 ]; then
         echo "Failed tests:"
         printf '  %s\n' "${failures[@]}"

@@ -594,15 +594,15 @@ int transport_flush(struct transport_worker *w, int pe)
     unsigned long issued = __atomic_load_n(&w->counts.issued, __ATOMIC_ACQUIRE);
     if (issued == __atomic_load_n(&w->counts.flushed, __ATOMIC_ACQUIRE))
         return 0;
-    if (ucx_pending_wait(w) || ucx_am_wait_acks(w))
-        return -1;
     if (pe >= 0) {
         ucp_request_param_t param = {0};
+        if (ucx_pending_wait(w) || ucx_am_wait_acks(w))
+            return -1;
         if (!w->peers[pe].ep)
             return 0; /* nothing was ever sent there */
         return ucx_wait(w, ucp_ep_flush_nbx(w->peers[pe].ep, &param), "ucp_ep_flush_nbx");
     }
-    if (ucx_flush_endpoints(w))
+    if (transport_flush_all(w))
         return -1;
     /* Another thread's flush may store a smaller count after this one: that only costs a flush
      * more, never one less. */
