@@ -181,6 +181,14 @@ int transport_init(const struct transport_config *config, struct transport **out
      * burns its whole time slice. A mutex puts it to sleep instead. */
     if (!getenv("UCX_USE_MT_MUTEX"))
         ucp_config_modify(ucp_config, "USE_MT_MUTEX", "y");
+    /* UCX 1.13's TCP put protocol crashes a PE (its receive buffer released twice while an
+     * acknowledgement is handled) when two PEs connect to each other at the same moment with
+     * puts under way, as a collective's first round does: 3 of 100 jobs of 4 PEs over two
+     * nodes, 0 of 300 without it. Puts over TCP then go as active messages. The key is the TCP
+     * table's own name: UCX applies it to the transport's configuration ("TCP_PUT_ENABLE" is
+     * rejected as unknown). */
+    if (!getenv("UCX_TCP_PUT_ENABLE"))
+        ucp_config_modify(ucp_config, "PUT_ENABLE", "n");
     /* WAKEUP: the progress thread sleeps on the worker's event descriptor. It narrows the choice
      * of transports only for tag matching, which is not used. */
     ucp_params_t params = {
