@@ -533,13 +533,11 @@ int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, 
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
         .datatype = ucp_dt_make_contig(size),
     };
-    /* A non-fetching add is issued as a fetching one, complete once its reply is back: UCX 1.13's
-     * worker flush was seen to return before emulated non-fetching adds landed, and one-way adds
-     * left operations queued on TCP endpoints still being wired up, where a failed connection
-     * trips an assertion in UCX (2 of 5 multi-node runs). Fetching AND/OR/XOR stay out of this:
-     * they store the wrong value on posix/sysv memory. */
-    int fetching =
-        fetch || op == TRANSPORT_AMO_SWAP || op == TRANSPORT_AMO_CSWAP || op == TRANSPORT_AMO_ADD;
+    /* Non-fetching operations are one-way, done at their targets once quiet's endpoint flushes
+     * return (UCX 1.13's worker flush was seen to return before emulated non-fetching adds
+     * landed under contention). Fetching AND/OR/XOR store the wrong value on posix/sysv memory,
+     * so they are only issued fetching when the caller fetches. */
+    int fetching = fetch || op == TRANSPORT_AMO_SWAP || op == TRANSPORT_AMO_CSWAP;
     if (fetching) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
         param.reply_buffer = &reply;
