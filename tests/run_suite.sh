@@ -16,6 +16,7 @@ spmd_tests
 spmd_via_ucx_tests
 spmd_device_tests
 spmd_cuda_tests
+spmd_hip_tests
 # A transport queue of two messages makes puts wait inside UCX: quiet must still complete them
 # before their source is reused.
 run "spmd/rma_nbi -np 2 via UCX, puts queued in the transport" env SHMEM_NODE_DIRECT=0 \

@@ -79,3 +79,14 @@ void *runtime_library_open(const char *soname)
     void *lib = open_in_list(path, soname);
     return lib ? lib : open_in_system_dirs(soname);
 }
+
+int runtime_resolve(void *lib, const struct runtime_symbol *symbols, size_t count,
+                    const char *runtime, char *why, size_t whylen)
+{
+    for (size_t i = 0; i < count; i++)
+        if (!(*symbols[i].slot = dlsym(lib, symbols[i].name))) {
+            snprintf(why, whylen, "%s lacks %s", runtime, symbols[i].name);
+            return -1;
+        }
+    return 0;
+}

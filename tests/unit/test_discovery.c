@@ -61,7 +61,7 @@ static void check_this_machine(void)
 {
     struct discovery d;
     char err[256] = "";
-    struct discovery_job job = {2, 4, 0, 4, "", "0,2", (size_t)1 << 20, NULL};
+    struct discovery_job job = {2, 4, 0, 4, "", "0,2", (size_t)1 << 20, NULL, NULL};
     UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == 0, "discovery: %s", err);
     UNIT_CHECK(d.host_memory > 0, "host memory");
     UNIT_CHECK(d.chosen[DEVICE_FAMILY_TEST] && d.chosen[DEVICE_FAMILY_TEST]->memory == 1 << 20,
@@ -89,7 +89,7 @@ static void check_cuda_double(const char *driver)
     struct discovery d;
     char err[256] = "";
     setenv("STRATA_CUDA_DOUBLE_DEVICES", "2", 1);
-    struct discovery_job job = {3, 4, 3, 4, "", "", (size_t)1 << 20, driver};
+    struct discovery_job job = {3, 4, 3, 4, "", "", (size_t)1 << 20, driver, NULL};
     UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == 0 &&
                    discovery_probe_gpus(&d, err, sizeof(err)) == 0,
                "discovery: %s", err);
