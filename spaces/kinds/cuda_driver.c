@@ -21,17 +21,15 @@ int cuda_driver_load(const char *path, char *why, size_t whylen)
     };
     if (cuda_loaded)
         return 0;
-    void *lib = runtime_cuda_open(path);
-    CUresult rc;
-    if (!lib)
-        snprintf(why, whylen, "%s not loadable", path ? path : "libcuda.so.1");
-    else if (runtime_resolve(lib, symbols, sizeof(symbols) / sizeof(symbols[0]), "the CUDA driver",
-                             why, whylen))
-        ;
-    else if ((rc = cuda.cuInit(0)) != CUDA_SUCCESS)
+    if (runtime_bind(runtime_cuda_open(path), path ? path : "libcuda.so.1", symbols,
+                     sizeof(symbols) / sizeof(symbols[0]), "the CUDA driver", why, whylen))
+        return -1;
+    CUresult rc = cuda.cuInit(0);
+    if (rc != CUDA_SUCCESS) {
         snprintf(why, whylen, "cuInit failed (error %d)", (int)rc);
-    else
-        cuda_loaded = 1;
+        return -1;
+    }
     /* The driver stays loaded once used: its state lives as long as the process. */
-    return cuda_loaded ? 0 : -1;
+    cuda_loaded = 1;
+    return 0;
 }

@@ -61,19 +61,18 @@ static int hip_load(const char *path, char *why, size_t whylen)
     };
     if (hip_loaded)
         return 0;
-    void *lib = runtime_hip_open(path, HIP_SONAME);
-    hipError_t rc;
-    if (!lib)
-        snprintf(why, whylen, "%s not loadable (the HIP headers built against are HIP %d's)",
-                 path && *path ? path : HIP_SONAME, HIP_VERSION_MAJOR);
-    else if (runtime_resolve(lib, symbols, sizeof(symbols) / sizeof(symbols[0]), "the HIP runtime",
-                             why, whylen))
-        ;
-    else if ((rc = hip.hipInit(0)) != hipSuccess)
+    /* The file named in a failure says which version the build wants. */
+    if (runtime_bind(runtime_hip_open(path, HIP_SONAME),
+                     path && *path ? path : HIP_SONAME " (the version of the build's headers)",
+                     symbols, sizeof(symbols) / sizeof(symbols[0]), "the HIP runtime", why, whylen))
+        return -1;
+    hipError_t rc = hip.hipInit(0);
+    if (rc != hipSuccess) {
         snprintf(why, whylen, "hipInit failed (error %d)", (int)rc);
-    else
-        hip_loaded = 1;
-    return hip_loaded ? 0 : -1;
+        return -1;
+    }
+    hip_loaded = 1;
+    return 0;
 }
 
 static int hip_open(const char *path, int ordinal, char *why, size_t whylen)

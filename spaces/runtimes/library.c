@@ -80,9 +80,13 @@ void *runtime_library_open(const char *soname)
     return lib ? lib : open_in_system_dirs(soname);
 }
 
-int runtime_resolve(void *lib, const struct runtime_symbol *symbols, size_t count,
-                    const char *runtime, char *why, size_t whylen)
+int runtime_bind(void *lib, const char *file, const struct runtime_symbol *symbols, size_t count,
+                 const char *runtime, char *why, size_t whylen)
 {
+    if (!lib) {
+        snprintf(why, whylen, "%s not loadable", file);
+        return -1;
+    }
     for (size_t i = 0; i < count; i++)
         if (!(*symbols[i].slot = dlsym(lib, symbols[i].name))) {
             snprintf(why, whylen, "%s lacks %s", runtime, symbols[i].name);

@@ -14,10 +14,11 @@ struct runtime_symbol {
     const char *name;
     void **slot;
 };
-/* Resolves every symbol of lib into its slot. Returns 0, or -1 with the first missing one named
- * in why ("<runtime> lacks <name>"). */
-int runtime_resolve(void *lib, const struct runtime_symbol *symbols, size_t count,
-                    const char *runtime, char *why, size_t whylen);
+/* Resolves every symbol of lib (as opened: NULL when it could not be, named by file in messages)
+ * into its slot. Returns 0, or -1 with the reason in why ("<file> not loadable", "<runtime> lacks
+ * <name>"). */
+int runtime_bind(void *lib, const char *file, const struct runtime_symbol *symbols, size_t count,
+                 const char *runtime, char *why, size_t whylen);
 
 /* The CUDA driver: the file driver_path names (a testing knob's stand-in for the driver), else
  * libcuda.so.1; NULL when it cannot be loaded. */
