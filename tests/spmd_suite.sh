@@ -183,4 +183,9 @@ spmd_cuda_tests() {
 spmd_hip_tests() {
     spmd_gpu_tests HIP "$hip_double" hip SHMEM_TEST_HIP_RUNTIME="$hip_double" \
         SHMEM_TEST_CUDA_DRIVER=/nonexistent/libcuda.so.1
+    if [ -f "$hip_double" ] && [ -f "$cuda_double" ]; then
+        run "spmd/gpu_host_copies -np 2, HIP beside the CUDA double (one GPU runtime a process)" \
+            env SHMEM_TEST_HIP_RUNTIME="$hip_double" SHMEM_TEST_CUDA_DRIVER="$cuda_double" \
+            STRATA_TEST_BOTH_RUNTIMES=1 "${launch[@]}" 2 "$build/tests/spmd/gpu_host_copies"
+    fi
 }

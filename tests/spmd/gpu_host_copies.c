@@ -1,16 +1,33 @@
-/* Large copies between host heaps and GPU heaps (a CUDA or HIP space on every PE, as
- * gpu_runtime.h chooses the runtime): a put from this PE's
- * CPU-space heap into the next PE's GPU heap, a get from the next PE's CPU-space heap (mapped
- * here) into this PE's GPU heap, and a get from a GPU heap into the CPU-space heap, every word
- * checked. On a runtime's test double (SHMEM_TEST_CUDA_DRIVER, SHMEM_TEST_HIP_RUNTIME) the test
- * also asks the double what is registered: those copies registered the host mappings they touched,
- * and destroying the CPU space unregistered them all. */
+/* Large copies between host heaps and GPU heaps (a CUDA or HIP space on every PE, the runtime
+ * as gpu_runtime.h chooses it): a put from this PE's CPU-space heap into the next PE's GPU heap, a
+ * get from the next PE's CPU-space heap (mapped here) into this PE's GPU heap, and a get from a GPU
+ * heap into the CPU-space heap, every word checked. On a runtime's test double
+ * (SHMEM_TEST_CUDA_DRIVER, SHMEM_TEST_HIP_RUNTIME) the test also asks the double what is
+ * registered: those copies registered the host mappings they touched, and destroying the CPU space
+ * unregistered them all. With both runtimes' doubles named, a space of the other runtime is
+ * refused. */
 #include "check.h"
 #include "gpu_runtime.h"
 
 #include <stdlib.h>
 
 enum { WORDS = 512 * 1024 }; /* 4 MiB: large enough to be registered */
+
+/* Where the suite names both runtimes' doubles (STRATA_TEST_BOTH_RUNTIMES): a process uses one GPU
+ * runtime, so a space of the other is refused on every PE. */
+static void check_other_runtime_refused(void)
+{
+    const char *both = getenv("STRATA_TEST_BOTH_RUNTIMES");
+    if (!both || !*both)
+        return;
+    shmem_space_config_t other = {gpu_runtime_is_hip() ? SHMEM_DEVICE_CUDA : SHMEM_DEVICE_HIP,
+                                  1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
+    shmem_space_t space;
+    shmem_team_t team;
+    CHECK(shmem_space_create(&other, &space, &team) != 0 && space == SHMEM_SPACE_INVALID &&
+              team == SHMEM_TEAM_INVALID,
+          "a space of the other GPU runtime refused");
+}
 
 static long expected(int pe, long i)
 {
@@ -42,6 +59,7 @@ int main(void)
         CHECK(0, "a GPU space and a CPU space on every PE");
         return check_finish();
     }
+    check_other_runtime_refused();
     gpu_registered_fn registered = gpu_runtime_double_registered(); /* loaded by the GPU space */
     size_t before = registered ? registered() : 0;
     long *host = shmem_space_malloc(cpu, WORDS * sizeof(long));
