@@ -40,7 +40,8 @@ int main(int argc, char **argv)
                                 knobs.DEVICE_MAP,
                                 knobs.TEST_DEVICE_PES,
                                 knobs.TEST_DEVICE_SIZE,
-                                knobs.TEST_CUDA_DRIVER};
+                                knobs.TEST_CUDA_DRIVER,
+                                knobs.TEST_HIP_RUNTIME};
     struct discovery found;
     printf("Devices on this node:\n");
     if (discovery_run(&job, &found, err, sizeof(err)) ||

@@ -211,7 +211,7 @@ int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen)
     int had_test = d->n_devices > 0;
     int n = runtime_cuda_probe(d->job.cuda_driver, d->devices, DISCOVERY_MAX_DEVICES - 1,
                                d->absent[DEVICE_FAMILY_CUDA], sizeof(d->absent[0]));
-    n += runtime_hip_probe(d->devices + n, DISCOVERY_MAX_DEVICES - 1 - n,
+    n += runtime_hip_probe(d->job.hip_runtime, d->devices + n, DISCOVERY_MAX_DEVICES - 1 - n,
                            d->absent[DEVICE_FAMILY_HIP], sizeof(d->absent[0]));
     if (had_test) {
         d->devices[n] = test;

@@ -26,6 +26,7 @@ struct discovery_job {
     const char *test_device_pes; /* SHMEM_TEST_DEVICE_PES */
     size_t test_device_size;     /* SHMEM_TEST_DEVICE_SIZE */
     const char *cuda_driver;     /* SHMEM_TEST_CUDA_DRIVER: a stand-in for libcuda.so.1 */
+    const char *hip_runtime;     /* SHMEM_TEST_HIP_RUNTIME: a stand-in for libamdhip64 */
 };
 
 struct discovery {

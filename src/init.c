@@ -323,6 +323,7 @@ static void init_devices(void)
         .test_device_pes = rt.knobs.TEST_DEVICE_PES,
         .test_device_size = rt.knobs.TEST_DEVICE_SIZE,
         .cuda_driver = rt.knobs.TEST_CUDA_DRIVER,
+        .hip_runtime = rt.knobs.TEST_HIP_RUNTIME,
     };
     char err[256];
     if (discovery_run(&job, &rt.devices, err, sizeof(err)))

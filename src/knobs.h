@@ -29,7 +29,9 @@
       "Testing aid: PEs (e.g. 0,2 or 1-3) on which a test device kind stands in for a GPU")        \
     X(TEST_DEVICE_SIZE, bytes, "1G", "Memory of the test device kind per PE")                      \
     X(TEST_CUDA_DRIVER, path, "",                                                                  \
-      "Testing aid: a library loaded instead of libcuda.so.1 (the driver's test double)")
+      "Testing aid: a library loaded instead of libcuda.so.1 (the driver's test double)")          \
+    X(TEST_HIP_RUNTIME, path, "",                                                                  \
+      "Testing aid: a library loaded instead of libamdhip64 (the runtime's test double)")
 
 /* X(type, C type of the field, accepted forms): each has a parser knob_parse_<type>. */
 #define STRATA_KNOB_TYPES(X)                                                                       \

@@ -63,9 +63,10 @@ static uint64_t space_ids_used =
 
 /* What each PE says in the first exchange. */
 struct space_offer {
-    int32_t verdict;    /* enum space_verdict */
-    int32_t load_store; /* the kind it would use may be loaded and stored */
-    int32_t attachable; /* node peers attach that kind's memory */
+    int32_t verdict;       /* enum space_verdict */
+    int32_t load_store;    /* the kind it would use may be loaded and stored */
+    int32_t attachable;    /* node peers attach that kind's memory */
+    int32_t owner_atomics; /* only the owner updates that kind's words: it has no atomics */
     uint64_t ids_used;
 };
 
@@ -124,6 +125,7 @@ struct space_plan {
     int id;
     int all_load_store; /* every member's kind may be loaded and stored */
     int all_attachable; /* every member's kind attaches node peers */
+    int owner_atomics;  /* members' atomics on each other's words go to the owner */
     unsigned char *member;
 };
 
@@ -141,6 +143,7 @@ static int space_plan_make(const shmem_space_config_t *config, const struct spac
             plan->members[plan->size++] = pe;
             plan->all_load_store &= offers[pe].load_store;
             plan->all_attachable &= offers[pe].attachable;
+            plan->owner_atomics |= offers[pe].owner_atomics;
         }
     }
     plan->id = -1;
@@ -160,12 +163,13 @@ static int space_plan_make(const shmem_space_config_t *config, const struct spac
 }
 
 /* The transport is needed once a member must reach another member's memory and cannot map it:
- * device memory of another PE, or memory on another node (or with node mapping turned off). */
+ * device memory of another PE, or memory on another node (or with node mapping turned off); or
+ * once its atomics on a node peer's words must be asked of their owner. */
 static int space_needs_transport(const struct space_plan *plan)
 {
     if (plan->size < 2)
         return 0;
-    if (!plan->all_attachable || !rt.job.node_direct)
+    if (!plan->all_attachable || !rt.job.node_direct || plan->owner_atomics)
         return 1;
     for (int i = 0; i < plan->size; i++) {
         int local = 0;
@@ -294,6 +298,7 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
     offer->verdict = space_reach("shmem_space_create", config, &kind);
     offer->load_store = kind ? kind_can(kind, KIND_CAP_LOAD_STORE) : 1;
     offer->attachable = kind ? kind_can(kind, KIND_CAP_PEER_ATTACH) : 1;
+    offer->owner_atomics = kind && !kind_can(kind, KIND_CAP_LOAD_STORE) && !kind->atomic;
     offer->ids_used = space_ids_used;
     struct space_offer *offers =
         space_exchange(space_records.offers[space_creations & 1], offer, sizeof(*offer));

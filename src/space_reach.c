@@ -30,28 +30,46 @@ static int reach_gpus(const char *routine)
     return -1;
 }
 
-/* The CUDA kind on this PE's CUDA device. Returns 0, or -1 when it has none or it cannot be used
- * (reported: a device that discovery found but the driver refuses is worth knowing about). */
-static int reach_cuda(const char *routine, const struct kind_ops **kind, size_t *capacity)
+/* Sets up the kind of a GPU family on device ordinal: NULL with the reason in why when it cannot
+ * be used, or with why empty when the build has no such kind (configure found no headers). */
+static const struct kind_ops *reach_kind(enum device_family family, int ordinal, char *why,
+                                         size_t len)
 {
-    const struct device *gpu = rt.devices.chosen[DEVICE_FAMILY_CUDA];
-    if (!gpu)
-        return -1;
+    (void)ordinal; /* unused in a build without GPU kinds */
+    (void)why;
+    (void)len;
+    switch (family) {
 #ifdef STRATA_HAVE_CUDA
-    char why[160];
-    if (kind_cuda_use(rt.devices.job.cuda_driver, gpu->ordinal, rt.n_pes, why, sizeof(why))) {
-        log_error(routine, "%s", why);
+    case DEVICE_FAMILY_CUDA:
+        return kind_cuda_use(rt.devices.job.cuda_driver, ordinal, rt.n_pes, why, len) ? NULL
+                                                                                      : &kind_cuda;
+#endif
+#ifdef STRATA_HAVE_HIP
+    case DEVICE_FAMILY_HIP:
+        return kind_hip_use(rt.devices.job.hip_runtime, ordinal, rt.n_pes, why, len) ? NULL
+                                                                                     : &kind_hip;
+#endif
+    default:
+        return NULL;
+    }
+}
+
+/* The kind of this PE's GPU of family. Returns 0, or -1 when it has none or it cannot be used
+ * (reported: a device that discovery found but the runtime refuses is worth knowing about). */
+static int reach_gpu(const char *routine, enum device_family family, const struct kind_ops **kind,
+                     size_t *capacity)
+{
+    const struct device *gpu = rt.devices.chosen[family];
+    char why[160] = "";
+    const struct kind_ops *found = gpu ? reach_kind(family, gpu->ordinal, why, sizeof(why)) : NULL;
+    if (!found) {
+        if (*why)
+            log_error(routine, "%s", why);
         return -1;
     }
-    *kind = &kind_cuda;
+    *kind = found;
     *capacity = gpu->memory;
     return 0;
-#else
-    (void)routine;
-    (void)kind;
-    (void)capacity;
-    return -1; /* built without cuda.h: no CUDA kind */
-#endif
 }
 
 enum space_verdict space_reach(const char *routine, const shmem_space_config_t *config,
@@ -89,16 +107,21 @@ enum space_verdict space_reach(const char *routine, const shmem_space_config_t *
             capacity = test->memory;
             break;
         }
-        if (reach_cuda(routine, kind, &capacity))
+        /* The PE's GPU of any vendor: NVIDIA's where it has one, else AMD's. */
+        if (reach_gpu(routine,
+                      rt.devices.chosen[DEVICE_FAMILY_CUDA] ? DEVICE_FAMILY_CUDA
+                                                            : DEVICE_FAMILY_HIP,
+                      kind, &capacity))
             return SPACE_NO_DEVICE;
         break;
     case SHMEM_DEVICE_CUDA:
-        if (reach_gpus(routine) || reach_cuda(routine, kind, &capacity))
+        if (reach_gpus(routine) || reach_gpu(routine, DEVICE_FAMILY_CUDA, kind, &capacity))
             return SPACE_NO_DEVICE;
         break;
     case SHMEM_DEVICE_HIP:
-        reach_gpus(routine);
-        return SPACE_NO_DEVICE; /* no HIP memory kind in this release */
+        if (reach_gpus(routine) || reach_gpu(routine, DEVICE_FAMILY_HIP, kind, &capacity))
+            return SPACE_NO_DEVICE;
+        break;
     default:
         log_error(routine, "unknown device type %d", (int)config->device_type);
         return SPACE_BAD_CONFIG;

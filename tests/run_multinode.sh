@@ -45,6 +45,7 @@ spmd_tests
 spmd_via_ucx_tests
 spmd_device_tests
 spmd_cuda_tests
+spmd_hip_tests
 # Node peers that are not neighbours in world order.
 placed srun cyclic
 for t in team ptr_access coll; do

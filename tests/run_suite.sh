@@ -10,12 +10,13 @@ for t in test_heap test_knobs test_registry test_routes test_amo_routing test_bo
     run "unit/$t" "$build/tests/unit/$t"
 done
 run "unit/test_discovery" "$build/tests/unit/test_discovery" "$src/tests/unit/topo-2socket-2gpu.xml" \
-    $([ -f "$cuda_double" ] && echo "$cuda_double")
+    $([ -f "$cuda_double" ] && echo "cuda=$cuda_double") $([ -f "$hip_double" ] && echo "hip=$hip_double")
 
 spmd_tests
 spmd_via_ucx_tests
 spmd_device_tests
 spmd_cuda_tests
+spmd_hip_tests
 # A transport queue of two messages makes puts wait inside UCX: quiet must still complete them
 # before their source is reused.
 run "spmd/rma_nbi -np 2 via UCX, puts queued in the transport" env SHMEM_NODE_DIRECT=0 \

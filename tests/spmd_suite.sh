@@ -2,7 +2,8 @@
 # The SPMD tests, sourced after suite_lib.sh, in groups that run every program on several PE
 # counts under the launcher the caller chose: spmd_tests (host memory, node peers by load/store),
 # spmd_via_ucx_tests (the same with node peers through UCX), spmd_device_tests (device spaces on
-# the test device kind) and spmd_cuda_tests (the CUDA kind on the driver's test double).
+# the test device kind), spmd_cuda_tests and spmd_hip_tests (the CUDA and HIP kinds on their
+# runtimes' test doubles).
 #   launch=(COMMAND...)  run as "${launch[@]}" NP PROG ARGS (default: oshrun -np NP PROG ARGS)
 #   min_pes=N            PE counts below N are left out (a launcher over two nodes needs 2)
 launch=("$oshrun" -np)
@@ -140,38 +141,58 @@ spmd_device_tests() {
         "${launch[@]}" 4 "$build/examples/spaces_tour"
 }
 
-# The CUDA kind's own code on the driver's test double (IPC between PEs, streams, pointer queries,
-# atomic kernels), where the build found cuda.h.
-spmd_cuda_tests() {
-    if [ ! -f "$cuda_double" ]; then
-        echo "SKIP: CUDA kind (built without cuda.h: configure --with-cuda=DIR)"
+# A GPU kind's own code on its runtime's test double (IPC between PEs, streams, pointer queries,
+# atomics: CUDA's kernels, HIP's owner route), where the build found the runtime's headers.
+# Usage: spmd_gpu_tests NAME DOUBLE TYPE ENV...: TYPE as SHMEM_DEFAULT_SPACE names it, ENV the
+# variables that load the double.
+spmd_gpu_tests() {
+    local name=$1 double=$2 type=$3
+    shift 3
+    if [ ! -f "$double" ]; then
+        echo "SKIP: $name kind (built without its headers: configure --with-$type=DIR)"
         return
     fi
-    local np with_cuda=(env SHMEM_TEST_CUDA_DRIVER="$cuda_double")
+    local np with_gpu=(env "$@")
     for np in $(nps 1 2); do
-        run "spmd/spaces_device -np $np, CUDA on every PE" "${with_cuda[@]}" \
+        run "spmd/spaces_device -np $np, $name on every PE" "${with_gpu[@]}" \
             STRATA_TEST_GPU_PES=0-$((np - 1)) "${launch[@]}" "$np" "$build/tests/spmd/spaces_device"
     done
     # The maps give devices by local rank: the test works out which PEs have one from the
     # placement (on one node PEs 0,2 and 1-3).
-    run "spmd/spaces_device -np 4, CUDA map 0,-,0,-" "${with_cuda[@]}" SHMEM_DEVICE_MAP=0,-,0,- \
+    run "spmd/spaces_device -np 4, $name map 0,-,0,-" "${with_gpu[@]}" SHMEM_DEVICE_MAP=0,-,0,- \
         "${launch[@]}" 4 "$build/tests/spmd/spaces_device"
-    run "spmd/spaces_device -np 4, CUDA map -,0,0,0, no progress thread" "${with_cuda[@]}" \
+    run "spmd/spaces_device -np 4, $name map -,0,0,0, no progress thread" "${with_gpu[@]}" \
         SHMEM_DEVICE_MAP=-,0,0,0 SHMEM_PROGRESS_THREAD=0 "${launch[@]}" 4 \
         "$build/tests/spmd/spaces_device"
-    run "spmd/spaces_device -np 3, CUDA via UCX (owner route)" "${with_cuda[@]}" \
+    run "spmd/spaces_device -np 3, $name via UCX (owner route)" "${with_gpu[@]}" \
         SHMEM_NODE_DIRECT=0 STRATA_TEST_GPU_PES=0-2 "${launch[@]}" 3 \
         "$build/tests/spmd/spaces_device"
     for np in $(nps 1 2 3); do
-        run "spmd/private_device -np $np, CUDA buffers" "${with_cuda[@]}" "${launch[@]}" "$np" \
+        run "spmd/private_device -np $np, $name buffers" "${with_gpu[@]}" "${launch[@]}" "$np" \
             "$build/tests/spmd/private_device"
     done
     for np in $(nps 1 2 3); do
-        run "spmd/cuda_host_copies -np $np (registered host heaps)" "${with_cuda[@]}" \
-            "${launch[@]}" "$np" "$build/tests/spmd/cuda_host_copies"
+        run "spmd/gpu_host_copies -np $np, $name (registered host heaps)" "${with_gpu[@]}" \
+            "${launch[@]}" "$np" "$build/tests/spmd/gpu_host_copies"
     done
     for np in $(nps 1 3); do
-        run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=cuda)" "${with_cuda[@]}" \
-            SHMEM_DEFAULT_SPACE=cuda "${launch[@]}" "$np" "$build/tests/spmd/default_device"
+        run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=$type)" "${with_gpu[@]}" \
+            SHMEM_DEFAULT_SPACE=$type "${launch[@]}" "$np" "$build/tests/spmd/default_device"
     done
+}
+
+spmd_cuda_tests() {
+    spmd_gpu_tests CUDA "$cuda_double" cuda SHMEM_TEST_CUDA_DRIVER="$cuda_double"
+}
+
+# The HIP kind on its double as the PEs' GPU of any vendor too (SHMEM_DEVICE_GPU in spaces_device):
+# no CUDA driver is loaded, so a machine's NVIDIA GPU does not take its place.
+spmd_hip_tests() {
+    spmd_gpu_tests HIP "$hip_double" hip SHMEM_TEST_HIP_RUNTIME="$hip_double" \
+        SHMEM_TEST_CUDA_DRIVER=/nonexistent/libcuda.so.1
+    if [ -f "$hip_double" ] && [ -f "$cuda_double" ]; then
+        run "spmd/gpu_host_copies -np 2, HIP beside the CUDA double (one GPU runtime a process)" \
+            env SHMEM_TEST_HIP_RUNTIME="$hip_double" SHMEM_TEST_CUDA_DRIVER="$cuda_double" \
+            STRATA_TEST_BOTH_RUNTIMES=1 "${launch[@]}" 2 "$build/tests/spmd/gpu_host_copies"
+    fi
 }

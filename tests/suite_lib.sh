@@ -5,6 +5,7 @@ build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 oshrun="$build/oshrun/oshrun"
 cuda_double="$build/tests/cuda/.libs/libcuda_double.so" # built where configure found cuda.h
+hip_double="$build/tests/hip/.libs/libhip_double.so"    # and where it found the HIP headers
 per_test_timeout=${STRATA_TEST_TIMEOUT:-120}
 passed=0
 failed=0

@@ -43,7 +43,8 @@ struct cuda_driver {
 extern struct cuda_driver cuda;
 
 /* Loads the driver (path: the testing knob's file, or NULL for libcuda.so.1) and initializes it.
- * Returns 0, or -1 with the reason in why. Loading twice is loading once. */
+ * Returns 0, or -1 with the reason in why. Loading twice is loading once. Called under gpu_use's
+ * lock. */
 int cuda_driver_load(const char *path, char *why, size_t whylen);
 
 #endif

@@ -1,15 +1,12 @@
-/* What the CUDA kind's files share: cuda.c (set-up, heaps, IPC, copies), cuda_kernels.c (the PTX
- * kernels: atomics, reductions, the batch scatter) and cuda_batch.c (small writes applied
- * together). Every piece of work the kind issues goes on one stream, in the order issued. */
+/* What the CUDA kind's files share: cuda.c (the driver's calls for the GPU kind core, gpu.h) and
+ * cuda_kernels.c (the PTX kernels: atomics, reductions, the batch scatter). */
 #ifndef STRATA_CUDA_INTERNAL_H
 #define STRATA_CUDA_INTERNAL_H
 
 #include "cuda_driver.h"
-#include "kind.h"
+#include "gpu.h"
 
 #include <stdint.h>
-
-extern CUstream cuda_stream; /* the library's copies and kernels */
 
 /* Ends the process with a message naming what failed, unless rc is success. */
 void cuda_check(CUresult rc, const char *what);
@@ -26,21 +23,8 @@ uint64_t cuda_atomic(void *word, enum transport_amo op, uint64_t value, uint64_t
                      size_t size);
 void cuda_reduce(void *acc, const void *in, size_t count, enum kind_reduction what);
 void *cuda_scratch(size_t bytes);
-/* One write of a batch: len bytes at offset in its data to dst. */
-struct cuda_batch_entry {
-    uint64_t dst, offset, len;
-};
-/* Issues count writes (entries and data in mapped host memory) as one kernel on the stream. */
-void cuda_scatter(const struct cuda_batch_entry *entries, const char *data, unsigned count);
-
-/* ---- Batched small writes (cuda_batch.c) ---- */
-#define CUDA_BATCH_SMALL 512 /* bytes: larger writes are copies of their own */
-/* Queues a write of len (at most CUDA_BATCH_SMALL) bytes of src to dst; src is copied now. */
-void cuda_batch_write(void *dst, const void *src, size_t len);
-/* Issues the queued writes on the stream. Called before any other work is issued there, so the
- * stream applies every write in the order the library made it. */
-void cuda_batch_flush(void);
-/* Issues the queued writes and waits for everything on the stream. */
-void cuda_batch_sync(void);
+/* Issues count writes (entries and data in mapped host memory) as one kernel on stream. */
+void cuda_scatter(const struct gpu_batch_entry *entries, const char *data, unsigned count,
+                  void *stream);
 
 #endif

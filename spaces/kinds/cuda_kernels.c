@@ -91,7 +91,7 @@ static const char *const cuda_reduce_names[KIND_REDUCTIONS_COUNT] = {
 
 /* ---- PTX: the batch scatter ---- */
 
-/* strata_scatter(entries, data, count): entry i (struct cuda_batch_entry: dst, offset, len)
+/* strata_scatter(entries, data, count): entry i (struct gpu_batch_entry: dst, offset, len)
  * copies len bytes at data + offset to dst, by words when dst and len allow, else by bytes; the
  * threads of the grid share the entries. */
 #define CUDA_SCATTER_COPY(LABEL, SIZE, TYPE, REG)                                                  \
@@ -194,17 +194,17 @@ uint64_t cuda_atomic(void *word, enum transport_amo op, uint64_t value, uint64_t
     pthread_mutex_lock(&cuda_amo_lock);
     cuda_enter();
     cuda_kernels_load();
-    cuda_batch_flush();
+    gpu_batch_flush();
     CUdeviceptr address = cuda_address(word), old = cuda_address((const void *)cuda_amo_old);
     unsigned code = (unsigned)op;
     uint32_t value32 = (uint32_t)value, compare32 = (uint32_t)compare;
     void *args[] = {&address, &code, size == 4 ? (void *)&value32 : (void *)&value,
                     size == 4 ? (void *)&compare32 : (void *)&compare, &old};
     *cuda_amo_old = 0;
-    cuda_check(cuda.cuLaunchKernel(cuda_amo_kernel[size == 8], 1, 1, 1, 1, 1, 1, 0, cuda_stream,
-                                   args, NULL),
+    cuda_check(cuda.cuLaunchKernel(cuda_amo_kernel[size == 8], 1, 1, 1, 1, 1, 1, 0,
+                                   (CUstream)gpu_stream, args, NULL),
                "cuLaunchKernel (atomic)");
-    cuda_check(cuda.cuStreamSynchronize(cuda_stream), "cuStreamSynchronize");
+    cuda_check(cuda.cuStreamSynchronize((CUstream)gpu_stream), "cuStreamSynchronize");
     uint64_t result = size == 4 ? (uint32_t)*cuda_amo_old : *cuda_amo_old;
     pthread_mutex_unlock(&cuda_amo_lock);
     return result;
@@ -216,7 +216,7 @@ void cuda_reduce(void *acc, const void *in, size_t count, enum kind_reduction wh
 {
     cuda_enter();
     cuda_kernels_load();
-    cuda_batch_flush();
+    gpu_batch_flush();
     CUdeviceptr a = cuda_address(acc), b = cuda_address(in);
     uint64_t n = count;
     void *args[] = {&a, &b, &n};
@@ -224,7 +224,7 @@ void cuda_reduce(void *acc, const void *in, size_t count, enum kind_reduction wh
         cuda_check(
             cuda.cuLaunchKernel(cuda_reduce_kernel[what],
                                 (unsigned)((count + CUDA_REDUCE_BLOCK - 1) / CUDA_REDUCE_BLOCK), 1,
-                                1, CUDA_REDUCE_BLOCK, 1, 1, 0, cuda_stream, args, NULL),
+                                1, CUDA_REDUCE_BLOCK, 1, 1, 0, (CUstream)gpu_stream, args, NULL),
             "cuLaunchKernel (reduction)");
 }
 
@@ -235,7 +235,7 @@ void *cuda_scratch(size_t bytes)
     static __thread size_t size;
     if (bytes > size) {
         cuda_enter();
-        cuda_batch_sync(); /* the old buffer may still be read */
+        gpu_batch_sync(); /* the old buffer may still be read */
         if (buffer)
             cuda_check(cuda.cuMemFree(buffer), "cuMemFree");
         buffer = 0;
@@ -248,13 +248,14 @@ void *cuda_scratch(size_t bytes)
 
 #define CUDA_SCATTER_BLOCK 128
 
-void cuda_scatter(const struct cuda_batch_entry *entries, const char *data, unsigned count)
+void cuda_scatter(const struct gpu_batch_entry *entries, const char *data, unsigned count,
+                  void *stream)
 {
     cuda_kernels_load();
     CUdeviceptr e = cuda_address(entries), d = cuda_address(data);
     void *args[] = {&e, &d, &count};
     unsigned blocks = (count + CUDA_SCATTER_BLOCK - 1) / CUDA_SCATTER_BLOCK;
     cuda_check(cuda.cuLaunchKernel(cuda_scatter_kernel, blocks, 1, 1, CUDA_SCATTER_BLOCK, 1, 1, 0,
-                                   cuda_stream, args, NULL),
+                                   (CUstream)stream, args, NULL),
                "cuLaunchKernel (batch)");
 }

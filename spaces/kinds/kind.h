@@ -43,7 +43,8 @@ enum kind_reduction {
         KIND_REDUCTIONS_COUNT
 };
 
-/* The most bytes of a handle node peers attach with (a CUDA IPC handle is 64, and an offset). */
+/* The most bytes of a handle node peers attach with (a CUDA or HIP IPC handle is 64, and an
+ * offset). */
 #define KIND_HANDLE_MAX 72
 
 /* Memory of one kind held by this PE: the local mapping and what is needed to share and
@@ -116,6 +117,11 @@ extern const struct kind_ops kind_cuda;
 /* Sets the kind up on device ordinal of the driver at driver_path (NULL: libcuda.so.1), for a
  * job of n_pes, once; returns 0, or -1 with the reason in why. */
 int kind_cuda_use(const char *driver_path, int ordinal, int n_pes, char *why, size_t whylen);
+/* The PE's AMD GPU, where the build found the HIP headers (STRATA_HAVE_HIP). */
+extern const struct kind_ops kind_hip;
+/* As kind_cuda_use, with the runtime at runtime_path (NULL: libamdhip64 of the headers' major
+ * version). A process uses one of the two GPU kinds: the other then refuses to be set up. */
+int kind_hip_use(const char *runtime_path, int ordinal, int n_pes, char *why, size_t whylen);
 /* The test device's private buffers, as the program allocates them (shmemx.h). */
 void *kind_testdev_private_alloc(size_t size);
 void kind_testdev_private_free(void *ptr);

@@ -9,13 +9,23 @@ typedef int (*hip_count_fn)(int *count);
 typedef int (*hip_busid_fn)(char *busid, int len, int device);
 typedef int (*hip_mem_fn)(size_t *bytes, int device);
 
-int runtime_hip_probe(struct device *out, int max, char *why, size_t whylen)
+void *runtime_hip_open(const char *runtime_path, const char *soname)
 {
+    if (runtime_path && *runtime_path)
+        return dlopen(runtime_path, RTLD_NOW | RTLD_LOCAL);
+    if (soname)
+        return runtime_library_open(soname);
     void *lib = runtime_library_open("libamdhip64.so.6");
-    if (!lib)
-        lib = runtime_library_open("libamdhip64.so.5");
+    return lib ? lib : runtime_library_open("libamdhip64.so.5");
+}
+
+int runtime_hip_probe(const char *runtime_path, struct device *out, int max, char *why,
+                      size_t whylen)
+{
+    void *lib = runtime_hip_open(runtime_path, NULL);
     if (!lib) {
-        snprintf(why, whylen, "libamdhip64 not loadable");
+        snprintf(why, whylen, "%s not loadable",
+                 runtime_path && *runtime_path ? runtime_path : "libamdhip64");
         return 0;
     }
     hip_count_fn hip_count = (hip_count_fn)dlsym(lib, "hipGetDeviceCount");
@@ -37,6 +47,7 @@ int runtime_hip_probe(struct device *out, int max, char *why, size_t whylen)
         d->ordinal = i;
         found++;
     }
+    /* The runtime stays loaded: its state lives as long as the process. */
     if (!found)
         dlclose(lib);
     return found;

@@ -79,3 +79,18 @@ void *runtime_library_open(const char *soname)
     void *lib = open_in_list(path, soname);
     return lib ? lib : open_in_system_dirs(soname);
 }
+
+int runtime_bind(void *lib, const char *file, const struct runtime_symbol *symbols, size_t count,
+                 const char *runtime, char *why, size_t whylen)
+{
+    if (!lib) {
+        snprintf(why, whylen, "%s not loadable", file);
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++)
+        if (!(*symbols[i].slot = dlsym(lib, symbols[i].name))) {
+            snprintf(why, whylen, "%s lacks %s", runtime, symbols[i].name);
+            return -1;
+        }
+    return 0;
+}

@@ -9,6 +9,17 @@
 /* dlopen of a runtime's soname that never takes it from the current directory (library.c). */
 void *runtime_library_open(const char *soname);
 
+/* An entry point of a runtime and where its address goes. */
+struct runtime_symbol {
+    const char *name;
+    void **slot;
+};
+/* Resolves every symbol of lib (as opened: NULL when it could not be, named by file in messages)
+ * into its slot. Returns 0, or -1 with the reason in why ("<file> not loadable", "<runtime> lacks
+ * <name>"). */
+int runtime_bind(void *lib, const char *file, const struct runtime_symbol *symbols, size_t count,
+                 const char *runtime, char *why, size_t whylen);
+
 /* The CUDA driver: the file driver_path names (a testing knob's stand-in for the driver), else
  * libcuda.so.1; NULL when it cannot be loaded. */
 void *runtime_cuda_open(const char *driver_path);
@@ -16,6 +27,10 @@ void *runtime_cuda_open(const char *driver_path);
 /* Appends up to max devices to out; returns how many, or 0 with the reason in why. */
 int runtime_cuda_probe(const char *driver_path, struct device *out, int max, char *why,
                        size_t whylen);
-int runtime_hip_probe(struct device *out, int max, char *why, size_t whylen);
+/* The HIP runtime: the file runtime_path names (a testing knob's stand-in), else soname, else (for
+ * NULL) libamdhip64.so.6 or .so.5; NULL when it cannot be loaded. */
+void *runtime_hip_open(const char *runtime_path, const char *soname);
+int runtime_hip_probe(const char *runtime_path, struct device *out, int max, char *why,
+                      size_t whylen);
 
 #endif

@@ -1,8 +1,8 @@
-/* SHMEM_DEFAULT_SPACE=gpu (or cuda) with a device on every PE: shmem_malloc returns device
+/* SHMEM_DEFAULT_SPACE=gpu (or cuda, or hip) with a device on every PE: shmem_malloc returns device
  * memory. The default space says so in its caps and device type, RMA, atomics, collectives,
  * calloc and realloc work on it without a load or store by the library, and static data stays
  * host memory. shmem_ptr gives no pointer to the test device's memory, and a device pointer to a
- * CUDA heap (for the program's kernels). */
+ * CUDA or HIP heap (for the program's kernels). */
 #include "check.h"
 
 #include <stdint.h>
@@ -21,9 +21,10 @@ int main(void)
     CHECK(!(caps & SHMEM_SPACE_CAP_DIRECT_ACCESS) && (caps & SHMEM_SPACE_CAP_WORLD_ACCESS),
           "a world-accessible device default space: caps 0x%llx", (unsigned long long)caps);
     const char *asked = getenv("SHMEM_DEFAULT_SPACE");
-    int cuda = asked && !strcmp(asked, "cuda");
-    CHECK(shmem_space_get_device_type(SHMEM_SPACE_DEFAULT, &type) == 0 &&
-              type == (cuda ? SHMEM_DEVICE_CUDA : SHMEM_DEVICE_GPU),
+    shmem_device_type_t expected = asked && !strcmp(asked, "cuda")  ? SHMEM_DEVICE_CUDA
+                                   : asked && !strcmp(asked, "hip") ? SHMEM_DEVICE_HIP
+                                                                    : SHMEM_DEVICE_GPU;
+    CHECK(shmem_space_get_device_type(SHMEM_SPACE_DEFAULT, &type) == 0 && type == expected,
           "device type %d", (int)type);
 
     long *heap = shmem_calloc(64, sizeof(long));

@@ -1,12 +1,12 @@
 /* A buffer of the program's own in device memory is a valid local buffer of RMA: a get lands in
  * it and a put takes from it, through the kind, to and from every space kind: the default heap,
  * static data, a CPU space and a device space, on this PE and the next. The buffer is the test
- * device kind's (shmemx_test_device_malloc) when SHMEM_TEST_DEVICE_PES is set, else the CUDA
- * driver's (cuMemAlloc, from the driver SHMEM_TEST_CUDA_DRIVER names or libcuda.so.1), as a
- * cudaMalloc'd buffer would be. Device memory is never loaded or stored here. */
+ * device kind's (shmemx_test_device_malloc) when SHMEM_TEST_DEVICE_PES is set, else the GPU
+ * runtime's (cuMemAlloc or hipMalloc, from the runtime gpu_runtime.h chooses), as a cudaMalloc'd
+ * or hipMalloc'd buffer would be. Device memory is never loaded or stored here. */
 #include "check.h"
+#include "gpu_runtime.h"
 
-#include <dlfcn.h>
 #include <shmemx.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,34 +43,6 @@ static void every_target(const char *where, long *in, long *out, long *device)
     round_trip(where, in, out, device, (me + 1) % n);
 }
 
-/* The driver API calls used, by their ABI (the test builds without cuda.h). */
-typedef int (*cu_init_fn)(unsigned);
-typedef int (*cu_retain_fn)(void **context, int device);
-typedef int (*cu_set_fn)(void *context);
-typedef int (*cu_alloc_fn)(unsigned long long *ptr, size_t size);
-typedef int (*cu_free_fn)(unsigned long long ptr);
-static cu_free_fn cu_free;
-
-/* A buffer of the program's own on device 0 of the CUDA driver, or NULL. */
-static void *cuda_malloc(size_t size)
-{
-    const char *path = getenv("SHMEM_TEST_CUDA_DRIVER");
-    void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW);
-    if (!lib)
-        return NULL;
-    cu_init_fn init = (cu_init_fn)dlsym(lib, "cuInit");
-    cu_retain_fn retain = (cu_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain");
-    cu_set_fn set = (cu_set_fn)dlsym(lib, "cuCtxSetCurrent");
-    cu_alloc_fn alloc = (cu_alloc_fn)dlsym(lib, "cuMemAlloc_v2");
-    cu_free = (cu_free_fn)dlsym(lib, "cuMemFree_v2");
-    void *context;
-    unsigned long long ptr;
-    if (!init || !retain || !set || !alloc || !cu_free || init(0) || retain(&context, 0) ||
-        set(context) || alloc(&ptr, size))
-        return NULL;
-    return (void *)(uintptr_t)ptr;
-}
-
 static int test_device(void)
 {
     const char *pes = getenv("SHMEM_TEST_DEVICE_PES");
@@ -81,13 +53,13 @@ int main(void)
 {
     shmem_init();
     int n = shmem_n_pes();
-    /* The device space first: a PE recognises CUDA buffers once it uses the CUDA kind. */
+    /* The device space first: a PE recognises GPU buffers once it uses the GPU kind. */
     shmem_space_config_t gpu = {SHMEM_DEVICE_GPU, 1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
     shmem_space_t gpu_space;
     shmem_team_t gpu_team;
     CHECK(shmem_space_create(&gpu, &gpu_space, &gpu_team) == 0, "a GPU space on every PE");
-    long *device =
-        test_device() ? shmemx_test_device_malloc(N * sizeof(long)) : cuda_malloc(N * sizeof(long));
+    long *device = test_device() ? shmemx_test_device_malloc(N * sizeof(long))
+                                 : gpu_runtime_malloc(N * sizeof(long));
     CHECK(device != NULL, "a private device buffer (a device on every PE)");
     if (device) {
         long *heap_in = shmem_calloc((size_t)n * N, sizeof(long));
@@ -116,7 +88,7 @@ int main(void)
         if (test_device())
             shmemx_test_device_free(device);
         else
-            cu_free((unsigned long long)(uintptr_t)device);
+            CHECK(gpu_runtime_free(device) == 0, "the private device buffer freed");
     }
     shmem_team_destroy(gpu_team);
     shmem_space_destroy(gpu_space);

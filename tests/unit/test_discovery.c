@@ -61,7 +61,7 @@ static void check_this_machine(void)
 {
     struct discovery d;
     char err[256] = "";
-    struct discovery_job job = {2, 4, 0, 4, "", "0,2", (size_t)1 << 20, NULL};
+    struct discovery_job job = {2, 4, 0, 4, "", "0,2", (size_t)1 << 20, NULL, NULL};
     UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == 0, "discovery: %s", err);
     UNIT_CHECK(d.host_memory > 0, "host memory");
     UNIT_CHECK(d.chosen[DEVICE_FAMILY_TEST] && d.chosen[DEVICE_FAMILY_TEST]->memory == 1 << 20,
@@ -82,45 +82,54 @@ static void check_this_machine(void)
         UNIT_CHECK(d.absent[DEVICE_FAMILY_HIP][0], "HIP absent with a reason");
 }
 
-/* The CUDA driver's test double as the driver: its two devices found, local ranks spread over
- * them, SHMEM_DEVICE_MAP obeyed, and a driver path that does not load named. */
-static void check_cuda_double(const char *driver)
+/* A GPU runtime's test double as the runtime: its two devices found, local ranks spread over
+ * them, SHMEM_DEVICE_MAP obeyed, and a runtime path that does not load named. */
+static void check_double(enum device_family family, const char *path)
 {
     struct discovery d;
     char err[256] = "";
-    setenv("STRATA_CUDA_DOUBLE_DEVICES", "2", 1);
-    struct discovery_job job = {3, 4, 3, 4, "", "", (size_t)1 << 20, driver};
+    const char *devices =
+        family == DEVICE_FAMILY_CUDA ? "STRATA_CUDA_DOUBLE_DEVICES" : "STRATA_HIP_DOUBLE_DEVICES";
+    const char *name = discovery_family_name(family);
+    setenv(devices, "2", 1);
+    struct discovery_job job = {3, 4, 3, 4, "", "", (size_t)1 << 20, NULL, NULL};
+    const char **runtime = family == DEVICE_FAMILY_CUDA ? &job.cuda_driver : &job.hip_runtime;
+    *runtime = path;
     UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == 0 &&
                    discovery_probe_gpus(&d, err, sizeof(err)) == 0,
-               "discovery: %s", err);
-    const struct device *gpu = d.chosen[DEVICE_FAMILY_CUDA];
+               "%s discovery: %s", name, err);
+    const struct device *gpu = d.chosen[family];
     UNIT_CHECK(gpu && gpu->ordinal == 1 && gpu->memory == (size_t)4 << 30 &&
                    !strcmp(gpu->busid, "0000:c1:00.0"),
-               "local rank 3 of 4 takes device 1 of 2: %d %s", gpu ? gpu->ordinal : -1,
+               "%s: local rank 3 of 4 takes device 1 of 2: %d %s", name, gpu ? gpu->ordinal : -1,
                gpu ? gpu->busid : "-");
     job.device_map = "1,1,1,0";
     UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == 0 &&
-                   discovery_probe_gpus(&d, err, sizeof(err)) == 0 &&
-                   d.chosen[DEVICE_FAMILY_CUDA] && d.chosen[DEVICE_FAMILY_CUDA]->ordinal == 0,
-               "SHMEM_DEVICE_MAP gives local rank 3 device 0");
+                   discovery_probe_gpus(&d, err, sizeof(err)) == 0 && d.chosen[family] &&
+                   d.chosen[family]->ordinal == 0,
+               "%s: SHMEM_DEVICE_MAP gives local rank 3 device 0", name);
     job.device_map = "";
-    job.cuda_driver = "/nonexistent/libcuda-double.so";
+    *runtime = "/nonexistent/libgpu-double.so";
     UNIT_CHECK(discovery_run(&job, &d, err, sizeof(err)) == 0 &&
-                   discovery_probe_gpus(&d, err, sizeof(err)) == 0 &&
-                   !d.chosen[DEVICE_FAMILY_CUDA] &&
-                   strstr(d.absent[DEVICE_FAMILY_CUDA], "/nonexistent/libcuda-double.so"),
-               "a driver that does not load is named: %s", d.absent[DEVICE_FAMILY_CUDA]);
-    unsetenv("STRATA_CUDA_DOUBLE_DEVICES");
+                   discovery_probe_gpus(&d, err, sizeof(err)) == 0 && !d.chosen[family] &&
+                   strstr(d.absent[family], "/nonexistent/libgpu-double.so"),
+               "%s: a runtime that does not load is named: %s", name, d.absent[family]);
+    unsetenv(devices);
 }
 
 int main(int argc, char **argv)
 {
+    for (int i = 2; i < argc; i++)
+        if (strncmp(argv[i], "cuda=", 5) && strncmp(argv[i], "hip=", 4))
+            argc = 0;
     if (argc < 2) {
-        fprintf(stderr, "usage: test_discovery TOPOLOGY_XML [CUDA_DRIVER_DOUBLE]\n");
+        fprintf(stderr,
+                "usage: test_discovery TOPOLOGY_XML [cuda=DRIVER_DOUBLE] [hip=RUNTIME_DOUBLE]\n");
         return 2;
     }
-    if (argc > 2)
-        check_cuda_double(argv[2]);
+    for (int i = 2; i < argc; i++)
+        check_double(argv[i][0] == 'h' ? DEVICE_FAMILY_HIP : DEVICE_FAMILY_CUDA,
+                     strchr(argv[i], '=') + 1);
     check_locality(argv[1]);
     check_device_map();
     check_pe_list();

@@ -1,24 +1,32 @@
-/* Large copies between host heaps and GPU heaps (a CUDA space on every PE): a put from this PE's
- * CPU-space heap into the next PE's GPU heap, a get from the next PE's CPU-space heap (mapped
- * here) into this PE's GPU heap, and a get from a GPU heap into the CPU-space heap, every word
- * checked. On the driver's test double (SHMEM_TEST_CUDA_DRIVER) the test also asks the double what
- * is registered: those copies registered the host mappings they touched, and destroying the CPU
- * space unregistered them all. */
+/* Large copies between host heaps and GPU heaps (a CUDA or HIP space on every PE, the runtime
+ * as gpu_runtime.h chooses it): a put from this PE's CPU-space heap into the next PE's GPU heap, a
+ * get from the next PE's CPU-space heap (mapped here) into this PE's GPU heap, and a get from a GPU
+ * heap into the CPU-space heap, every word checked. On a runtime's test double
+ * (SHMEM_TEST_CUDA_DRIVER, SHMEM_TEST_HIP_RUNTIME) the test also asks the double what is
+ * registered: those copies registered the host mappings they touched, and destroying the CPU space
+ * unregistered them all. With both runtimes' doubles named, a space of the other runtime is
+ * refused. */
 #include "check.h"
+#include "gpu_runtime.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 
 enum { WORDS = 512 * 1024 }; /* 4 MiB: large enough to be registered */
 
-typedef size_t (*registered_fn)(void);
-
-/* The double's count of registered bytes once the library loaded it, or NULL on a real driver. */
-static registered_fn double_registered(void)
+/* Where the suite names both runtimes' doubles (STRATA_TEST_BOTH_RUNTIMES): a process uses one GPU
+ * runtime, so a space of the other is refused on every PE. */
+static void check_other_runtime_refused(void)
 {
-    const char *path = getenv("SHMEM_TEST_CUDA_DRIVER");
-    void *lib = path && *path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    return lib ? (registered_fn)dlsym(lib, "cuda_double_registered_bytes") : NULL;
+    const char *both = getenv("STRATA_TEST_BOTH_RUNTIMES");
+    if (!both || !*both)
+        return;
+    shmem_space_config_t other = {gpu_runtime_is_hip() ? SHMEM_DEVICE_CUDA : SHMEM_DEVICE_HIP,
+                                  1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
+    shmem_space_t space;
+    shmem_team_t team;
+    CHECK(shmem_space_create(&other, &space, &team) != 0 && space == SHMEM_SPACE_INVALID &&
+              team == SHMEM_TEAM_INVALID,
+          "a space of the other GPU runtime refused");
 }
 
 static long expected(int pe, long i)
@@ -42,16 +50,17 @@ int main(void)
 {
     shmem_init();
     int me = shmem_my_pe(), n = shmem_n_pes(), right = (me + 1) % n, left = (me + n - 1) % n;
-    shmem_space_config_t gpu_config = {SHMEM_DEVICE_CUDA, 64 << 20, SHMEM_SPACE_FLAG_DEFAULT};
+    shmem_space_config_t gpu_config = {gpu_runtime_type(), 64 << 20, SHMEM_SPACE_FLAG_DEFAULT};
     shmem_space_config_t cpu_config = {SHMEM_DEVICE_CPU, 64 << 20, SHMEM_SPACE_FLAG_DEFAULT};
     shmem_space_t gpu, cpu;
     shmem_team_t gpu_team, cpu_team;
     if (shmem_space_create(&gpu_config, &gpu, &gpu_team) ||
         shmem_space_create(&cpu_config, &cpu, &cpu_team)) {
-        CHECK(0, "a CUDA space and a CPU space on every PE");
+        CHECK(0, "a GPU space and a CPU space on every PE");
         return check_finish();
     }
-    registered_fn registered = double_registered(); /* loaded by the CUDA space */
+    check_other_runtime_refused();
+    gpu_registered_fn registered = gpu_runtime_double_registered(); /* loaded by the GPU space */
     size_t before = registered ? registered() : 0;
     long *host = shmem_space_malloc(cpu, WORDS * sizeof(long));
     long *device = shmem_space_malloc(gpu, WORDS * sizeof(long));

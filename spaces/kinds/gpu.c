@@ -1,0 +1,294 @@
+/* The GPU kinds' shared part: heaps in the memory of the PE's GPU, through the calls of its
+ * runtime (gpu.h), on the device the program's kernels use too.
+ *
+ * - Node peers attach each other's heaps with IPC handles; copies between any two memories the
+ *   GPU reaches (its heap, a peer's attached heap, host memory, the program's own device buffers)
+ *   are runtime copies on the library's stream, which the program's default stream never waits
+ *   for.
+ * - Host mappings of the library (heaps, static data, node peers' heaps) are registered with the
+ *   runtime where a large copy touches them, so such copies run at pinned speed.
+ * - Writes are asynchronous (KIND_CAP_ASYNC_COPY): sync waits for the stream. A host source is
+ *   reusable when a write returns: the runtime stages pageable memory before returning, and a
+ *   pinned source (which it reads later) is waited for.
+ * - Small writes from host memory are queued and applied together (gpu_batch.c).
+ *
+ * The handle node peers attach with is the IPC handle of the allocation and the heap's offset in
+ * it: a heap is aligned inside a larger allocation when the runtime's own alignment falls short
+ * of kind_base_alignment. */
+#include "gpu.h"
+
+#include "../../common/log.h"
+#include "../space.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+const struct gpu_runtime *gpu_rt;
+void *gpu_stream;
+
+void gpu_check(int rc, const char *what)
+{
+    if (rc != 0)
+        log_fatal("spaces", "%s %s failed (error %d)", gpu_rt->name, what, rc);
+}
+
+/* Lands every write issued: queued small ones too. */
+void gpu_sync(void)
+{
+    gpu_rt->enter();
+    gpu_batch_sync();
+}
+
+static pthread_mutex_t gpu_setup_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int gpu_n_pes; /* the job's, to find node peers' host mappings */
+
+int gpu_use(const struct gpu_runtime *rt, const char *path, int ordinal, int n_pes, char *why,
+            size_t whylen)
+{
+    pthread_mutex_lock(&gpu_setup_lock);
+    int rc = 0;
+    void *stream;
+    if (gpu_rt && gpu_rt != rt) {
+        snprintf(why, whylen, "the %s kind is in use: a process uses one GPU runtime",
+                 gpu_rt->name);
+        rc = -1;
+    } else if (!gpu_rt) {
+        rc = rt->open(path, ordinal, why, whylen);
+        if (!rc && rt->stream_create(&stream)) {
+            snprintf(why, whylen, "%s device %d has no stream for the library", rt->name, ordinal);
+            rc = -1;
+        }
+        if (!rc) {
+            gpu_stream = stream;
+            gpu_n_pes = n_pes;
+            __atomic_store_n(&gpu_rt, rt, __ATOMIC_RELEASE);
+            kind_private_use(rt->kind);
+            kind_watch_host(rt->kind);
+        }
+    }
+    pthread_mutex_unlock(&gpu_setup_lock);
+    return rc;
+}
+
+/* ---- Heaps ---- */
+
+struct gpu_handle {
+    char ipc[GPU_IPC_HANDLE];
+    uint64_t offset; /* of the heap in the allocation */
+};
+_Static_assert(sizeof(struct gpu_handle) <= KIND_HANDLE_MAX, "a GPU handle fits in a record");
+
+/* A heap aligned to kind_base_alignment: the runtime's allocation when it already is, else one
+ * large enough to hold an aligned heap. */
+int gpu_create(const char *prefix, size_t size, struct kind_mem *mem)
+{
+    (void)prefix;
+    size_t align = kind_base_alignment(size), len = size ? size : 1;
+    void *block;
+    gpu_rt->enter();
+    if (gpu_rt->alloc(&block, len))
+        return -1;
+    if ((uintptr_t)block % align) {
+        gpu_check(gpu_rt->free(block), "free");
+        if (gpu_rt->alloc(&block, len + align))
+            return -1;
+    }
+    uintptr_t base = ((uintptr_t)block + align - 1) & ~(uintptr_t)(align - 1);
+    mem->base = (void *)base;
+    mem->storage = block;
+    mem->size = size;
+    mem->fd = -1;
+    return 0;
+}
+
+void gpu_destroy(struct kind_mem *mem)
+{
+    gpu_sync(); /* nothing of the library may still be writing into it */
+    gpu_check(gpu_rt->free(mem->storage), "free");
+    mem->base = mem->storage = NULL;
+}
+
+int gpu_export(const struct kind_mem *mem, void *handle, size_t *len)
+{
+    struct gpu_handle h = {.offset = (uint64_t)((char *)mem->base - (char *)mem->storage)};
+    gpu_rt->enter();
+    if (*len < sizeof(h) || gpu_rt->ipc_get(h.ipc, mem->storage))
+        return -1;
+    memcpy(handle, &h, sizeof(h));
+    *len = sizeof(h);
+    return 0;
+}
+
+/* Node peers' heaps attached here, to close the allocation an attached heap lies in. */
+#define GPU_ATTACHED_MAX 256
+static struct gpu_attached {
+    char *heap;
+    void *block;
+} gpu_attached[GPU_ATTACHED_MAX];
+static pthread_mutex_t gpu_attached_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void *gpu_attach(const char *prefix, const void *handle, size_t len, size_t size)
+{
+    (void)prefix;
+    (void)size;
+    struct gpu_handle h;
+    void *block;
+    if (len != sizeof(h))
+        return NULL;
+    memcpy(&h, handle, sizeof(h));
+    gpu_rt->enter();
+    if (gpu_rt->ipc_open(&block, h.ipc))
+        return NULL;
+    char *heap = (char *)block + h.offset;
+    pthread_mutex_lock(&gpu_attached_lock);
+    int slot = 0;
+    while (slot < GPU_ATTACHED_MAX && gpu_attached[slot].heap)
+        slot++;
+    if (slot < GPU_ATTACHED_MAX)
+        gpu_attached[slot] = (struct gpu_attached){heap, block};
+    pthread_mutex_unlock(&gpu_attached_lock);
+    if (slot == GPU_ATTACHED_MAX) {
+        log_error("spaces", "more than %d node peers' %s heaps attached", GPU_ATTACHED_MAX,
+                  gpu_rt->name);
+        gpu_rt->ipc_close(block);
+        return NULL;
+    }
+    return heap;
+}
+
+void gpu_detach(void *addr, size_t size)
+{
+    (void)size;
+    void *block = NULL;
+    pthread_mutex_lock(&gpu_attached_lock);
+    for (int i = 0; i < GPU_ATTACHED_MAX && !block; i++)
+        if (gpu_attached[i].heap == addr) {
+            block = gpu_attached[i].block;
+            gpu_attached[i] = (struct gpu_attached){NULL, NULL};
+        }
+    pthread_mutex_unlock(&gpu_attached_lock);
+    gpu_sync(); /* nothing of the library may still be writing into it */
+    if (block)
+        gpu_check(gpu_rt->ipc_close(block), "IPC handle close");
+}
+
+/* An IPC handle names no file: nothing to withdraw. */
+void gpu_unexport(struct kind_mem *mem)
+{
+    (void)mem;
+}
+
+/* ---- Pinned host memory ----
+ * The runtime copies pageable host memory through its own staging buffers, at a fraction of the
+ * speed of memory registered with it. A large copy registers the library's host mapping it
+ * touches (not the program's own buffers), a granule at a time, so a heap reserved large costs
+ * pinned memory only where copies go; host_unmapping unregisters before the mapping goes. */
+#define GPU_PIN_MIN ((size_t)64 << 10) /* below this a copy costs the same either way */
+#define GPU_PIN_GRANULE ((uintptr_t)32 << 20)
+#define GPU_PINNED_MAX 4096
+static struct gpu_pinned {
+    uintptr_t base;
+    size_t len;
+} gpu_pinned[GPU_PINNED_MAX];
+static int gpu_pinned_count;
+static pthread_mutex_t gpu_pin_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Registers [lo, hi) unless it is already (under gpu_pin_lock). A failure leaves it pageable:
+ * copies still work (the program may have registered it itself). */
+static void gpu_pin_range(uintptr_t lo, uintptr_t hi)
+{
+    for (int i = 0; i < gpu_pinned_count; i++)
+        if (gpu_pinned[i].base == lo)
+            return;
+    if (gpu_pinned_count == GPU_PINNED_MAX || gpu_rt->host_register((void *)lo, hi - lo))
+        return;
+    gpu_pinned[gpu_pinned_count++] = (struct gpu_pinned){lo, hi - lo};
+}
+
+static void gpu_pin_host(const void *ptr, size_t len)
+{
+    int pe;
+    if (len < GPU_PIN_MIN)
+        return;
+    struct region *region = registry_lookup_mapped(ptr, gpu_n_pes, &pe);
+    if (!region || !kind_can(region->kind, KIND_CAP_LOAD_STORE) || !region->routes[pe].load_store)
+        return;
+    uintptr_t first = (uintptr_t)region->routes[pe].load_store, end = first + region->size;
+    uintptr_t lo = (uintptr_t)ptr, hi = lo + len < end ? lo + len : end;
+    pthread_mutex_lock(&gpu_pin_lock);
+    for (uintptr_t g = lo & ~(GPU_PIN_GRANULE - 1); g < hi; g += GPU_PIN_GRANULE)
+        gpu_pin_range(g > first ? g : first, g + GPU_PIN_GRANULE < end ? g + GPU_PIN_GRANULE : end);
+    pthread_mutex_unlock(&gpu_pin_lock);
+}
+
+void gpu_host_unmapping(void *base, size_t len)
+{
+    uintptr_t lo = (uintptr_t)base;
+    pthread_mutex_lock(&gpu_pin_lock);
+    for (int i = 0; i < gpu_pinned_count;) {
+        if (gpu_pinned[i].base - lo < len) {
+            gpu_sync(); /* no copy may still read or write it */
+            gpu_check(gpu_rt->host_unregister((void *)gpu_pinned[i].base), "host unregister");
+            gpu_pinned[i] = gpu_pinned[--gpu_pinned_count];
+        } else {
+            i++;
+        }
+    }
+    pthread_mutex_unlock(&gpu_pin_lock);
+}
+
+/* ---- Copies ---- */
+
+/* A copy on the stream, after every write issued before it (queued small ones included), so a
+ * read sees them. */
+static void gpu_copy_async(void *dst, const void *src, size_t len)
+{
+    gpu_batch_flush();
+    gpu_check(gpu_rt->copy_async(dst, src, len, gpu_stream), "copy");
+}
+
+void gpu_copy_to_host(void *dst, const void *src, size_t len)
+{
+    gpu_rt->enter();
+    gpu_pin_host(dst, len);
+    gpu_copy_async(dst, src, len);
+    gpu_check(gpu_rt->stream_sync(gpu_stream), "stream synchronize");
+}
+
+/* A small write joins the batch (its bytes copied now); a large one is a copy of its own. */
+void gpu_copy_from_host(void *dst, const void *src, size_t len)
+{
+    gpu_rt->enter();
+    if (len <= GPU_BATCH_SMALL) {
+        gpu_batch_write(dst, src, len);
+        return;
+    }
+    gpu_pin_host(src, len);
+    gpu_copy_async(dst, src, len);
+    if (gpu_rt->memory(src) == GPU_MEMORY_PINNED) /* read later by DMA: reusable on return */
+        gpu_check(gpu_rt->stream_sync(gpu_stream), "stream synchronize");
+}
+
+/* Device to device (this GPU's memory, a node peer's attached heap): the source is read in
+ * stream order, before anything written after the copy was issued. */
+void gpu_copy(void *dst, const void *src, size_t len)
+{
+    gpu_rt->enter();
+    gpu_copy_async(dst, src, len);
+}
+
+void gpu_fill(void *dst, int byte, size_t len)
+{
+    gpu_rt->enter();
+    gpu_batch_flush();
+    gpu_check(gpu_rt->fill_async(dst, byte, len, gpu_stream), "memset");
+}
+
+int gpu_owns(const void *ptr)
+{
+    gpu_rt->enter();
+    return gpu_rt->memory(ptr) == GPU_MEMORY_DEVICE;
+}

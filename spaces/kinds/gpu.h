@@ -1,0 +1,103 @@
+/* What the GPU kinds (CUDA, HIP) share: gpu.c (set-up, heaps, IPC, pinned host memory, copies)
+ * and gpu_batch.c (small writes applied together), driven by a table of the runtime's calls that
+ * cuda.c and hip.c supply. Every piece of work the kind issues goes on one stream of the runtime,
+ * in the order issued.
+ *
+ * A process uses one GPU runtime: the first whose kind is set up. (A node with both vendors' GPUs
+ * would need two instances of this state; none has been met.) */
+#ifndef STRATA_GPU_H
+#define STRATA_GPU_H
+
+#include "kind.h"
+
+#include <stdint.h>
+
+/* What a pointer is to the runtime. */
+enum gpu_memory {
+    GPU_MEMORY_PAGEABLE, /* host memory the runtime stages through its own buffers */
+    GPU_MEMORY_PINNED,   /* host memory it reads by DMA, after a copy returns */
+    GPU_MEMORY_DEVICE,   /* memory of a GPU */
+};
+
+/* The bytes of an IPC handle (CUipcMemHandle, hipIpcMemHandle_t). */
+#define GPU_IPC_HANDLE 64
+
+/* One write of a batch: len bytes at offset in its data to dst. */
+struct gpu_batch_entry {
+    uint64_t dst, offset, len;
+};
+
+/* A runtime's calls in the core's terms. Calls returning int return the runtime's error code, 0
+ * on success (CUDA_SUCCESS, hipSuccess). */
+struct gpu_runtime {
+    const char *name;            /* "CUDA", "HIP": in messages */
+    const struct kind_ops *kind; /* the kind these calls are */
+    /* Loads the runtime (path: a testing knob's stand-in, or NULL for the system's), and sets up
+     * device ordinal. Returns 0, or -1 with the reason in why. */
+    int (*open)(const char *path, int ordinal, char *why, size_t whylen);
+    /* Makes the device current on the calling thread (each of the program's threads has its
+     * own); ends the process when it cannot. */
+    void (*enter)(void);
+    int (*alloc)(void **ptr, size_t size);
+    int (*free)(void *ptr);
+    int (*copy_async)(void *dst, const void *src, size_t len, void *stream);
+    int (*fill_async)(void *dst, int byte, size_t len, void *stream);
+    int (*stream_create)(void **stream); /* one the program's default stream never waits for */
+    int (*stream_sync)(void *stream);
+    int (*ipc_get)(void *handle, void *block); /* GPU_IPC_HANDLE bytes naming an allocation */
+    int (*ipc_open)(void **block, const void *handle);
+    int (*ipc_close)(void *block);
+    int (*host_register)(void *ptr, size_t len);
+    int (*host_unregister)(void *ptr);
+    int (*host_alloc_mapped)(void **ptr, size_t len); /* pinned, and mapped for the GPU */
+    enum gpu_memory (*memory)(const void *ptr);
+    /* Optional: issues count writes (entries and data in mapped host memory) as one kernel on
+     * stream; without it each write of a batch is a copy of its own. */
+    void (*scatter)(const struct gpu_batch_entry *entries, const char *data, unsigned count,
+                    void *stream);
+};
+
+/* ---- The set-up runtime (gpu.c) ---- */
+extern const struct gpu_runtime *gpu_rt;
+extern void *gpu_stream; /* the library's copies and kernels */
+
+/* Sets the kind of rt up on device ordinal for a job of n_pes, once; returns 0, or -1 with the
+ * reason in why (the runtime does not load, the device cannot be used, another runtime is in
+ * use). */
+int gpu_use(const struct gpu_runtime *rt, const char *path, int ordinal, int n_pes, char *why,
+            size_t whylen);
+/* Ends the process with a message naming what failed, unless rc is success (0). */
+void gpu_check(int rc, const char *what);
+
+/* The kind operations every GPU kind shares, to be spread into its kind_ops. */
+int gpu_create(const char *prefix, size_t size, struct kind_mem *mem);
+void gpu_destroy(struct kind_mem *mem);
+int gpu_export(const struct kind_mem *mem, void *handle, size_t *len);
+void *gpu_attach(const char *prefix, const void *handle, size_t len, size_t size);
+void gpu_detach(void *addr, size_t size);
+void gpu_unexport(struct kind_mem *mem);
+void gpu_copy_to_host(void *dst, const void *src, size_t len);
+void gpu_copy_from_host(void *dst, const void *src, size_t len);
+void gpu_copy(void *dst, const void *src, size_t len);
+void gpu_fill(void *dst, int byte, size_t len);
+int gpu_owns(const void *ptr);
+void gpu_sync(void);
+void gpu_host_unmapping(void *base, size_t len);
+#define GPU_KIND_CAPS (KIND_CAP_PEER_ATTACH | KIND_CAP_TRANSPORT | KIND_CAP_ASYNC_COPY)
+#define GPU_KIND_OPS                                                                               \
+    .create = gpu_create, .destroy = gpu_destroy, .export = gpu_export, .attach = gpu_attach,      \
+    .detach = gpu_detach, .unexport = gpu_unexport, .copy_to_host = gpu_copy_to_host,              \
+    .copy_from_host = gpu_copy_from_host, .copy = gpu_copy, .fill = gpu_fill, .owns = gpu_owns,    \
+    .sync = gpu_sync, .host_unmapping = gpu_host_unmapping
+
+/* ---- Batched small writes (gpu_batch.c) ---- */
+#define GPU_BATCH_SMALL 512 /* bytes: larger writes are copies of their own */
+/* Queues a write of len (at most GPU_BATCH_SMALL) bytes of src to dst; src is copied now. */
+void gpu_batch_write(void *dst, const void *src, size_t len);
+/* Issues the queued writes on the stream. Called before any other work is issued there, so the
+ * stream applies every write in the order the library made it. */
+void gpu_batch_flush(void);
+/* Issues the queued writes and waits for everything on the stream. */
+void gpu_batch_sync(void);
+
+#endif

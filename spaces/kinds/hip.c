@@ -1,0 +1,209 @@
+/* The HIP kind: the GPU kind core (gpu.h) on the HIP runtime of an AMD GPU, libamdhip64, loaded
+ * with dlopen and never linked. Types and prototypes come from the HIP headers configure found,
+ * so a call through the table is checked like a linked call.
+ *
+ * The runtime loaded is the one of the headers' major version: between HIP 5 and 6 the layout of
+ * hipPointerAttribute_t and the numbering of hipMemoryType changed, so a runtime of the other
+ * version would misreport what a pointer is.
+ *
+ * There are no kernels: a HIP code object cannot be built without the ROCm compiler. Atomics on
+ * HIP heaps take the owner route (only the owner updates its words, reading, modifying and writing
+ * them through copies under a lock; node peers ask it to), reductions on them are staged through
+ * host memory, and each write of a batch is a copy of its own. */
+#include "../runtimes/runtime.h"
+#include "gpu.h"
+
+#include <hip/hip_runtime_api.h>
+#include <hip/hip_version.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Every entry point used, by its name in hip_runtime_api.h. */
+#define HIP_RUNTIME_CALLS(X)                                                                       \
+    X(hipInit)                                                                                     \
+    X(hipSetDevice)                                                                                \
+    X(hipGetDevice)                                                                                \
+    X(hipMalloc)                                                                                   \
+    X(hipFree)                                                                                     \
+    X(hipMemcpyAsync)                                                                              \
+    X(hipMemsetAsync)                                                                              \
+    X(hipStreamCreateWithFlags)                                                                    \
+    X(hipStreamSynchronize)                                                                        \
+    X(hipIpcGetMemHandle)                                                                          \
+    X(hipIpcOpenMemHandle)                                                                         \
+    X(hipIpcCloseMemHandle)                                                                        \
+    X(hipHostRegister)                                                                             \
+    X(hipHostUnregister)                                                                           \
+    X(hipHostMalloc)                                                                               \
+    X(hipPointerGetAttributes)
+
+static struct {
+#define HIP_RUNTIME_FIELD(fn) __typeof__(fn) *fn;
+    HIP_RUNTIME_CALLS(HIP_RUNTIME_FIELD)
+#undef HIP_RUNTIME_FIELD
+} hip;
+
+#define HIP_STRING_(x) #x
+#define HIP_STRING(x) HIP_STRING_(x)
+#define HIP_SONAME "libamdhip64.so." HIP_STRING(HIP_VERSION_MAJOR)
+
+static int hip_loaded;
+static int hip_ordinal; /* the device of every thread the library runs on */
+
+/* Loads the runtime, once (under gpu_use's lock): it stays loaded, its state living as long as
+ * the process. */
+static int hip_load(const char *path, char *why, size_t whylen)
+{
+    static const struct runtime_symbol symbols[] = {
+#define HIP_RUNTIME_SYMBOL(fn) {#fn, (void **)&hip.fn},
+        HIP_RUNTIME_CALLS(HIP_RUNTIME_SYMBOL)
+#undef HIP_RUNTIME_SYMBOL
+    };
+    if (hip_loaded)
+        return 0;
+    /* The file named in a failure says which version the build wants. */
+    if (runtime_bind(runtime_hip_open(path, HIP_SONAME),
+                     path && *path ? path : HIP_SONAME " (the version of the build's headers)",
+                     symbols, sizeof(symbols) / sizeof(symbols[0]), "the HIP runtime", why, whylen))
+        return -1;
+    hipError_t rc = hip.hipInit(0);
+    if (rc != hipSuccess) {
+        snprintf(why, whylen, "hipInit failed (error %d)", (int)rc);
+        return -1;
+    }
+    hip_loaded = 1;
+    return 0;
+}
+
+static int hip_open(const char *path, int ordinal, char *why, size_t whylen)
+{
+    if (hip_load(path, why, whylen))
+        return -1;
+    if (hip.hipSetDevice(ordinal) != hipSuccess) {
+        snprintf(why, whylen, "HIP device %d cannot be set up", ordinal);
+        return -1;
+    }
+    hip_ordinal = ordinal;
+    return 0;
+}
+
+/* Makes the PE's device current on the calling thread: the library runs on the program's
+ * threads, each with its own current device. */
+static void hip_enter(void)
+{
+    int current = -1;
+    if (hip.hipGetDevice(&current) != hipSuccess || current != hip_ordinal)
+        gpu_check(hip.hipSetDevice(hip_ordinal), "hipSetDevice");
+}
+
+static int hip_alloc(void **ptr, size_t size)
+{
+    return hip.hipMalloc(ptr, size);
+}
+
+static int hip_free(void *ptr)
+{
+    return hip.hipFree(ptr);
+}
+
+static int hip_copy_async(void *dst, const void *src, size_t len, void *stream)
+{
+    return hip.hipMemcpyAsync(dst, src, len, hipMemcpyDefault, stream);
+}
+
+static int hip_fill_async(void *dst, int byte, size_t len, void *stream)
+{
+    return hip.hipMemsetAsync(dst, byte, len, stream);
+}
+
+static int hip_stream_create(void **stream)
+{
+    return hip.hipStreamCreateWithFlags((hipStream_t *)stream, hipStreamNonBlocking);
+}
+
+static int hip_stream_sync(void *stream)
+{
+    return hip.hipStreamSynchronize(stream);
+}
+
+_Static_assert(sizeof(hipIpcMemHandle_t) == GPU_IPC_HANDLE, "a HIP IPC handle is 64 bytes");
+
+static int hip_ipc_get(void *handle, void *block)
+{
+    return hip.hipIpcGetMemHandle(handle, block);
+}
+
+static int hip_ipc_open(void **block, const void *handle)
+{
+    hipIpcMemHandle_t h;
+    memcpy(&h, handle, sizeof(h));
+    return hip.hipIpcOpenMemHandle(block, h, hipIpcMemLazyEnablePeerAccess);
+}
+
+static int hip_ipc_close(void *block)
+{
+    return hip.hipIpcCloseMemHandle(block);
+}
+
+static int hip_host_register(void *ptr, size_t len)
+{
+    return hip.hipHostRegister(ptr, len, hipHostRegisterPortable);
+}
+
+static int hip_host_unregister(void *ptr)
+{
+    return hip.hipHostUnregister(ptr);
+}
+
+static int hip_host_alloc_mapped(void **ptr, size_t len)
+{
+    return hip.hipHostMalloc(ptr, len, hipHostMallocMapped);
+}
+
+/* The runtime answers an error for pageable memory. */
+static enum gpu_memory hip_memory(const void *ptr)
+{
+    hipPointerAttribute_t attributes;
+    if (hip.hipPointerGetAttributes(&attributes, ptr) != hipSuccess)
+        return GPU_MEMORY_PAGEABLE;
+#if HIP_VERSION_MAJOR >= 6
+    enum hipMemoryType type = attributes.type;
+#else
+    enum hipMemoryType type = attributes.memoryType;
+#endif
+    return type == hipMemoryTypeDevice ? GPU_MEMORY_DEVICE
+           : type == hipMemoryTypeHost ? GPU_MEMORY_PINNED
+                                       : GPU_MEMORY_PAGEABLE;
+}
+
+static const struct gpu_runtime hip_runtime = {
+    .name = "HIP",
+    .kind = &kind_hip,
+    .open = hip_open,
+    .enter = hip_enter,
+    .alloc = hip_alloc,
+    .free = hip_free,
+    .copy_async = hip_copy_async,
+    .fill_async = hip_fill_async,
+    .stream_create = hip_stream_create,
+    .stream_sync = hip_stream_sync,
+    .ipc_get = hip_ipc_get,
+    .ipc_open = hip_ipc_open,
+    .ipc_close = hip_ipc_close,
+    .host_register = hip_host_register,
+    .host_unregister = hip_host_unregister,
+    .host_alloc_mapped = hip_host_alloc_mapped,
+    .memory = hip_memory,
+};
+
+int kind_hip_use(const char *runtime_path, int ordinal, int n_pes, char *why, size_t whylen)
+{
+    return gpu_use(&hip_runtime, runtime_path, ordinal, n_pes, why, whylen);
+}
+
+const struct kind_ops kind_hip = {
+    .name = "hip",
+    .caps = GPU_KIND_CAPS,
+    .mem_type = TRANSPORT_MEM_ROCM,
+    GPU_KIND_OPS,
+};

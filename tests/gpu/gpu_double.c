@@ -1,0 +1,567 @@
+/* The core of the GPU runtimes' test doubles (gpu_double.h). */
+#define _GNU_SOURCE /* memfd_create */
+#include "gpu_double.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- Device memory: allocations of this process and allocations opened by IPC ---- */
+struct block {
+    uintptr_t base; /* device addresses, without access */
+    size_t size;
+    char *storage; /* the bytes */
+    int fd;        /* an allocation's memory file, -1 for an opened one */
+    int allocated; /* allocated here (else opened) */
+    struct block *next;
+};
+static struct block *blocks;
+
+/* Host memory the driver would read by DMA: registered or allocated pinned. */
+struct pinned {
+    uintptr_t base;
+    size_t size;
+    int allocated;
+    struct pinned *next;
+};
+static struct pinned *pinned;
+
+static struct block *block_of(uintptr_t p)
+{
+    for (struct block *b = blocks; b; b = b->next)
+        if (p - b->base < b->size)
+            return b;
+    return NULL;
+}
+
+static struct pinned *pinned_of(uintptr_t p)
+{
+    for (struct pinned *h = pinned; h; h = h->next)
+        if (p - h->base < h->size)
+            return h;
+    return NULL;
+}
+
+/* Where the bytes at address p really are (host memory: p itself); NULL when len overruns. */
+static char *bytes_at(uintptr_t p, size_t len)
+{
+    pthread_mutex_lock(&lock);
+    struct block *b = block_of(p);
+    char *at = b ? (p - b->base + len <= b->size ? b->storage + (p - b->base) : NULL) : (char *)p;
+    pthread_mutex_unlock(&lock);
+    return at;
+}
+
+/* size bytes of addresses without access, aligned as a real driver aligns large allocations. */
+static uintptr_t reserve(size_t size)
+{
+    size_t align = (size_t)2 << 20;
+    char *r =
+        mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED)
+        return 0;
+    uintptr_t base = ((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1);
+    if (base > (uintptr_t)r)
+        munmap(r, base - (uintptr_t)r);
+    munmap((char *)base + size, (uintptr_t)r + align - base);
+    return base;
+}
+
+/* Maps size bytes of fd as a new block; the block keeps fd when it is an allocation (node peers
+ * open it through /proc while it lives), else closes it. */
+static enum double_status block_add(int fd, size_t size, int allocated, uintptr_t *dptr)
+{
+    struct block *b = calloc(1, sizeof(*b));
+    char *storage = b ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    uintptr_t base = storage != MAP_FAILED ? reserve(size) : 0;
+    if (!base) {
+        if (storage != MAP_FAILED)
+            munmap(storage, size);
+        free(b);
+        close(fd);
+        return allocated ? DOUBLE_OUT_OF_MEMORY : DOUBLE_INVALID_HANDLE;
+    }
+    if (!allocated) {
+        close(fd);
+        fd = -1;
+    }
+    *b = (struct block){base, size, storage, fd, allocated, NULL};
+    pthread_mutex_lock(&lock);
+    b->next = blocks;
+    blocks = b;
+    pthread_mutex_unlock(&lock);
+    *dptr = base;
+    return DOUBLE_OK;
+}
+
+static enum double_status block_remove(uintptr_t dptr, int allocated)
+{
+    pthread_mutex_lock(&lock);
+    struct block **at = &blocks;
+    while (*at && ((*at)->base != dptr || (*at)->allocated != allocated))
+        at = &(*at)->next;
+    struct block *b = *at;
+    if (b)
+        *at = b->next;
+    pthread_mutex_unlock(&lock);
+    if (!b)
+        return DOUBLE_INVALID_VALUE;
+    munmap(b->storage, b->size);
+    munmap((void *)b->base, b->size);
+    if (b->fd >= 0)
+        close(b->fd);
+    free(b);
+    return DOUBLE_OK;
+}
+
+/* ---- Streams ---- */
+/* A kernel of the library (see Modules below). */
+enum kernel_kind { KERNEL_AMO, KERNEL_REDUCE, KERNEL_SCATTER };
+struct double_kernel {
+    const char *name;
+    enum kernel_kind kind;
+    int bits;     /* the word or element size */
+    char op;      /* reductions: '+', '<' (min), '>' (max) */
+    int floating; /* reductions: float or double elements */
+};
+enum op_kind { OP_COPY, OP_SET, OP_KERNEL, OP_REDUCE, OP_SCATTER };
+struct op {
+    enum op_kind kind;
+    uintptr_t dst, src;
+    size_t len;
+    int byte;
+    int bits;     /* OP_KERNEL: 32 or 64 */
+    unsigned amo; /* OP_KERNEL: the operation */
+    uint64_t value, compare;
+    const struct double_kernel *function; /* OP_REDUCE */
+    struct op *next;
+    char staged[]; /* OP_COPY from pageable memory: the source as it was at issue */
+};
+struct double_stream {
+    int blocking; /* the legacy default stream waits for it */
+    struct op *head, **tail;
+    struct double_stream *next;
+};
+static struct double_stream *streams;
+static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER; /* one stream runs at a time */
+
+static uint64_t amo_apply(unsigned amo, uint64_t old, uint64_t value, uint64_t compare)
+{
+    switch (amo) {
+    case 0:
+        return old + value;
+    case 1:
+        return old & value;
+    case 2:
+        return old | value;
+    case 3:
+        return old ^ value;
+    case 4:
+        return value;
+    default:
+        return old == compare ? value : old;
+    }
+}
+
+/* The kernel: a compare-swap loop on the shared bytes is atomic between processes. */
+static void run_kernel(const struct op *op)
+{
+    uint64_t old;
+    if (op->bits == 32) {
+        _Atomic uint32_t *w = (_Atomic uint32_t *)bytes_at(op->dst, 4);
+        uint32_t seen = atomic_load(w);
+        while (!atomic_compare_exchange_weak(
+            w, &seen, (uint32_t)amo_apply(op->amo, seen, op->value, op->compare)))
+            ;
+        old = seen;
+        memcpy(bytes_at(op->src, 4), &seen, 4);
+    } else {
+        _Atomic uint64_t *w = (_Atomic uint64_t *)bytes_at(op->dst, 8);
+        uint64_t seen = atomic_load(w);
+        while (!atomic_compare_exchange_weak(w, &seen,
+                                             amo_apply(op->amo, seen, op->value, op->compare)))
+            ;
+        old = seen;
+        memcpy(bytes_at(op->src, 8), &old, 8);
+    }
+}
+
+#define REDUCE_LOOP(T)                                                                             \
+    do {                                                                                           \
+        T *a = (T *)bytes_at(op->dst, op->len * sizeof(T));                                        \
+        const T *b = (const T *)bytes_at(op->src, op->len * sizeof(T));                            \
+        for (size_t i = 0; i < op->len; i++)                                                       \
+            a[i] = f->op == '+'   ? a[i] + b[i]                                                    \
+                   : f->op == '<' ? (b[i] < a[i] ? b[i] : a[i])                                    \
+                                  : (b[i] > a[i] ? b[i] : a[i]);                                   \
+    } while (0)
+
+/* The reduction kernel, element by element as the GPU's threads would. */
+static void run_reduce(const struct op *op)
+{
+    const struct double_kernel *f = op->function;
+    if (f->floating && f->bits == 32)
+        REDUCE_LOOP(float);
+    else if (f->floating)
+        REDUCE_LOOP(double);
+    else if (f->bits == 32)
+        REDUCE_LOOP(int32_t);
+    else
+        REDUCE_LOOP(int64_t);
+}
+
+/* The batch scatter: entries of (dst, offset, len) in host memory, read when it runs. The
+ * kernel copies by 8-byte words when dst and len are multiples of 8, and the GPU faults on a
+ * misaligned word: so does this. */
+static void run_scatter(const struct op *op)
+{
+    const uint64_t *entry = (const uint64_t *)op->src;
+    for (size_t i = 0; i < op->len; i++, entry += 3) {
+        const char *from = (const char *)op->dst + entry[1];
+        if (((entry[0] | entry[2]) & 7) == 0 && ((uintptr_t)from & 7)) {
+            fprintf(stderr, "gpu double: strata_scatter reads a misaligned word at %p\n",
+                    (const void *)from);
+            abort();
+        }
+        memcpy(bytes_at(entry[0], entry[2]), from, entry[2]);
+    }
+}
+
+static void run_op(const struct op *op)
+{
+    switch (op->kind) {
+    case OP_COPY:
+        memmove(bytes_at(op->dst, op->len),
+                op->src ? bytes_at(op->src, op->len) : (const char *)op->staged, op->len);
+        break;
+    case OP_SET:
+        memset(bytes_at(op->dst, op->len), op->byte, op->len);
+        break;
+    case OP_KERNEL:
+        run_kernel(op);
+        break;
+    case OP_REDUCE:
+        run_reduce(op);
+        break;
+    case OP_SCATTER:
+        run_scatter(op);
+        break;
+    }
+}
+
+static void stream_run(struct double_stream *s)
+{
+    pthread_mutex_lock(&run_lock);
+    pthread_mutex_lock(&lock);
+    struct op *op = s->head;
+    s->head = NULL;
+    s->tail = &s->head;
+    pthread_mutex_unlock(&lock);
+    while (op) {
+        struct op *next = op->next;
+        run_op(op);
+        free(op);
+        op = next;
+    }
+    pthread_mutex_unlock(&run_lock);
+}
+
+/* What the legacy default stream waits for: every blocking stream's work. */
+static void blocking_streams_run(void)
+{
+    for (struct double_stream *s = streams; s; s = s->next)
+        if (s->blocking)
+            stream_run(s);
+}
+
+static enum double_status enqueue(struct double_stream *s, struct op *op)
+{
+    if (!s) { /* the legacy default stream: synchronous here */
+        blocking_streams_run();
+        run_op(op);
+        free(op);
+        return DOUBLE_OK;
+    }
+    pthread_mutex_lock(&lock);
+    *s->tail = op;
+    s->tail = &op->next;
+    pthread_mutex_unlock(&lock);
+    return DOUBLE_OK;
+}
+
+/* ---- The calls ---- */
+
+int double_device_count(const char *variable)
+{
+    const char *n = getenv(variable);
+    return n ? atoi(n) : 1;
+}
+
+enum double_status double_alloc(uintptr_t *dptr, size_t size)
+{
+    if (!size)
+        return DOUBLE_INVALID_VALUE;
+    int fd = memfd_create("gpu-double", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)size)) {
+        if (fd >= 0)
+            close(fd);
+        return DOUBLE_OUT_OF_MEMORY;
+    }
+    return block_add(fd, size, 1, dptr);
+}
+
+enum double_status double_free(uintptr_t dptr)
+{
+    return block_remove(dptr, 1);
+}
+
+enum double_status double_ipc_get(uintptr_t dptr, char *handle)
+{
+    pthread_mutex_lock(&lock);
+    struct block *b = block_of(dptr);
+    int ok = b && b->base == dptr && b->allocated;
+    if (ok) {
+        memset(handle, 0, DOUBLE_IPC_HANDLE);
+        snprintf(handle, DOUBLE_IPC_HANDLE, "%d %d %zu", (int)getpid(), b->fd, b->size);
+    }
+    pthread_mutex_unlock(&lock);
+    return ok ? DOUBLE_OK : DOUBLE_INVALID_VALUE;
+}
+
+enum double_status double_ipc_open(const char *handle, uintptr_t *dptr)
+{
+    int pid, fd;
+    size_t size;
+    char text[DOUBLE_IPC_HANDLE + 1] = "", path[64];
+    memcpy(text, handle, DOUBLE_IPC_HANDLE);
+    if (sscanf(text, "%d %d %zu", &pid, &fd, &size) != 3)
+        return DOUBLE_INVALID_HANDLE;
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+    int opened = open(path, O_RDWR | O_CLOEXEC);
+    if (opened < 0)
+        return DOUBLE_INVALID_HANDLE;
+    return block_add(opened, size, 0, dptr);
+}
+
+enum double_status double_ipc_close(uintptr_t dptr)
+{
+    return block_remove(dptr, 0);
+}
+
+enum double_memory double_memory_of(uintptr_t p)
+{
+    pthread_mutex_lock(&lock);
+    enum double_memory type = block_of(p)    ? DOUBLE_DEVICE
+                              : pinned_of(p) ? DOUBLE_PINNED
+                                             : DOUBLE_PAGEABLE;
+    pthread_mutex_unlock(&lock);
+    return type;
+}
+
+static enum double_status pinned_add(void *p, size_t size, int allocated)
+{
+    struct pinned *h = malloc(sizeof(*h));
+    if (!h)
+        return DOUBLE_OUT_OF_MEMORY;
+    pthread_mutex_lock(&lock);
+    *h = (struct pinned){(uintptr_t)p, size, allocated, pinned};
+    pinned = h;
+    pthread_mutex_unlock(&lock);
+    return DOUBLE_OK;
+}
+
+enum double_status double_host_register(void *p, size_t size)
+{
+    pthread_mutex_lock(&lock);
+    int overlaps = pinned_of((uintptr_t)p) || pinned_of((uintptr_t)p + size - 1);
+    pthread_mutex_unlock(&lock);
+    if (overlaps)
+        return DOUBLE_ALREADY_REGISTERED;
+    return pinned_add(p, size, 0);
+}
+
+enum double_status double_host_unregister(void *p)
+{
+    pthread_mutex_lock(&lock);
+    struct pinned **at = &pinned;
+    while (*at && ((*at)->base != (uintptr_t)p || (*at)->allocated))
+        at = &(*at)->next;
+    struct pinned *h = *at;
+    if (h)
+        *at = h->next;
+    pthread_mutex_unlock(&lock);
+    free(h);
+    return h ? DOUBLE_OK : DOUBLE_NOT_REGISTERED;
+}
+
+size_t double_registered_bytes(void)
+{
+    size_t bytes = 0;
+    pthread_mutex_lock(&lock);
+    for (struct pinned *h = pinned; h; h = h->next)
+        bytes += h->allocated ? 0 : h->size;
+    pthread_mutex_unlock(&lock);
+    return bytes;
+}
+
+enum double_status double_host_alloc(void **p, size_t size)
+{
+    *p = calloc(1, size);
+    return *p ? pinned_add(*p, size, 1) : DOUBLE_OUT_OF_MEMORY;
+}
+
+struct double_stream *double_stream_create(int blocking)
+{
+    struct double_stream *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->blocking = blocking;
+    s->tail = &s->head;
+    pthread_mutex_lock(&lock);
+    s->next = streams;
+    streams = s;
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+void double_stream_sync(struct double_stream *s)
+{
+    if (s)
+        stream_run(s);
+    else
+        blocking_streams_run();
+}
+
+/* A copy: a pageable source is taken now, anything else when the copy runs. */
+enum double_status double_copy(uintptr_t dst, uintptr_t src, size_t len, struct double_stream *s)
+{
+    if (!bytes_at(dst, len) || !bytes_at(src, len))
+        return DOUBLE_INVALID_VALUE;
+    int pageable = double_memory_of(src) == DOUBLE_PAGEABLE;
+    struct op *op = malloc(sizeof(*op) + (pageable ? len : 0));
+    if (!op)
+        return DOUBLE_OUT_OF_MEMORY;
+    *op = (struct op){.kind = OP_COPY, .dst = dst, .src = pageable ? 0 : src, .len = len};
+    if (pageable)
+        memcpy(op->staged, (const void *)src, len);
+    return enqueue(s, op);
+}
+
+enum double_status double_set(uintptr_t dst, int byte, size_t len, struct double_stream *s)
+{
+    struct op *op = malloc(sizeof(*op));
+    if (!op || !bytes_at(dst, len)) {
+        free(op);
+        return op ? DOUBLE_INVALID_VALUE : DOUBLE_OUT_OF_MEMORY;
+    }
+    *op = (struct op){.kind = OP_SET, .dst = dst, .len = len, .byte = byte};
+    return enqueue(s, op);
+}
+
+/* ---- The library's kernels ---- */
+static const struct double_kernel kernels[] = {{"strata_amo32", KERNEL_AMO, 32, 0, 0},
+                                               {"strata_amo64", KERNEL_AMO, 64, 0, 0},
+                                               {"strata_scatter", KERNEL_SCATTER, 0, 0, 0},
+#define REDUCE_KERNELS(OP, NAME)                                                                   \
+    {"strata_reduce_" NAME "_int", KERNEL_REDUCE, 32, OP, 0},                                      \
+        {"strata_reduce_" NAME "_long", KERNEL_REDUCE, 64, OP, 0},                                 \
+        {"strata_reduce_" NAME "_float", KERNEL_REDUCE, 32, OP, 1},                                \
+        {"strata_reduce_" NAME "_double", KERNEL_REDUCE, 64, OP, 1},
+                                               REDUCE_KERNELS('+', "sum") REDUCE_KERNELS('<', "min")
+                                                   REDUCE_KERNELS('>', "max")};
+
+const struct double_kernel *double_kernel_named(const char *name)
+{
+    for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]); i++)
+        if (!strcmp(kernels[i].name, name))
+            return &kernels[i];
+    return NULL;
+}
+
+int double_module_valid(const char *image)
+{
+    return strstr(image, ".version") && strstr(image, ".entry strata_");
+}
+
+/* Atomics: (word, op, value, compare, old), one thread. */
+static enum double_status launch_amo(const struct double_kernel *f, unsigned threads,
+                                     struct double_stream *s, void **params)
+{
+    if (threads != 1)
+        return DOUBLE_INVALID_VALUE;
+    struct op *op = malloc(sizeof(*op));
+    if (!op)
+        return DOUBLE_OUT_OF_MEMORY;
+    *op = (struct op){.kind = OP_KERNEL, .bits = f->bits};
+    memcpy(&op->dst, params[0], 8);
+    memcpy(&op->amo, params[1], 4);
+    memcpy(&op->value, params[2], (size_t)f->bits / 8);
+    memcpy(&op->compare, params[3], (size_t)f->bits / 8);
+    memcpy(&op->src, params[4], 8); /* where the old value goes */
+    if (!bytes_at(op->dst, (size_t)f->bits / 8) || op->amo > 5) {
+        free(op);
+        return DOUBLE_INVALID_VALUE;
+    }
+    return enqueue(s, op);
+}
+
+/* Reductions: (acc, in, n), a thread per element. */
+static enum double_status launch_reduce(const struct double_kernel *f, unsigned threads,
+                                        struct double_stream *s, void **params)
+{
+    struct op *op = malloc(sizeof(*op));
+    if (!op)
+        return DOUBLE_OUT_OF_MEMORY;
+    *op = (struct op){.kind = OP_REDUCE, .bits = f->bits, .function = f};
+    memcpy(&op->dst, params[0], 8);
+    memcpy(&op->src, params[1], 8);
+    memcpy(&op->len, params[2], 8);
+    size_t bytes = op->len * (size_t)f->bits / 8;
+    if (op->len > threads || !bytes_at(op->dst, bytes) || !bytes_at(op->src, bytes)) {
+        free(op);
+        return DOUBLE_INVALID_VALUE;
+    }
+    return enqueue(s, op);
+}
+
+/* The batch scatter: (entries, data, count), threads sharing the entries. */
+static enum double_status launch_scatter(struct double_stream *s, void **params)
+{
+    struct op *op = malloc(sizeof(*op));
+    uint32_t count;
+    if (!op)
+        return DOUBLE_OUT_OF_MEMORY;
+    *op = (struct op){.kind = OP_SCATTER};
+    memcpy(&op->src, params[0], 8); /* the entries */
+    memcpy(&op->dst, params[1], 8); /* their data */
+    memcpy(&count, params[2], 4);
+    op->len = count;
+    /* The GPU reaches host memory only when it is pinned and mapped. */
+    if (double_memory_of(op->src) != DOUBLE_PINNED || double_memory_of(op->dst) != DOUBLE_PINNED) {
+        free(op);
+        return DOUBLE_INVALID_VALUE;
+    }
+    return enqueue(s, op);
+}
+
+enum double_status double_launch(const struct double_kernel *f, unsigned threads,
+                                 struct double_stream *s, void **params)
+{
+    switch (f->kind) {
+    case KERNEL_AMO:
+        return launch_amo(f, threads, s, params);
+    case KERNEL_REDUCE:
+        return launch_reduce(f, threads, s, params);
+    default:
+        return launch_scatter(s, params);
+    }
+}

@@ -1,0 +1,76 @@
+/* The core of the GPU runtimes' test doubles (tests/cuda/cuda_double.c, tests/hip/hip_double.c):
+ * a device over host memory, so that the GPU kinds' own code (IPC between PEs, copies, streams,
+ * pointer queries, the library's kernels) runs in every test run without a GPU. Each double is a
+ * thin layer that gives these calls its runtime's names, types and error codes.
+ *
+ * As strict as a real device where the kinds could go wrong:
+ * - Device addresses are reserved without access rights: a host load or store through one faults.
+ *   The bytes live in a memory file (memfd) that an IPC handle names by process and descriptor,
+ *   so another process of the user opens the same bytes through /proc; like device memory, it
+ *   goes away with the process.
+ * - Work on a stream runs only when the stream is synchronized (or, for a blocking stream, when a
+ *   synchronous call runs on the legacy default stream). A copy from pageable host memory takes
+ *   its source at issue, as the runtimes stage it; pinned and device sources are read when the
+ *   copy runs, as DMA reads them.
+ * - The library's kernels: the atomics strata_amo32/strata_amo64 run as host atomics on the shared
+ *   bytes, so they are atomic between processes like the GPU's; the reductions
+ *   strata_reduce_<op>_<type> and the batch scatter strata_scatter run as host loops, reading their
+ *   inputs when they run. */
+#ifndef STRATA_GPU_DOUBLE_H
+#define STRATA_GPU_DOUBLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define DOUBLE_MEMORY ((size_t)4 << 30) /* each device's */
+#define DOUBLE_IPC_HANDLE 64
+
+/* What a call failed with; each double maps these to its runtime's codes. */
+enum double_status {
+    DOUBLE_OK,
+    DOUBLE_INVALID_VALUE,
+    DOUBLE_OUT_OF_MEMORY,
+    DOUBLE_INVALID_HANDLE,
+    DOUBLE_ALREADY_REGISTERED,
+    DOUBLE_NOT_REGISTERED,
+    DOUBLE_NOT_FOUND,
+};
+
+/* The devices reported: the environment variable's count (a double's own), default 1. */
+int double_device_count(const char *variable);
+
+/* ---- Device memory ---- */
+enum double_status double_alloc(uintptr_t *dptr, size_t size);
+enum double_status double_free(uintptr_t dptr);
+/* handle: DOUBLE_IPC_HANDLE bytes naming the allocation at dptr. */
+enum double_status double_ipc_get(uintptr_t dptr, char *handle);
+enum double_status double_ipc_open(const char *handle, uintptr_t *dptr);
+enum double_status double_ipc_close(uintptr_t dptr);
+
+/* ---- Host memory the runtime reads by DMA ---- */
+enum double_memory { DOUBLE_PAGEABLE, DOUBLE_PINNED, DOUBLE_DEVICE };
+enum double_memory double_memory_of(uintptr_t p);
+enum double_status double_host_register(void *p, size_t size);
+enum double_status double_host_unregister(void *p);
+enum double_status double_host_alloc(void **p, size_t size);
+/* How many bytes are registered (not allocated pinned): tests ask through each double. */
+size_t double_registered_bytes(void);
+
+/* ---- Streams: NULL is the legacy default stream, synchronous here ---- */
+struct double_stream;
+struct double_stream *double_stream_create(int blocking);
+void double_stream_sync(struct double_stream *s);
+enum double_status double_copy(uintptr_t dst, uintptr_t src, size_t len, struct double_stream *s);
+enum double_status double_set(uintptr_t dst, int byte, size_t len, struct double_stream *s);
+
+/* ---- The library's kernels, by name ---- */
+struct double_kernel;
+const struct double_kernel *double_kernel_named(const char *name);
+/* Whether a module image holds the library's kernels (their PTX). */
+int double_module_valid(const char *image);
+/* Launches f with threads threads on s; params as the runtime's kernel parameters. */
+enum double_status double_launch(const struct double_kernel *f, unsigned threads,
+                                 struct double_stream *s, void **params);
+
+#endif

@@ -1,0 +1,176 @@
+/* A test double of the HIP runtime (libamdhip64): the subset of the runtime API the HIP kind
+ * uses, in the runtime's names, types and error codes, over the GPU doubles' core
+ * (tests/gpu/gpu_double.h). The library loads it instead of libamdhip64 when
+ * SHMEM_TEST_HIP_RUNTIME names it. Like the runtime, each thread has a current device (0 until it
+ * sets one); copies take hipMemcpyDefault only, the kind the library relies on (the runtime tells
+ * where each pointer is).
+ *
+ * STRATA_HIP_DOUBLE_DEVICES sets how many devices it reports (default 1). */
+#include "../gpu/gpu_double.h"
+
+#include <hip/hip_runtime_api.h>
+#include <hip/hip_version.h>
+#include <stdio.h>
+#include <string.h>
+
+static hipError_t status(enum double_status s)
+{
+    static const hipError_t codes[] = {
+        [DOUBLE_OK] = hipSuccess,
+        [DOUBLE_INVALID_VALUE] = hipErrorInvalidValue,
+        [DOUBLE_OUT_OF_MEMORY] = hipErrorOutOfMemory,
+        [DOUBLE_INVALID_HANDLE] = hipErrorInvalidHandle,
+        [DOUBLE_ALREADY_REGISTERED] = hipErrorHostMemoryAlreadyRegistered,
+        [DOUBLE_NOT_REGISTERED] = hipErrorHostMemoryNotRegistered,
+        [DOUBLE_NOT_FOUND] = hipErrorNotFound,
+    };
+    return codes[s];
+}
+
+static int devices(void)
+{
+    return double_device_count("STRATA_HIP_DOUBLE_DEVICES");
+}
+
+static __thread int current; /* this thread's device */
+
+EXPORT hipError_t hipInit(unsigned int flags)
+{
+    return flags ? hipErrorInvalidValue : hipSuccess;
+}
+
+EXPORT hipError_t hipGetDeviceCount(int *count)
+{
+    *count = devices();
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipDeviceGetPCIBusId(char *busid, int len, int device)
+{
+    if (device < 0 || device >= devices())
+        return hipErrorInvalidDevice;
+    snprintf(busid, (size_t)len, "0000:%02x:00.0", 0xc0 + device);
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipDeviceTotalMem(size_t *bytes, hipDevice_t device)
+{
+    if (device < 0 || device >= devices())
+        return hipErrorInvalidDevice;
+    *bytes = DOUBLE_MEMORY;
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipSetDevice(int device)
+{
+    if (device < 0 || device >= devices())
+        return hipErrorInvalidDevice;
+    current = device;
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipGetDevice(int *device)
+{
+    *device = current;
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipMalloc(void **ptr, size_t size)
+{
+    uintptr_t p = 0;
+    hipError_t rc = status(double_alloc(&p, size));
+    *ptr = (void *)p;
+    return rc;
+}
+
+EXPORT hipError_t hipFree(void *ptr)
+{
+    return status(double_free((uintptr_t)ptr));
+}
+
+EXPORT hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t *handle, void *ptr)
+{
+    return status(double_ipc_get((uintptr_t)ptr, handle->reserved));
+}
+
+EXPORT hipError_t hipIpcOpenMemHandle(void **ptr, hipIpcMemHandle_t handle, unsigned int flags)
+{
+    uintptr_t p = 0;
+    if (flags != hipIpcMemLazyEnablePeerAccess)
+        return hipErrorInvalidValue; /* the only flag the runtime defines */
+    hipError_t rc = status(double_ipc_open(handle.reserved, &p));
+    *ptr = (void *)p;
+    return rc;
+}
+
+EXPORT hipError_t hipIpcCloseMemHandle(void *ptr)
+{
+    return status(double_ipc_close((uintptr_t)ptr));
+}
+
+/* Pageable memory is an error, as in the runtime of HIP 5. */
+EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attributes, const void *ptr)
+{
+    enum double_memory memory = double_memory_of((uintptr_t)ptr);
+    if (memory == DOUBLE_PAGEABLE)
+        return hipErrorInvalidValue;
+    memset(attributes, 0, sizeof(*attributes));
+    enum hipMemoryType type = memory == DOUBLE_DEVICE ? hipMemoryTypeDevice : hipMemoryTypeHost;
+#if HIP_VERSION_MAJOR >= 6
+    attributes->type = type;
+#else
+    attributes->memoryType = type;
+#endif
+    attributes->device = current;
+    attributes->devicePointer = (void *)ptr;
+    attributes->hostPointer = memory == DOUBLE_PINNED ? (void *)ptr : NULL;
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipHostRegister(void *p, size_t size, unsigned int flags)
+{
+    (void)flags;
+    return status(double_host_register(p, size));
+}
+
+EXPORT hipError_t hipHostUnregister(void *p)
+{
+    return status(double_host_unregister(p));
+}
+
+/* Not the runtime's: how many bytes are registered (hipHostRegister), for tests. */
+EXPORT size_t hip_double_registered_bytes(void)
+{
+    return double_registered_bytes();
+}
+
+EXPORT hipError_t hipHostMalloc(void **p, size_t size, unsigned int flags)
+{
+    (void)flags;
+    return status(double_host_alloc(p, size));
+}
+
+EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)
+{
+    *stream = (hipStream_t)double_stream_create(!(flags & hipStreamNonBlocking));
+    return *stream ? hipSuccess : hipErrorOutOfMemory;
+}
+
+EXPORT hipError_t hipStreamSynchronize(hipStream_t stream)
+{
+    double_stream_sync((struct double_stream *)stream);
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t len, hipMemcpyKind kind,
+                                 hipStream_t stream)
+{
+    if (kind != hipMemcpyDefault)
+        return hipErrorInvalidValue;
+    return status(double_copy((uintptr_t)dst, (uintptr_t)src, len, (struct double_stream *)stream));
+}
+
+EXPORT hipError_t hipMemsetAsync(void *dst, int byte, size_t len, hipStream_t stream)
+{
+    return status(double_set((uintptr_t)dst, byte, len, (struct double_stream *)stream));
+}

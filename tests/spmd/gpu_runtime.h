@@ -1,0 +1,84 @@
+/* The GPU runtime of a test's job, as the testing knobs choose it: the HIP runtime where
+ * SHMEM_TEST_HIP_RUNTIME names one (its test double), else the CUDA driver
+ * (SHMEM_TEST_CUDA_DRIVER's double, or libcuda.so.1). Tests build without either runtime's
+ * headers: the few calls made here are declared by their ABI. */
+#ifndef STRATA_TEST_GPU_RUNTIME_H
+#define STRATA_TEST_GPU_RUNTIME_H
+
+#include <dlfcn.h>
+#include <shmem.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+static inline int gpu_runtime_is_hip(void)
+{
+    const char *path = getenv("SHMEM_TEST_HIP_RUNTIME");
+    return path && *path;
+}
+
+/* The device type of the runtime's spaces. */
+static inline shmem_device_type_t gpu_runtime_type(void)
+{
+    return gpu_runtime_is_hip() ? SHMEM_DEVICE_HIP : SHMEM_DEVICE_CUDA;
+}
+
+static inline void *gpu_runtime_open(int flags)
+{
+    const char *path =
+        getenv(gpu_runtime_is_hip() ? "SHMEM_TEST_HIP_RUNTIME" : "SHMEM_TEST_CUDA_DRIVER");
+    return path && *path ? dlopen(path, flags) : dlopen("libcuda.so.1", flags);
+}
+
+typedef int (*cu_init_fn)(unsigned);
+typedef int (*cu_retain_fn)(void **context, int device);
+typedef int (*cu_set_fn)(void *context);
+typedef int (*cu_alloc_fn)(unsigned long long *ptr, size_t size);
+typedef int (*cu_free_fn)(unsigned long long ptr);
+typedef int (*hip_malloc_fn)(void **ptr, size_t size);
+typedef int (*hip_free_fn)(void *ptr);
+
+/* A buffer of the program's own on device 0 (cuMemAlloc, hipMalloc), or NULL. */
+static inline void *gpu_runtime_malloc(size_t size)
+{
+    void *lib = gpu_runtime_open(RTLD_NOW), *context, *ptr = NULL;
+    if (lib && gpu_runtime_is_hip()) {
+        hip_malloc_fn alloc = (hip_malloc_fn)dlsym(lib, "hipMalloc");
+        return alloc && !alloc(&ptr, size) ? ptr : NULL;
+    }
+    cu_init_fn init = lib ? (cu_init_fn)dlsym(lib, "cuInit") : NULL;
+    cu_retain_fn retain = lib ? (cu_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain") : NULL;
+    cu_set_fn set = lib ? (cu_set_fn)dlsym(lib, "cuCtxSetCurrent") : NULL;
+    cu_alloc_fn alloc = lib ? (cu_alloc_fn)dlsym(lib, "cuMemAlloc_v2") : NULL;
+    unsigned long long address;
+    if (!init || !retain || !set || !alloc || init(0) || retain(&context, 0) || set(context) ||
+        alloc(&address, size))
+        return NULL;
+    return (void *)(uintptr_t)address;
+}
+
+/* Frees a buffer of gpu_runtime_malloc; 0 on success. */
+static inline int gpu_runtime_free(void *ptr)
+{
+    void *lib = gpu_runtime_open(RTLD_NOW);
+    if (lib && gpu_runtime_is_hip()) {
+        hip_free_fn release = (hip_free_fn)dlsym(lib, "hipFree");
+        return release ? release(ptr) : -1;
+    }
+    cu_free_fn release = lib ? (cu_free_fn)dlsym(lib, "cuMemFree_v2") : NULL;
+    return release ? release((unsigned long long)(uintptr_t)ptr) : -1;
+}
+
+typedef size_t (*gpu_registered_fn)(void);
+
+/* The double's count of registered host bytes once the library loaded it, or NULL on a real
+ * runtime. */
+static inline gpu_registered_fn gpu_runtime_double_registered(void)
+{
+    void *lib = gpu_runtime_open(RTLD_NOW | RTLD_NOLOAD);
+    return lib ? (gpu_registered_fn)dlsym(lib, gpu_runtime_is_hip()
+                                                   ? "hip_double_registered_bytes"
+                                                   : "cuda_double_registered_bytes")
+               : NULL;
+}
+
+#endif
