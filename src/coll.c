@@ -107,6 +107,8 @@ static void coll_broadcast(struct coll_group *g, void *dest, const void *source,
 {
     coll_check_symmetric(g, dest, "dest");
     coll_check_root(g, root);
+    if (g->team)
+        team_lag_end(g->team); /* see coll_tree_broadcast */
     if (coll_device_buffers(dest, source))
         coll_device_broadcast(g, dest, source, bytes, root, root_receives);
     else if (g->area && coll_all_mapped(g, dest, NULL))

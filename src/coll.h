@@ -9,7 +9,9 @@
  * No collective synchronizes on entry: 1.6 makes the caller guarantee that every member's dest
  * is ready before any member calls (and, for active sets, that pSync is not in use), so data may
  * land before its owner arrives; what a collective waits for is its data and, where a buffer of
- * this PE is read by others, their reading. */
+ * this PE is read by others, their reading. Nor does one wait for its own transfers to complete
+ * at their targets (a quiet costs a network round trip): a receiver waits for the signal that
+ * follows its data, and transfers without a signal are followed by a quiet and a sync. */
 #ifndef STRATA_COLL_H
 #define STRATA_COLL_H
 

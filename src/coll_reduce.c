@@ -146,7 +146,6 @@ void coll_allreduce(struct coll_group *g, void *dest, const void *source, size_t
         if (c.fold >= 0)
             coll_put_signal(g, acc, acc, bytes, COLL_CH_FOLD, c.fold);
     }
-    shmem_quiet();
 }
 
 /* ---- Large vectors, teams and active sets alike ----

@@ -21,13 +21,21 @@ static int ceil_log2(int n)
 /* Binomial tree rooted at root: the member at relative rank rel receives from rel - 2^j (j its
  * lowest set bit), always the member 2^j behind it whoever the root, so channel j has one
  * sender; it forwards to rel + 2^k for k < j, the largest subtree first. Interior members
- * forward from their dest, which the legacy broadcast leaves alone on the root only. */
+ * forward from their dest, which the legacy broadcast leaves alone on the root only.
+ * No member may run two calls ahead of another: programs alternate two dest buffers (and two
+ * pSyncs) without a barrier, so the root of call N + 2 must not write a buffer that a member may
+ * still read after call N. An active set ends each call with a sync. A team spares the root that
+ * round trip: every member begins a lagged sync as it enters a call (so it is done with the
+ * previous call's dest), and ends it as it enters the next one (coll_broadcast), before anything
+ * is written. */
 void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
                          int root, int root_receives)
 {
     int n = g->size, rel = (g->my_rank - root + n) % n;
     int top = rel ? __builtin_ctz((unsigned)rel) : ceil_log2(n);
     const char *from = rel ? dest : source;
+    if (g->team)
+        team_lag_begin(g->team);
     for (size_t off = 0; off < bytes; off += COLL_PIPE_BYTES) {
         size_t len = bytes - off < COLL_PIPE_BYTES ? bytes - off : COLL_PIPE_BYTES;
         if (rel)
@@ -39,10 +47,8 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
     }
     if (!rel && root_receives && dest != source)
         memcpy(dest, source, bytes);
-    shmem_quiet();
-    /* Off the node the root would otherwise run ahead unboundedly: end together (see
-     * coll_shm_broadcast for why a program relies on it). */
-    coll_sync(g);
+    if (!g->team)
+        coll_sync(g);
 }
 
 size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed)
@@ -81,7 +87,6 @@ void coll_ring_collect(struct coll_group *g, void *dest, const void *source, siz
         coll_wait(g, COLL_CH_RING, 1);
     }
     free(off);
-    shmem_quiet();
 }
 
 void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,

@@ -26,14 +26,49 @@ static int team_world_rank(const struct strata_team *team, int rank)
     return team->members ? team->members[rank] : rank;
 }
 
+/* Counter k of a member has one writer, the member 2^k behind it: a plain put of the epoch does
+ * what an atomic add would, without the locked instruction. */
+static void dissemination_notify(uint64_t *counters, uint64_t epoch, int round, int rank, int size,
+                                 const int *members)
+{
+    int partner = (rank + (1 << round)) % size;
+    rma_notify("shmem_sync", &counters[round], epoch, members ? members[partner] : partner);
+}
+
+static void dissemination_wait(uint64_t *counters, uint64_t epoch, int round)
+{
+    PROGRESS_WAIT_WHILE(__atomic_load_n(&counters[round], __ATOMIC_ACQUIRE) < epoch);
+}
+
 void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, const int *members)
 {
-    /* Counter k of a member has one writer, the member 2^k behind it: a plain put of the epoch
-     * does what an atomic add would, without the locked instruction. */
-    for (int round = 0, dist = 1; dist < size; round++, dist <<= 1) {
-        int partner = (rank + dist) % size;
-        rma_notify("shmem_sync", &counters[round], epoch, members ? members[partner] : partner);
-        PROGRESS_WAIT_WHILE(__atomic_load_n(&counters[round], __ATOMIC_ACQUIRE) < epoch);
+    for (int round = 0; (1 << round) < size; round++) {
+        dissemination_notify(counters, epoch, round, rank, size, members);
+        dissemination_wait(counters, epoch, round);
+    }
+}
+
+void team_lag_begin(struct strata_team *team)
+{
+    if (team->size < 2)
+        return;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    dissemination_notify(slot_words(team->slot) + TEAM_LAG_FIRST, ++team->lag_epoch, 0,
+                         team->my_rank, team->size, team->members);
+    team->lag_pending = 1;
+}
+
+void team_lag_end(struct strata_team *team)
+{
+    if (!team->lag_pending)
+        return;
+    team->lag_pending = 0;
+    uint64_t *counters = slot_words(team->slot) + TEAM_LAG_FIRST;
+    dissemination_wait(counters, team->lag_epoch, 0);
+    for (int round = 1; (1 << round) < team->size; round++) {
+        dissemination_notify(counters, team->lag_epoch, round, team->my_rank, team->size,
+                             team->members);
+        dissemination_wait(counters, team->lag_epoch, round);
     }
 }
 
@@ -52,7 +87,8 @@ static int team_set_members(struct strata_team *team, int slot, const int *membe
     team->config.num_contexts = 0;
     team->shareable_contexts = NULL;
     pthread_mutex_init(&team->contexts_lock, NULL);
-    team->sync_epoch = team->agree_epoch = 0;
+    team->sync_epoch = team->agree_epoch = team->lag_epoch = 0;
+    team->lag_pending = 0;
     memset(team->placement, 0, sizeof(team->placement));
     team->placement_next = 0;
     team_slots_used |= 1ull << slot;
@@ -258,6 +294,7 @@ void shmem_team_destroy(shmem_team_t team)
     if (team == SHMEM_TEAM_INVALID || team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED)
         return;
     ctx_destroy_shareable(team);
+    team_lag_end(team);    /* its notifications have all arrived */
     shmem_team_sync(team); /* no member still uses the slot when it is released */
     team_slots_used &= ~(1ull << team->slot);
     if (team->space)

@@ -12,10 +12,12 @@
 #define TEAM_SLOTS 64
 #define TEAM_ROUNDS 32 /* dissemination rounds: enough for 2^32 members */
 /* Per slot: one counter per round for syncs, then [parity][round] = {value, signal} for the
- * agreement allreduce, then the collectives' signal words and scratch (coll.h: struct
- * coll_area). All of it is zeroed when a team claims the slot. */
+ * agreement allreduce, then one counter per round for lagged syncs, then the collectives' signal
+ * words and scratch (coll.h: struct coll_area). All of it is zeroed when a team claims the
+ * slot. */
 #define TEAM_COLL_WORDS 664
-#define TEAM_SLOT_WORDS (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2 + TEAM_COLL_WORDS)
+#define TEAM_LAG_FIRST (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
+#define TEAM_SLOT_WORDS (TEAM_LAG_FIRST + TEAM_ROUNDS + TEAM_COLL_WORDS)
 #define TEAM_SLOT_WORLD 0
 #define TEAM_SLOT_SHARED 1
 #define TEAM_SLOT_ACTIVE_SETS 2 /* reserved: its gather words serve the legacy active-set forms */
@@ -28,6 +30,8 @@ struct strata_team {
     shmem_team_config_t config;
     uint64_t sync_epoch;
     uint64_t agree_epoch;
+    uint64_t lag_epoch; /* lagged syncs begun */
+    int lag_pending;    /* one was begun and not ended */
     /* The space whose team this team is or descends from (NULL: the default space); that space
      * cannot be destroyed while such a team lives. */
     struct space *space;
@@ -70,5 +74,12 @@ int team_create_members(struct strata_team *parent, const int *world_ranks, int 
 /* Dissemination barrier: in round k this PE sets counter k of the member 2^k ahead to epoch and
  * waits until its own counter k reaches epoch. members == NULL means world rank == team rank. */
 void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, const int *members);
+
+/* A sync split in two, so that a collective need not end with one: team_lag_begin sends this
+ * PE's first-round notification (it says: this PE has entered a later call), team_lag_end, in a
+ * later call, waits for the first round and does the others. After team_lag_end every member has
+ * begun the sync, that is entered the call that began it. Every member makes the same calls. */
+void team_lag_begin(struct strata_team *team);
+void team_lag_end(struct strata_team *team);
 
 #endif

@@ -10,6 +10,7 @@
 #include "check.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #define N 4 /* elements per block */
 #define MAXPES 16
@@ -179,9 +180,41 @@ static void run_all(shmem_team_t team)
     mem_forms(team);
 }
 
+/* Team broadcasts in turn into two dest buffers without a sync, roots changing, a member
+ * sometimes slow: no root may write a buffer that a member still reads from two calls before.
+ * The team is made and destroyed again and again, so its slot is reused while the broadcasts'
+ * completion of the last calls may still be under way. */
+static void alternating_team_broadcasts(void)
+{
+    enum { TEAMS = 6, CALLS = 40, WORDS = 256 };
+    static long out[2][WORDS], in[2][WORDS];
+    long bad = 0;
+    for (int t = 0; t < TEAMS; t++) {
+        shmem_team_t team;
+        shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, shmem_n_pes(), NULL, 0, &team);
+        int me = shmem_team_my_pe(team), n = shmem_team_n_pes(team);
+        for (int i = 0; i < CALLS; i++) {
+            int b = i % 2, root = (i / 3) % n;
+            for (int k = 0; k < WORDS; k++)
+                out[b][k] = t * 100000 + i * 1000 + k;
+            shmem_long_broadcast(team, in[b], out[b], WORDS, root);
+            for (int k = 0; k < WORDS; k++)
+                bad += in[b][k] != t * 100000 + i * 1000 + k;
+            if (me == (i + 1) % n && i % 5 == 0)
+                usleep(300); /* a slow member: the next root but one must wait for it */
+            for (int k = 0; k < WORDS; k++)
+                in[b][k] = -1; /* reused: the call after next must not have landed yet */
+        }
+        shmem_team_destroy(team);
+    }
+    CHECK(bad == 0, "%ld words of alternating team broadcasts were wrong", bad);
+    shmem_barrier_all();
+}
+
 int main(void)
 {
     shmem_init();
+    alternating_team_broadcasts();
     int me = shmem_my_pe(), n = shmem_n_pes();
     run_all(SHMEM_TEAM_WORLD);
     shmem_team_t reversed, evens;
