@@ -36,8 +36,10 @@ done
 run_net() { # run_net PROGRAM: one PE on each node; only its "name value" lines (not UCX's)
     timeout 300 srun --mpi=pmix -N 2 -n 2 "$1" 2>/dev/null | grep -E '^[A-Za-z][A-Za-z0-9_]* [-0-9.e+]+$'
 }
-# Open MPI's OSHMEM segfaults in its own finalize unless its one-sided layer is UCX.
-run_net_ompi() { OMPI_MCA_osc=ucx run_net "$1"; }
+# Open MPI's OSHMEM segfaults in its own finalize unless its one-sided layer is UCX. Its
+# collectives go through its MPI layer, which would reach the other "node" (this same host) by
+# shared memory: TCP only, as between real nodes.
+run_net_ompi() { OMPI_MCA_osc=ucx OMPI_MCA_btl=self,tcp run_net "$1"; }
 
 # perftest NAME TEST SIZE ITERS FIELD: ucx_perftest's final figure (FIELD of its "Final:" line),
 # server on n1, client on n2.
