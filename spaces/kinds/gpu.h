@@ -92,9 +92,8 @@ void gpu_host_unmapping(void *base, size_t len);
     .copy_from_host = gpu_copy_from_host, .copy = gpu_copy, .fill = gpu_fill, .owns = gpu_owns,    \
     .sync = gpu_sync, .host_unmapping = gpu_host_unmapping
 
-/* ---- Batched small writes (gpu_batch.c) ---- */
+/* ---- Batched small writes (gpu_batch.c): each queue's own, applied on its stream ---- */
 #define GPU_BATCH_SMALL 512 /* bytes: larger writes are copies of their own */
-/* Each queue has its own batches, applied on its own stream. */
 /* Queues a write of len (at most GPU_BATCH_SMALL) bytes of src to dst; src is copied now. */
 void gpu_batch_write(int queue, void *dst, const void *src, size_t len);
 /* Issues queue's batched writes on its stream. Called before any other work is issued there, so

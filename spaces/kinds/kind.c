@@ -108,6 +108,7 @@ void kind_host_unmapping(void *base, size_t len)
 }
 
 /* ---- Asynchronous writes ---- */
+_Static_assert(KIND_QUEUES <= 8 * sizeof(unsigned), "a bit of kind_unlanded per queue");
 unsigned kind_unlanded;
 static int kind_async_count;
 static struct kind_set kind_async = {.count = &kind_async_count};

@@ -149,8 +149,8 @@ extern int kind_private_kinds;
 void kind_watch_host(const struct kind_ops *kind);
 void kind_host_unmapping(void *base, size_t len);
 
-/* Asynchronous writes (KIND_CAP_ASYNC_COPY). A write's result is owed once it was issued: to the
- * program's next quiet or fence (a put), or at once where the library reads it back or tells a
+/* Asynchronous writes (KIND_CAP_ASYNC_COPY). A write's result is owed once it was issued: to its
+ * context's next quiet or fence (a put), or at once where the library reads it back or tells a
  * peer it is done (an owner's write, a device atomic, a get, calloc's zeroing). */
 /* Bit q: some asynchronous write on queue q may not have landed. Hidden, so quiet reads it in one
  * instruction. */
