@@ -359,7 +359,7 @@ static void active_set_end(struct active_set *set)
 
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-    shmem_quiet();
+    order_quiet_all();
     ACTIVE_SET("shmem_barrier", coll_sync(g_));
 }
 

@@ -72,7 +72,8 @@ static const struct kind_ops *coll_device_kind_sources(struct coll_group *g, con
 }
 
 /* On the device: each member combines every source it needs into the kind's scratch, with the
- * same synchronizations as through the host. Returns 0 when the kind cannot. */
+ * same synchronizations as through the host, on queue 0 with the kind's reductions. Returns 0 when
+ * the kind cannot. */
 static int coll_device_reduce_on_kind(struct coll_group *g, void *dest, const void *source,
                                       size_t count, size_t elem, int last, enum kind_reduction what)
 {
@@ -87,17 +88,17 @@ static int coll_device_reduce_on_kind(struct coll_group *g, void *dest, const vo
     char *acc = kind->scratch(bytes ? bytes : 1);
     coll_sync(g);
     if (last < 0)
-        kind->fill(acc, 0, bytes);
+        kind->fill(acc, 0, bytes, 0);
     for (int r = 0; r <= last; r++) {
         if (r == 0)
-            kind->copy(acc, sources[r], bytes);
+            kind->copy(acc, sources[r], bytes, 0);
         else
             kind->reduce(acc, sources[r], count, what);
     }
-    kind_land(kind); /* every source read before any member changes its own */
+    kind_land(kind, 0); /* every source read before any member changes its own */
     coll_sync(g);
-    kind->copy(dest, acc, bytes);
-    kind_wrote(kind);
+    kind->copy(dest, acc, bytes, 0);
+    kind_wrote(kind, 0);
     free(sources);
     coll_device_end(g);
     return 1;

@@ -12,6 +12,10 @@
 static struct strata_ctx *ctx_created;
 static pthread_mutex_t ctx_created_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Contexts made so far, the default one included: each takes the next queue of kinds' writes,
+ * round the KIND_QUEUES (contexts beyond them share). */
+static unsigned ctx_numbered = 1;
+
 /* A private or serialized context is never used by two threads at once. */
 static int ctx_thread_safe(const struct strata_ctx *ctx)
 {
@@ -71,6 +75,7 @@ static int ctx_create(shmem_team_t team, long options, shmem_ctx_t *out)
     ctx->team_size = team->size;
     ctx->members = team == SHMEM_TEAM_WORLD ? NULL : team->members;
     ctx->options = options;
+    ctx->queue = (int)(__atomic_fetch_add(&ctx_numbered, 1, __ATOMIC_RELAXED) % KIND_QUEUES);
     pthread_mutex_lock(&ctx_created_lock);
     int rc = rt.transport
                  ? transport_worker_create(rt.transport, ctx_thread_safe(ctx), &ctx->worker)

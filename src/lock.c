@@ -70,8 +70,9 @@ void shmem_clear_lock(long *lock)
     runtime_require_init("shmem_clear_lock");
     struct lock_words w = lock_words(lock);
     uint32_t me = (uint32_t)rt.my_pe + 1;
-    /* Stores made while holding the lock complete before the next holder enters. */
-    order_quiet(SHMEM_CTX_DEFAULT);
+    /* Stores made while holding the lock complete before the next holder enters (kinds' writes
+     * of every context too). */
+    order_quiet_all();
     uint32_t next = __atomic_load_n(w.node, __ATOMIC_ACQUIRE) & LOCK_NEXT_MASK;
     if (!next) {
         if (lock_op("shmem_clear_lock", TRANSPORT_AMO_CSWAP, w.tail, 0, me, 1, LOCK_HOME_PE) == me)

@@ -65,8 +65,8 @@ static void mem_zero(struct space *space, void *p, size_t size)
     if (kind_can(kind, KIND_CAP_LOAD_STORE)) {
         memset(p, 0, size);
     } else {
-        kind->fill(p, 0, size);
-        kind_land(kind); /* zero before any peer may write it */
+        kind->fill(p, 0, size, 0);
+        kind_land(kind, 0); /* zero before any peer may write it */
     }
 }
 
@@ -226,7 +226,7 @@ void shmem_space_free(shmem_space_t handle, void *ptr)
     struct space *space = mem_space("shmem_space_free", handle);
     if (!space || !ptr)
         return;
-    shmem_quiet(); /* this PE's writes into the block are done before anyone reuses it */
+    order_quiet_all(); /* this PE's writes into the block are done before anyone reuses it */
     shmem_team_sync(space->members_team);
     mem_free("shmem_space_free", space, ptr);
 }

@@ -20,37 +20,52 @@ static inline void order_flush(struct strata_ctx *ctx)
         log_fatal("shmem_quiet", "the transport failed to complete outstanding operations");
 }
 
-/* Out of line so that the common quiet keeps ctx in its argument register (no frame). */
-static __attribute__((noinline)) void order_land_and_flush(struct strata_ctx *ctx)
+/* The kinds' asynchronous writes of ctx's queue (every queue: all). */
+static void order_land(struct strata_ctx *ctx, int all)
 {
-    kind_land_all();
+    if (all)
+        kind_land_all();
+    else if (ctx != SHMEM_CTX_INVALID)
+        kind_land_queue(ctx->queue);
+}
+
+/* Out of line so that the common quiet keeps ctx in its argument register (no frame). */
+static __attribute__((noinline)) void order_land_and_flush(struct strata_ctx *ctx, int all)
+{
+    order_land(ctx, all);
     order_flush(ctx);
 }
 
 /* Inline in every routine of this file that quiets: a call from one exported routine to another
- * goes through the PLT. */
-static inline void order_quiet_inline(struct strata_ctx *ctx)
+ * goes through the PLT. One load tells whether any queue has writes to land; which queue is asked
+ * for only then. */
+static inline void order_quiet_inline(struct strata_ctx *ctx, int all)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (unlikely(kind_unlanded))
-        order_land_and_flush(ctx);
+        order_land_and_flush(ctx, all);
     else
         order_flush(ctx);
 }
 
 void order_quiet(struct strata_ctx *ctx)
 {
-    order_quiet_inline(ctx);
+    order_quiet_inline(ctx, 0);
+}
+
+void order_quiet_all(void)
+{
+    order_quiet_inline(SHMEM_CTX_DEFAULT, 1);
 }
 
 void shmem_ctx_quiet(shmem_ctx_t ctx)
 {
-    order_quiet_inline(ctx);
+    order_quiet_inline(ctx, 0);
 }
 
 void shmem_quiet(void)
 {
-    order_quiet_inline(SHMEM_CTX_DEFAULT);
+    order_quiet_inline(SHMEM_CTX_DEFAULT, 0);
 }
 
 void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
@@ -58,7 +73,7 @@ void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
     runtime_require_init("shmem_pe_quiet");
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (unlikely(kind_unlanded))
-        kind_land_all();
+        order_land(ctx, 0);
     if (ctx == SHMEM_CTX_INVALID || !ctx->worker)
         return;
     for (size_t i = 0; i < npes; i++) {
@@ -81,7 +96,7 @@ void shmem_ctx_fence(shmem_ctx_t ctx)
     runtime_require_init("shmem_fence");
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (unlikely(kind_unlanded))
-        kind_land_all();
+        order_land(ctx, 0);
     if (ctx != SHMEM_CTX_INVALID && ctx->worker && transport_fence(ctx->worker))
         log_fatal("shmem_fence", "the transport failed to order operations");
 }
@@ -98,9 +113,11 @@ static inline void order_sync_all(const char *routine)
     team_dissemination(rt.sync_words, ++rt.barrier_epoch, rt.my_pe, rt.n_pes, NULL);
 }
 
+/* Every context's kind writes land: a peer reads them after the barrier, whichever context wrote
+ * them (the transport's operations complete by the default context's quiet alone). */
 static inline void order_barrier_all_inline(void)
 {
-    order_quiet_inline(SHMEM_CTX_DEFAULT);
+    order_quiet_inline(SHMEM_CTX_DEFAULT, 1);
     order_sync_all("shmem_barrier_all");
 }
 

@@ -69,7 +69,7 @@ static inline void rma_put(shmem_ctx_t ctx, const char *routine, void *dest, con
             rma_report_transport(routine, pe);
         return;
     }
-    staged_put(routine, &target, src, src_kind, len, pe);
+    staged_put(ctx, routine, &target, src, src_kind, len, pe);
 }
 
 static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, const void *src,
@@ -92,7 +92,7 @@ static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, con
             rma_report_transport(routine, pe);
         return;
     }
-    staged_get(routine, &target, dest, dest_kind, len, pe);
+    staged_get(ctx, routine, &target, dest, dest_kind, len, pe);
 }
 
 void rma_notify(const char *routine, uint64_t *word, uint64_t value, int pe)
@@ -189,10 +189,10 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
     if (!(ctx == SHMEM_CTX_DEFAULT && rma_put_fast(dest, src, len, pe)))
         rma_put(ctx, routine, dest, src, len, pe, nbi);
     /* Data written by memcpy (possibly with non-temporal stores), by a kind's asynchronous copy
-     * or queued in the transport must be ordered before the signal. */
+     * on the context's queue or queued in the transport must be ordered before the signal. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (unlikely(kind_unlanded))
-        kind_land_all();
+    if (unlikely(kind_unlanded) && ctx != SHMEM_CTX_INVALID)
+        kind_land_queue(ctx->queue);
     if (ctx != SHMEM_CTX_INVALID && ctx->worker)
         transport_fence(ctx->worker);
     amo_signal(ctx, routine, sig_addr, signal, sig_op, pe);

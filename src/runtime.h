@@ -15,10 +15,11 @@
 
 struct strata_team;
 
-/* A communication context: its own transport worker, and the team whose numbering its PE
- * arguments use. */
+/* A communication context: its own transport worker, its own queue of kinds' asynchronous writes,
+ * and the team whose numbering its PE arguments use. */
 struct strata_ctx {
     struct transport_worker *worker; /* NULL when every PE is mapped */
+    int queue;                       /* of kinds' writes (kind.h); the default context's is 0 */
     struct strata_team *team;
     const int *members; /* team rank -> world rank; NULL for the world team */
     int team_size;
@@ -121,7 +122,11 @@ struct space *space_from_handle(shmem_space_t handle);
 struct space *space_of_handle(const char *routine, shmem_space_t handle);
 
 /* ---- Ordering (order.c) ---- */
+/* Quiet on ctx: its own queue of kinds' writes lands. */
 void order_quiet(struct strata_ctx *ctx);
+/* Quiet on the default context that also lands every context's kinds' writes: for the library's
+ * own callers whose peers then read whatever this PE wrote (collectives, freeing, destroying). */
+void order_quiet_all(void);
 void order_barrier_all(void);
 
 #endif

@@ -354,7 +354,7 @@ int shmem_space_destroy(shmem_space_t handle)
                       "first");
         return -1;
     }
-    shmem_quiet();
+    order_quiet_all(); /* every context's writes into the space land before it goes */
     shmem_team_destroy(space->members_team); /* synchronizes: nobody uses the memory any more */
     int id = space->heap.id;
     space_by_id[id] = NULL;

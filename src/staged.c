@@ -44,7 +44,7 @@ void staged_read_local(const void *addr, void *dest, size_t len)
 /* Moves one chunk between host memory data and the target, however it is reached: a put writes
  * data there, a get reads the target into data. */
 static void staged_chunk(const char *routine, const struct route_target *target, size_t at,
-                         void *data, size_t len, int pe, int put)
+                         void *data, size_t len, int pe, int put, int queue)
 {
     const struct kind_ops *kind = target->region->kind;
     char *there = target->pointer + at;
@@ -56,8 +56,8 @@ static void staged_chunk(const char *routine, const struct route_target *target,
         break;
     case ROUTE_KIND_COPY:
         if (put) {
-            kind->copy_from_host(there, data, len);
-            kind_wrote(kind); /* owed to the next quiet or fence */
+            kind->copy_from_host(there, data, len, queue);
+            kind_wrote(kind, queue); /* owed to the context's next quiet or fence */
         } else {
             kind->copy_to_host(data, there, len);
         }
@@ -87,13 +87,13 @@ static int staged_direct(const struct route_target *target, const struct kind_op
 
 /* A side in host memory and the other reached by a kind's copy engine move in one copy; a
  * bounce buffer, in chunks, is only for two sides that no single mechanism reaches. */
-void staged_put(const char *routine, const struct route_target *target, const void *src,
-                const struct kind_ops *src_kind, size_t len, int pe)
+void staged_put(shmem_ctx_t ctx, const char *routine, const struct route_target *target,
+                const void *src, const struct kind_ops *src_kind, size_t len, int pe)
 {
     const struct kind_ops *kind = target->region->kind;
     if (staged_direct(target, src_kind)) {
-        src_kind->copy(target->pointer, src, len);
-        kind_land(src_kind); /* it reads src later, and src is the caller's again on return */
+        src_kind->copy(target->pointer, src, len, ctx->queue);
+        kind_land(src_kind, ctx->queue); /* it reads src later; src is the caller's on return */
         return;
     }
     if (src_kind && target->kind == ROUTE_LOAD_STORE) { /* straight into the mapped copy */
@@ -101,8 +101,8 @@ void staged_put(const char *routine, const struct route_target *target, const vo
         return;
     }
     if (!src_kind && target->kind == ROUTE_KIND_COPY) { /* straight from host memory */
-        kind->copy_from_host(target->pointer, src, len);
-        kind_wrote(kind); /* owed to the next quiet or fence */
+        kind->copy_from_host(target->pointer, src, len, ctx->queue);
+        kind_wrote(kind, ctx->queue); /* owed to the context's next quiet or fence */
         return;
     }
     for (size_t at = 0; at < len; at += STAGED_CHUNK) {
@@ -112,32 +112,33 @@ void staged_put(const char *routine, const struct route_target *target, const vo
             src_kind->copy_to_host(staged_bounce(routine), data, chunk);
             data = staged_bounce(routine);
         }
-        staged_chunk(routine, target, at, (void *)data, chunk, pe, 1);
+        staged_chunk(routine, target, at, (void *)data, chunk, pe, 1, ctx->queue);
     }
 }
 
-void staged_get(const char *routine, const struct route_target *target, void *dest,
+void staged_get(shmem_ctx_t ctx, const char *routine, const struct route_target *target, void *dest,
                 const struct kind_ops *dest_kind, size_t len, int pe)
 {
     const struct kind_ops *kind = target->region->kind;
+    int queue = ctx->queue;
     if (staged_direct(target, dest_kind)) {
-        dest_kind->copy(dest, target->pointer, len);
+        dest_kind->copy(dest, target->pointer, len, queue);
     } else if (dest_kind && target->kind == ROUTE_LOAD_STORE) { /* straight from the mapped copy */
-        dest_kind->copy_from_host(dest, target->pointer, len);
+        dest_kind->copy_from_host(dest, target->pointer, len, queue);
     } else if (!dest_kind && target->kind == ROUTE_KIND_COPY) { /* straight into host memory */
         kind->copy_to_host(dest, target->pointer, len);
     } else {
         for (size_t at = 0; at < len; at += STAGED_CHUNK) {
             size_t chunk = len - at < STAGED_CHUNK ? len - at : STAGED_CHUNK;
             char *data = (char *)dest + at;
-            staged_chunk(routine, target, at, dest_kind ? staged_bounce(routine) : data, chunk,
-                         pe, 0);
+            staged_chunk(routine, target, at, dest_kind ? staged_bounce(routine) : data, chunk, pe,
+                         0, queue);
             if (dest_kind)
-                dest_kind->copy_from_host(data, staged_bounce(routine), chunk);
+                dest_kind->copy_from_host(data, staged_bounce(routine), chunk, queue);
         }
     }
     if (dest_kind)
-        kind_land(dest_kind); /* a get returns with dest filled */
+        kind_land(dest_kind, queue); /* a get returns with dest filled */
 }
 
 static uint64_t staged_combine(enum transport_amo op, uint64_t old, uint64_t value,
@@ -171,8 +172,8 @@ static uint64_t staged_atomic_copy(const struct kind_ops *kind, char *word, enum
     pthread_mutex_lock(&staged_atomic_lock);
     kind->copy_to_host(&old, word, size);
     uint64_t next = staged_combine(op, old, value & mask, compare & mask) & mask;
-    kind->copy_from_host(word, &next, size);
-    kind_land(kind); /* the next atomic reads it */
+    kind->copy_from_host(word, &next, size, 0);
+    kind_land(kind, 0); /* the next atomic reads it */
     pthread_mutex_unlock(&staged_atomic_lock);
     return old;
 }
@@ -198,8 +199,8 @@ static int staged_on_write(int id, size_t offset, const void *src, size_t len)
     char *copy = staged_local_copy(id, offset, len, &kind);
     if (!copy)
         return -1;
-    kind->copy_from_host(copy, src, len);
-    kind_land(kind); /* acknowledged as done once this returns */
+    kind->copy_from_host(copy, src, len, 0);
+    kind_land(kind, 0); /* acknowledged as done once this returns */
     return 0;
 }
 

@@ -194,7 +194,7 @@ uint64_t cuda_atomic(void *word, enum transport_amo op, uint64_t value, uint64_t
     pthread_mutex_lock(&cuda_amo_lock);
     cuda_enter();
     cuda_kernels_load();
-    gpu_batch_flush();
+    gpu_batch_flush(0);
     CUdeviceptr address = cuda_address(word), old = cuda_address((const void *)cuda_amo_old);
     unsigned code = (unsigned)op;
     uint32_t value32 = (uint32_t)value, compare32 = (uint32_t)compare;
@@ -202,9 +202,9 @@ uint64_t cuda_atomic(void *word, enum transport_amo op, uint64_t value, uint64_t
                     size == 4 ? (void *)&compare32 : (void *)&compare, &old};
     *cuda_amo_old = 0;
     cuda_check(cuda.cuLaunchKernel(cuda_amo_kernel[size == 8], 1, 1, 1, 1, 1, 1, 0,
-                                   (CUstream)gpu_stream, args, NULL),
+                                   (CUstream)gpu_stream(0), args, NULL),
                "cuLaunchKernel (atomic)");
-    cuda_check(cuda.cuStreamSynchronize((CUstream)gpu_stream), "cuStreamSynchronize");
+    cuda_check(cuda.cuStreamSynchronize((CUstream)gpu_stream(0)), "cuStreamSynchronize");
     uint64_t result = size == 4 ? (uint32_t)*cuda_amo_old : *cuda_amo_old;
     pthread_mutex_unlock(&cuda_amo_lock);
     return result;
@@ -216,7 +216,7 @@ void cuda_reduce(void *acc, const void *in, size_t count, enum kind_reduction wh
 {
     cuda_enter();
     cuda_kernels_load();
-    gpu_batch_flush();
+    gpu_batch_flush(0);
     CUdeviceptr a = cuda_address(acc), b = cuda_address(in);
     uint64_t n = count;
     void *args[] = {&a, &b, &n};
@@ -224,7 +224,7 @@ void cuda_reduce(void *acc, const void *in, size_t count, enum kind_reduction wh
         cuda_check(
             cuda.cuLaunchKernel(cuda_reduce_kernel[what],
                                 (unsigned)((count + CUDA_REDUCE_BLOCK - 1) / CUDA_REDUCE_BLOCK), 1,
-                                1, CUDA_REDUCE_BLOCK, 1, 1, 0, (CUstream)gpu_stream, args, NULL),
+                                1, CUDA_REDUCE_BLOCK, 1, 1, 0, (CUstream)gpu_stream(0), args, NULL),
             "cuLaunchKernel (reduction)");
 }
 
@@ -235,7 +235,7 @@ void *cuda_scratch(size_t bytes)
     static __thread size_t size;
     if (bytes > size) {
         cuda_enter();
-        gpu_batch_sync(); /* the old buffer may still be read */
+        gpu_batch_sync(0); /* the old buffer may still be read (reductions are queue 0's) */
         if (buffer)
             cuda_check(cuda.cuMemFree(buffer), "cuMemFree");
         buffer = 0;

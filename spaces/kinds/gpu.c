@@ -3,8 +3,8 @@
  *
  * - Node peers attach each other's heaps with IPC handles; copies between any two memories the
  *   GPU reaches (its heap, a peer's attached heap, host memory, the program's own device buffers)
- *   are runtime copies on the library's stream, which the program's default stream never waits
- *   for.
+ *   are runtime copies on the library's streams, which the program's default stream never waits
+ *   for: one per queue (kind.h), so a context's quiet waits for its own writes alone.
  * - Host mappings of the library (heaps, static data, node peers' heaps) are registered with the
  *   runtime where a large copy touches them, so such copies run at pinned speed.
  * - Writes are asynchronous (KIND_CAP_ASYNC_COPY): sync waits for the stream. A host source is
@@ -26,7 +26,7 @@
 #include <string.h>
 
 const struct gpu_runtime *gpu_rt;
-void *gpu_stream;
+static void *gpu_streams[KIND_QUEUES];
 
 void gpu_check(int rc, const char *what)
 {
@@ -34,14 +34,37 @@ void gpu_check(int rc, const char *what)
         log_fatal("spaces", "%s %s failed (error %d)", gpu_rt->name, what, rc);
 }
 
-/* Lands every write issued: queued small ones too. */
-void gpu_sync(void)
+static pthread_mutex_t gpu_setup_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Queue 0's stream is made at set-up, where a failure can still be reported; another queue's on
+ * its first work, which a failure there ends like any other runtime call's. */
+void *gpu_stream(int queue)
 {
-    gpu_rt->enter();
-    gpu_batch_sync();
+    void *stream = __atomic_load_n(&gpu_streams[queue], __ATOMIC_ACQUIRE);
+    if (stream)
+        return stream;
+    pthread_mutex_lock(&gpu_setup_lock);
+    if (!gpu_streams[queue]) {
+        gpu_check(gpu_rt->stream_create(&stream), "stream create");
+        __atomic_store_n(&gpu_streams[queue], stream, __ATOMIC_RELEASE);
+    }
+    stream = gpu_streams[queue];
+    pthread_mutex_unlock(&gpu_setup_lock);
+    return stream;
 }
 
-static pthread_mutex_t gpu_setup_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Lands every write issued on queue (queued small ones too), or on every stream made. */
+void gpu_sync(int queue)
+{
+    gpu_rt->enter();
+    if (queue != KIND_QUEUE_ALL) {
+        gpu_batch_sync(queue);
+        return;
+    }
+    for (int q = 0; q < KIND_QUEUES; q++)
+        if (__atomic_load_n(&gpu_streams[q], __ATOMIC_ACQUIRE))
+            gpu_batch_sync(q);
+}
 
 static int gpu_n_pes; /* the job's, to find node peers' host mappings */
 
@@ -62,7 +85,7 @@ int gpu_use(const struct gpu_runtime *rt, const char *path, int ordinal, int n_p
             rc = -1;
         }
         if (!rc) {
-            gpu_stream = stream;
+            gpu_streams[0] = stream;
             gpu_n_pes = n_pes;
             __atomic_store_n(&gpu_rt, rt, __ATOMIC_RELEASE);
             kind_private_use(rt->kind);
@@ -106,7 +129,7 @@ int gpu_create(const char *prefix, size_t size, struct kind_mem *mem)
 
 void gpu_destroy(struct kind_mem *mem)
 {
-    gpu_sync(); /* nothing of the library may still be writing into it */
+    gpu_sync(KIND_QUEUE_ALL); /* nothing of the library may still be writing into it */
     gpu_check(gpu_rt->free(mem->storage), "free");
     mem->base = mem->storage = NULL;
 }
@@ -170,7 +193,7 @@ void gpu_detach(void *addr, size_t size)
             gpu_attached[i] = (struct gpu_attached){NULL, NULL};
         }
     pthread_mutex_unlock(&gpu_attached_lock);
-    gpu_sync(); /* nothing of the library may still be writing into it */
+    gpu_sync(KIND_QUEUE_ALL); /* nothing of the library may still be writing into it */
     if (block)
         gpu_check(gpu_rt->ipc_close(block), "IPC handle close");
 }
@@ -230,7 +253,7 @@ void gpu_host_unmapping(void *base, size_t len)
     pthread_mutex_lock(&gpu_pin_lock);
     for (int i = 0; i < gpu_pinned_count;) {
         if (gpu_pinned[i].base - lo < len) {
-            gpu_sync(); /* no copy may still read or write it */
+            gpu_sync(KIND_QUEUE_ALL); /* no copy may still read or write it */
             gpu_check(gpu_rt->host_unregister((void *)gpu_pinned[i].base), "host unregister");
             gpu_pinned[i] = gpu_pinned[--gpu_pinned_count];
         } else {
@@ -242,49 +265,50 @@ void gpu_host_unmapping(void *base, size_t len)
 
 /* ---- Copies ---- */
 
-/* A copy on the stream, after every write issued before it (queued small ones included), so a
- * read sees them. */
-static void gpu_copy_async(void *dst, const void *src, size_t len)
+/* A copy on queue's stream, after every write issued there before it (queued small ones
+ * included), so a read sees them. */
+static void gpu_copy_async(void *dst, const void *src, size_t len, int queue)
 {
-    gpu_batch_flush();
-    gpu_check(gpu_rt->copy_async(dst, src, len, gpu_stream), "copy");
+    gpu_batch_flush(queue);
+    gpu_check(gpu_rt->copy_async(dst, src, len, gpu_stream(queue)), "copy");
 }
 
+/* On queue 0: a read sees the writes that landed before it (kind.h), whatever their queue. */
 void gpu_copy_to_host(void *dst, const void *src, size_t len)
 {
     gpu_rt->enter();
     gpu_pin_host(dst, len);
-    gpu_copy_async(dst, src, len);
-    gpu_check(gpu_rt->stream_sync(gpu_stream), "stream synchronize");
+    gpu_copy_async(dst, src, len, 0);
+    gpu_check(gpu_rt->stream_sync(gpu_stream(0)), "stream synchronize");
 }
 
 /* A small write joins the batch (its bytes copied now); a large one is a copy of its own. */
-void gpu_copy_from_host(void *dst, const void *src, size_t len)
+void gpu_copy_from_host(void *dst, const void *src, size_t len, int queue)
 {
     gpu_rt->enter();
     if (len <= GPU_BATCH_SMALL) {
-        gpu_batch_write(dst, src, len);
+        gpu_batch_write(queue, dst, src, len);
         return;
     }
     gpu_pin_host(src, len);
-    gpu_copy_async(dst, src, len);
+    gpu_copy_async(dst, src, len, queue);
     if (gpu_rt->memory(src) == GPU_MEMORY_PINNED) /* read later by DMA: reusable on return */
-        gpu_check(gpu_rt->stream_sync(gpu_stream), "stream synchronize");
+        gpu_check(gpu_rt->stream_sync(gpu_stream(queue)), "stream synchronize");
 }
 
 /* Device to device (this GPU's memory, a node peer's attached heap): the source is read in
- * stream order, before anything written after the copy was issued. */
-void gpu_copy(void *dst, const void *src, size_t len)
+ * stream order, before anything written on queue after the copy was issued. */
+void gpu_copy(void *dst, const void *src, size_t len, int queue)
 {
     gpu_rt->enter();
-    gpu_copy_async(dst, src, len);
+    gpu_copy_async(dst, src, len, queue);
 }
 
-void gpu_fill(void *dst, int byte, size_t len)
+void gpu_fill(void *dst, int byte, size_t len, int queue)
 {
     gpu_rt->enter();
-    gpu_batch_flush();
-    gpu_check(gpu_rt->fill_async(dst, byte, len, gpu_stream), "memset");
+    gpu_batch_flush(queue);
+    gpu_check(gpu_rt->fill_async(dst, byte, len, gpu_stream(queue)), "memset");
 }
 
 int gpu_owns(const void *ptr)

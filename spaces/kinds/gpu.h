@@ -1,7 +1,7 @@
 /* What the GPU kinds (CUDA, HIP) share: gpu.c (set-up, heaps, IPC, pinned host memory, copies)
  * and gpu_batch.c (small writes applied together), driven by a table of the runtime's calls that
- * cuda.c and hip.c supply. Every piece of work the kind issues goes on one stream of the runtime,
- * in the order issued.
+ * cuda.c and hip.c supply. The kind's work goes on a stream of the runtime per queue (kind.h), so
+ * per context, in the order issued there.
  *
  * A process uses one GPU runtime: the first whose kind is set up. (A node with both vendors' GPUs
  * would need two instances of this state; none has been met.) */
@@ -59,7 +59,9 @@ struct gpu_runtime {
 
 /* ---- The set-up runtime (gpu.c) ---- */
 extern const struct gpu_runtime *gpu_rt;
-extern void *gpu_stream; /* the library's copies and kernels */
+/* The stream of queue (0 .. KIND_QUEUES - 1), made on first use; queue 0's is made at set-up and
+ * also carries the library's kernels (atomics, reductions). */
+void *gpu_stream(int queue);
 
 /* Sets the kind of rt up on device ordinal for a job of n_pes, once; returns 0, or -1 with the
  * reason in why (the runtime does not load, the device cannot be used, another runtime is in
@@ -77,11 +79,11 @@ void *gpu_attach(const char *prefix, const void *handle, size_t len, size_t size
 void gpu_detach(void *addr, size_t size);
 void gpu_unexport(struct kind_mem *mem);
 void gpu_copy_to_host(void *dst, const void *src, size_t len);
-void gpu_copy_from_host(void *dst, const void *src, size_t len);
-void gpu_copy(void *dst, const void *src, size_t len);
-void gpu_fill(void *dst, int byte, size_t len);
+void gpu_copy_from_host(void *dst, const void *src, size_t len, int queue);
+void gpu_copy(void *dst, const void *src, size_t len, int queue);
+void gpu_fill(void *dst, int byte, size_t len, int queue);
 int gpu_owns(const void *ptr);
-void gpu_sync(void);
+void gpu_sync(int queue);
 void gpu_host_unmapping(void *base, size_t len);
 #define GPU_KIND_CAPS (KIND_CAP_PEER_ATTACH | KIND_CAP_TRANSPORT | KIND_CAP_ASYNC_COPY)
 #define GPU_KIND_OPS                                                                               \
@@ -90,14 +92,14 @@ void gpu_host_unmapping(void *base, size_t len);
     .copy_from_host = gpu_copy_from_host, .copy = gpu_copy, .fill = gpu_fill, .owns = gpu_owns,    \
     .sync = gpu_sync, .host_unmapping = gpu_host_unmapping
 
-/* ---- Batched small writes (gpu_batch.c) ---- */
+/* ---- Batched small writes (gpu_batch.c): each queue's own, applied on its stream ---- */
 #define GPU_BATCH_SMALL 512 /* bytes: larger writes are copies of their own */
 /* Queues a write of len (at most GPU_BATCH_SMALL) bytes of src to dst; src is copied now. */
-void gpu_batch_write(void *dst, const void *src, size_t len);
-/* Issues the queued writes on the stream. Called before any other work is issued there, so the
- * stream applies every write in the order the library made it. */
-void gpu_batch_flush(void);
-/* Issues the queued writes and waits for everything on the stream. */
-void gpu_batch_sync(void);
+void gpu_batch_write(int queue, void *dst, const void *src, size_t len);
+/* Issues queue's batched writes on its stream. Called before any other work is issued there, so
+ * the stream applies every write in the order the library made it. */
+void gpu_batch_flush(int queue);
+/* Issues queue's batched writes and waits for everything on its stream. */
+void gpu_batch_sync(int queue);
 
 #endif

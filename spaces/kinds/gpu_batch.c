@@ -5,7 +5,8 @@
  * full or when anything else is issued there (a quiet, a read, a large copy): a single write as a
  * copy from pinned memory, several as one scatter kernel where the runtime has one (else as
  * copies from pinned memory, issued together). Two batches alternate, so one fills while the other
- * is applied. */
+ * is applied. Each queue (kind.h) has its own pair, applied on its own stream, made on its first
+ * small write. */
 #include "gpu.h"
 
 #include <pthread.h>
@@ -23,86 +24,99 @@ struct gpu_batch {
     int in_flight; /* issued on the stream, maybe not done: not to be refilled yet */
 };
 
-static struct gpu_batch *gpu_batches[2]; /* mapped pinned host memory, made on first use */
-static int gpu_batch_current;
-static pthread_mutex_t gpu_batch_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A queue's batches: mapped pinned host memory, made on first use. */
+struct gpu_batch_pair {
+    struct gpu_batch *batch[2];
+    int current;
+    pthread_mutex_t lock;
+};
 
-/* Issues the current batch and moves to the other (under gpu_batch_lock). An issued batch keeps
- * its entries until it is known done. */
-static void gpu_batch_issue(void)
+static struct gpu_batch_pair gpu_batch_pairs[KIND_QUEUES] = {
+    [0 ... KIND_QUEUES - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER}};
+
+/* Issues the current batch on queue's stream and moves to the other (under the pair's lock). An
+ * issued batch keeps its entries until it is known done. */
+static void gpu_batch_issue(struct gpu_batch_pair *pair, int queue)
 {
-    struct gpu_batch *b = gpu_batches[gpu_batch_current];
+    struct gpu_batch *b = pair->batch[pair->current];
     if (!b || !b->count || b->in_flight)
         return;
+    void *stream = gpu_stream(queue);
     if (b->count > 1 && gpu_rt->scatter) {
-        gpu_rt->scatter(b->entry, b->data, b->count, gpu_stream);
+        gpu_rt->scatter(b->entry, b->data, b->count, stream);
     } else {
         for (unsigned i = 0; i < b->count; i++)
             gpu_check(gpu_rt->copy_async((void *)(uintptr_t)b->entry[i].dst,
-                                         b->data + b->entry[i].offset, b->entry[i].len, gpu_stream),
+                                         b->data + b->entry[i].offset, b->entry[i].len, stream),
                       "copy (batch)");
     }
     b->in_flight = 1;
-    gpu_batch_current ^= 1;
+    pair->current ^= 1;
 }
 
-/* After a stream sync: issued batches are done and empty again (under gpu_batch_lock). */
-static void gpu_batch_done(void)
+/* After a sync of the pair's stream: issued batches are done and empty again (under its lock). */
+static void gpu_batch_done(struct gpu_batch_pair *pair)
 {
-    for (int i = 0; i < 2 && gpu_batches[i]; i++)
-        if (gpu_batches[i]->in_flight) {
-            gpu_batches[i]->count = 0;
-            gpu_batches[i]->used = 0;
-            gpu_batches[i]->in_flight = 0;
+    for (int i = 0; i < 2 && pair->batch[i]; i++)
+        if (pair->batch[i]->in_flight) {
+            pair->batch[i]->count = 0;
+            pair->batch[i]->used = 0;
+            pair->batch[i]->in_flight = 0;
         }
 }
 
-/* The batch to fill, no longer read by the GPU (under gpu_batch_lock). */
-static struct gpu_batch *gpu_batch_ready(void)
+/* The batch to fill, no longer read by the GPU (under the pair's lock). The queue's stream is
+ * made with its batches: a sync of every stream made (gpu_sync) then finds writes batched and
+ * not yet issued. */
+static struct gpu_batch *gpu_batch_ready(struct gpu_batch_pair *pair, int queue)
 {
-    if (!gpu_batches[0]) {
+    if (!pair->batch[0]) {
         void *pinned;
+        gpu_stream(queue);
         gpu_check(gpu_rt->host_alloc_mapped(&pinned, 2 * sizeof(struct gpu_batch)),
                   "pinned host allocation (write batches)");
-        gpu_batches[0] = pinned;
-        gpu_batches[1] = gpu_batches[0] + 1;
+        pair->batch[0] = pinned;
+        pair->batch[1] = pair->batch[0] + 1;
     }
-    struct gpu_batch *b = gpu_batches[gpu_batch_current];
+    struct gpu_batch *b = pair->batch[pair->current];
     if (b->in_flight) {
-        gpu_check(gpu_rt->stream_sync(gpu_stream), "stream synchronize");
-        gpu_batch_done();
+        gpu_check(gpu_rt->stream_sync(gpu_stream(queue)), "stream synchronize");
+        gpu_batch_done(pair);
     }
     return b;
 }
 
-void gpu_batch_write(void *dst, const void *src, size_t len)
+void gpu_batch_write(int queue, void *dst, const void *src, size_t len)
 {
-    pthread_mutex_lock(&gpu_batch_lock);
-    struct gpu_batch *b = gpu_batch_ready();
+    struct gpu_batch_pair *pair = &gpu_batch_pairs[queue];
+    pthread_mutex_lock(&pair->lock);
+    struct gpu_batch *b = gpu_batch_ready(pair, queue);
     if (b->count == GPU_BATCH_ENTRIES || b->used + len > GPU_BATCH_DATA) {
-        gpu_batch_issue();
-        b = gpu_batch_ready();
+        gpu_batch_issue(pair, queue);
+        b = gpu_batch_ready(pair, queue);
     }
     b->entry[b->count++] = (struct gpu_batch_entry){(uintptr_t)dst, b->used, len};
     memcpy(b->data + b->used, src, len);
     b->used += (len + 7) & ~(size_t)7; /* entries stay word-aligned for the kernel */
-    pthread_mutex_unlock(&gpu_batch_lock);
+    pthread_mutex_unlock(&pair->lock);
 }
 
-void gpu_batch_flush(void)
+void gpu_batch_flush(int queue)
 {
-    pthread_mutex_lock(&gpu_batch_lock);
-    gpu_batch_issue();
-    pthread_mutex_unlock(&gpu_batch_lock);
+    struct gpu_batch_pair *pair = &gpu_batch_pairs[queue];
+    pthread_mutex_lock(&pair->lock);
+    gpu_batch_issue(pair, queue);
+    pthread_mutex_unlock(&pair->lock);
 }
 
 /* Under the lock throughout: a batch another thread issued after the synchronization began is
  * not taken for done. */
-void gpu_batch_sync(void)
+void gpu_batch_sync(int queue)
 {
-    pthread_mutex_lock(&gpu_batch_lock);
-    gpu_batch_issue();
-    gpu_check(gpu_rt->stream_sync(gpu_stream), "stream synchronize");
-    gpu_batch_done();
-    pthread_mutex_unlock(&gpu_batch_lock);
+    struct gpu_batch_pair *pair = &gpu_batch_pairs[queue];
+    pthread_mutex_lock(&pair->lock);
+    gpu_batch_issue(pair, queue);
+    gpu_check(gpu_rt->stream_sync(gpu_stream(queue)), "stream synchronize");
+    gpu_batch_done(pair);
+    pthread_mutex_unlock(&pair->lock);
 }

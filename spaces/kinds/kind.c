@@ -108,21 +108,34 @@ void kind_host_unmapping(void *base, size_t len)
 }
 
 /* ---- Asynchronous writes ---- */
-int kind_unlanded;
+_Static_assert(KIND_QUEUES <= 8 * sizeof(unsigned), "a bit of kind_unlanded per queue");
+unsigned kind_unlanded;
 static int kind_async_count;
 static struct kind_set kind_async = {.count = &kind_async_count};
 
-void kind_wrote_async(const struct kind_ops *kind)
+void kind_wrote_async(const struct kind_ops *kind, int queue)
 {
     kind_set_add(&kind_async, kind);
-    __atomic_store_n(&kind_unlanded, 1, __ATOMIC_RELEASE);
+    __atomic_fetch_or(&kind_unlanded, 1u << queue, __ATOMIC_RELEASE);
 }
 
-void kind_land_all(void)
+static void kind_sync_all_kinds(int queue)
 {
-    /* Cleared first: a write issued meanwhile sets it again, so none is ever forgotten. */
-    __atomic_store_n(&kind_unlanded, 0, __ATOMIC_SEQ_CST);
     int n = __atomic_load_n(&kind_async_count, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++)
-        kind_async.kinds[i]->sync();
+        kind_async.kinds[i]->sync(queue);
+}
+
+/* Both clear first: a write issued meanwhile sets its bit again, so none is ever forgotten. */
+void kind_land_all(void)
+{
+    __atomic_store_n(&kind_unlanded, 0, __ATOMIC_SEQ_CST);
+    kind_sync_all_kinds(KIND_QUEUE_ALL);
+}
+
+void kind_land_queue(int queue)
+{
+    unsigned bit = 1u << queue;
+    if (__atomic_fetch_and(&kind_unlanded, ~bit, __ATOMIC_SEQ_CST) & bit)
+        kind_sync_all_kinds(queue);
 }

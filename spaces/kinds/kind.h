@@ -20,6 +20,14 @@ enum kind_cap {
     KIND_CAP_ASYNC_COPY = 1 << 3,
 };
 
+/* The queues of asynchronous writes: a context's writes go on queue (its number modulo
+ * KIND_QUEUES; the default context is number 0), so its quiet lands them without waiting for
+ * other contexts'. Contexts beyond the cap share queues: landing a shared queue lands more than
+ * was asked, never less. Queue 0 also carries the library's own work (atomics, reductions, the
+ * reads and writes of waits and of peers' messages). */
+#define KIND_QUEUES 16
+#define KIND_QUEUE_ALL (-1) /* sync: every queue */
+
 /* Element-wise reductions a kind may run on its own memory, acc[i] = op(acc[i], in[i]):
  * X(NAME, op, C type). */
 #define KIND_REDUCTIONS(X)                                                                         \
@@ -74,26 +82,29 @@ struct kind_ops {
     void (*detach)(void *addr, size_t size);
     void (*unexport)(struct kind_mem *mem);
     /* Without KIND_CAP_LOAD_STORE: bytes between host memory and memory of this kind, wherever
-     * it is (a heap of this PE, a node peer's attached heap, a private buffer), and fill. */
+     * it is (a heap of this PE, a node peer's attached heap, a private buffer), and fill; writes
+     * go on queue (0 .. KIND_QUEUES - 1), in its order. */
     void (*copy_to_host)(void *dst, const void *src, size_t len);
-    void (*copy_from_host)(void *dst, const void *src, size_t len);
-    void (*fill)(void *dst, int byte, size_t len);
+    void (*copy_from_host)(void *dst, const void *src, size_t len, int queue);
+    void (*fill)(void *dst, int byte, size_t len, int queue);
     /* Optional: bytes between two memories of this kind (a heap, an attached peer's heap, a
      * private buffer) without passing through the host; a write like copy_from_host. */
-    void (*copy)(void *dst, const void *src, size_t len);
+    void (*copy)(void *dst, const void *src, size_t len, int queue);
     /* Whether ptr, which is no region's, is memory of this kind (the program's own buffer);
      * NULL for kinds whose memory the program cannot allocate itself. */
     int (*owns)(const void *ptr);
-    /* KIND_CAP_ASYNC_COPY: lands every write into this kind's memory this process issued. */
-    void (*sync)(void);
+    /* KIND_CAP_ASYNC_COPY: lands every write into this kind's memory this process issued on
+     * queue, or on any queue (KIND_QUEUE_ALL). */
+    void (*sync)(int queue);
     /* Optional: an atomic on a 4- or 8-byte word of this kind's memory (this PE's or an attached
      * peer's) that is atomic with respect to every other PE's, in stream order after the writes
-     * issued before it; returns the previous value. Without it, only the owner updates its words
-     * (read, modify, write under a lock), and peers ask it to. */
+     * issued on queue 0 before it; returns the previous value. Without it, only the owner updates
+     * its words (read, modify, write under a lock), and peers ask it to. */
     uint64_t (*atomic)(void *word, enum transport_amo op, uint64_t value, uint64_t compare,
                        size_t size);
     /* Optional: acc[i] = op(acc[i], in[i]) for count elements of memory of this kind (acc a
-     * scratch buffer of scratch(), in a heap here or attached), a write like copy_from_host. */
+     * scratch buffer of scratch(), in a heap here or attached), a write like copy_from_host on
+     * queue 0. */
     void (*reduce)(void *acc, const void *in, size_t count, enum kind_reduction what);
     /* With reduce: this thread's device buffer of at least bytes, until its next call. */
     void *(*scratch)(size_t bytes);
@@ -138,25 +149,28 @@ extern int kind_private_kinds;
 void kind_watch_host(const struct kind_ops *kind);
 void kind_host_unmapping(void *base, size_t len);
 
-/* Asynchronous writes (KIND_CAP_ASYNC_COPY). A write's result is owed once it was issued: to the
- * program's next quiet or fence (a put), or at once where the library reads it back or tells a
+/* Asynchronous writes (KIND_CAP_ASYNC_COPY). A write's result is owed once it was issued: to its
+ * context's next quiet or fence (a put), or at once where the library reads it back or tells a
  * peer it is done (an owner's write, a device atomic, a get, calloc's zeroing). */
-/* Some asynchronous write may not have landed. Hidden, so quiet reads it in one instruction. */
-extern int kind_unlanded __attribute__((visibility("hidden")));
-void kind_wrote_async(const struct kind_ops *kind);
-/* Called after each write into kind's memory (once issued). */
-static inline void kind_wrote(const struct kind_ops *kind)
+/* Bit q: some asynchronous write on queue q may not have landed. Hidden, so quiet reads it in one
+ * instruction. */
+extern unsigned kind_unlanded __attribute__((visibility("hidden")));
+void kind_wrote_async(const struct kind_ops *kind, int queue);
+/* Called after each write into kind's memory on queue (once issued). */
+static inline void kind_wrote(const struct kind_ops *kind, int queue)
 {
     if (kind_can(kind, KIND_CAP_ASYNC_COPY))
-        kind_wrote_async(kind);
+        kind_wrote_async(kind, queue);
 }
-/* Lands every asynchronous write issued so far, of every kind. */
+/* Lands every asynchronous write issued so far, of every kind and queue. */
 void kind_land_all(void);
-/* Lands kind's writes now, when it has asynchronous ones. */
-static inline void kind_land(const struct kind_ops *kind)
+/* Lands the asynchronous writes issued so far on queue, of every kind. */
+void kind_land_queue(int queue);
+/* Lands kind's writes on queue now, when it has asynchronous ones. */
+static inline void kind_land(const struct kind_ops *kind, int queue)
 {
     if (kind_can(kind, KIND_CAP_ASYNC_COPY))
-        kind->sync();
+        kind->sync(queue);
 }
 
 /* Every space's local base is aligned to kind_base_alignment(size) (the heap size rounded up to

@@ -156,6 +156,12 @@ EXPORT size_t cuda_double_registered_bytes(void)
     return double_registered_bytes();
 }
 
+/* Not the driver's: how many streams were created (cuStreamCreate), for tests. */
+EXPORT int cuda_double_streams_created(void)
+{
+    return double_streams_created();
+}
+
 EXPORT CUresult cuMemHostAlloc(void **p, size_t size, unsigned int flags)
 {
     (void)flags;

@@ -152,6 +152,7 @@ struct double_stream {
     struct double_stream *next;
 };
 static struct double_stream *streams;
+static int streams_created;
 static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER; /* one stream runs at a time */
 
 static uint64_t amo_apply(unsigned amo, uint64_t old, uint64_t value, uint64_t compare)
@@ -429,8 +430,17 @@ struct double_stream *double_stream_create(int blocking)
     pthread_mutex_lock(&lock);
     s->next = streams;
     streams = s;
+    streams_created++;
     pthread_mutex_unlock(&lock);
     return s;
+}
+
+int double_streams_created(void)
+{
+    pthread_mutex_lock(&lock);
+    int n = streams_created;
+    pthread_mutex_unlock(&lock);
+    return n;
 }
 
 void double_stream_sync(struct double_stream *s)

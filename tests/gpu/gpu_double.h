@@ -60,6 +60,8 @@ size_t double_registered_bytes(void);
 /* ---- Streams: NULL is the legacy default stream, synchronous here ---- */
 struct double_stream;
 struct double_stream *double_stream_create(int blocking);
+/* How many streams were created: tests ask through each double. */
+int double_streams_created(void);
 void double_stream_sync(struct double_stream *s);
 enum double_status double_copy(uintptr_t dst, uintptr_t src, size_t len, struct double_stream *s);
 enum double_status double_set(uintptr_t dst, int byte, size_t len, struct double_stream *s);

@@ -144,6 +144,12 @@ EXPORT size_t hip_double_registered_bytes(void)
     return double_registered_bytes();
 }
 
+/* Not the runtime's: how many streams were created (hipStreamCreateWithFlags), for tests. */
+EXPORT int hip_double_streams_created(void)
+{
+    return double_streams_created();
+}
+
 EXPORT hipError_t hipHostMalloc(void **p, size_t size, unsigned int flags)
 {
     (void)flags;

@@ -5,7 +5,9 @@
  * (SHMEM_TEST_CUDA_DRIVER, SHMEM_TEST_HIP_RUNTIME) the test also asks the double what is
  * registered: those copies registered the host mappings they touched, and destroying the CPU space
  * unregistered them all. With both runtimes' doubles named, a space of the other runtime is
- * refused. */
+ * refused. Two contexts write the next PE's GPU heap, each landing its writes with its own quiet
+ * (on a double, on a stream of its own), and a context's put-with-signal delivers its data
+ * first. */
 #include "check.h"
 #include "gpu_runtime.h"
 
@@ -34,6 +36,92 @@ static long expected(int pe, long i)
     return (long)pe * 100000000L + i;
 }
 
+enum { CTX_SMALL = 64, CTX_LARGE = 8192 }; /* words: small puts are batched, a large one is not */
+
+/* Context c's pattern from PE pe in round r. */
+static long ctx_value(int pe, int r, int c, long i)
+{
+    return expected(pe, i) + r * 10000000L + c * 1000000L;
+}
+
+/* Whether this PE's words hold left's pattern of round r, as contexts 0 and 1 wrote them. */
+static int ctx_words_right(const long *words, int left, int r)
+{
+    long *seen = malloc((CTX_SMALL + CTX_LARGE) * sizeof(long)), wrong = 0;
+    shmem_getmem(seen, words, (CTX_SMALL + CTX_LARGE) * sizeof(long), shmem_my_pe());
+    for (long i = 0; i < CTX_SMALL; i++)
+        wrong += seen[i] != ctx_value(left, r, 0, i);
+    for (long i = 0; i < CTX_LARGE; i++)
+        wrong += seen[CTX_SMALL + i] != ctx_value(left, r, 1, i);
+    free(seen);
+    return wrong == 0;
+}
+
+/* Context 0 writes the small words one at a time. */
+static void ctx_write_small(shmem_ctx_t ctx, long *words, int me, int right, int r)
+{
+    for (long i = 0; i < CTX_SMALL; i++)
+        shmem_ctx_long_p(ctx, words + i, ctx_value(me, r, 0, i), right);
+}
+
+/* Context 1 writes the large block in one put, with a signal where sig is given. */
+static void ctx_write_large(shmem_ctx_t ctx, long *words, uint64_t *sig, int me, int right, int r)
+{
+    long *block = malloc(CTX_LARGE * sizeof(long));
+    for (long i = 0; i < CTX_LARGE; i++)
+        block[i] = ctx_value(me, r, 1, i);
+    if (sig)
+        shmem_ctx_long_put_signal(ctx, words + CTX_SMALL, block, CTX_LARGE, sig, 1,
+                                  SHMEM_SIGNAL_SET, right);
+    else
+        shmem_ctx_long_put(ctx, words + CTX_SMALL, block, CTX_LARGE, right);
+    free(block);
+}
+
+/* A barrier lands the contexts' first writes, unquieted. Then each context's quiet lands its own
+ * writes: the sync after them lands nothing, and the double runs a stream's work only when that
+ * stream is synchronized. Last, context 1's put-with-signal, after context 0's quiet: the signal
+ * may only arrive once its block landed. */
+static void check_contexts(shmem_space_t gpu, int me, int right, int left)
+{
+    gpu_streams_fn streams = gpu_runtime_double_streams();
+    int before = streams ? streams() : 0;
+    long *words = shmem_space_malloc(gpu, (CTX_SMALL + CTX_LARGE) * sizeof(long));
+    uint64_t *sig = shmem_calloc(1, sizeof(*sig));
+    shmem_ctx_t ctx[2];
+    CHECK(!shmem_ctx_create(0, &ctx[0]) && !shmem_ctx_create(0, &ctx[1]), "two contexts");
+    shmem_barrier_all();
+
+    ctx_write_small(ctx[0], words, me, right, 1); /* the contexts' first writes */
+    ctx_write_large(ctx[1], words, NULL, me, right, 1);
+    shmem_barrier_all(); /* lands every context's writes, unquieted ones too */
+    CHECK(ctx_words_right(words, left, 1), "contexts' writes from PE %d landed by a barrier", left);
+
+    shmem_barrier_all();
+    ctx_write_small(ctx[0], words, me, right, 2);
+    ctx_write_large(ctx[1], words, NULL, me, right, 2);
+    shmem_ctx_quiet(ctx[0]);
+    shmem_ctx_quiet(ctx[1]);
+    shmem_sync_all();
+    CHECK(ctx_words_right(words, left, 2), "two contexts' writes from PE %d, each quieted", left);
+    if (streams)
+        CHECK(streams() - before >= 2, "two contexts wrote on two new streams: %d made",
+              streams() - before);
+
+    shmem_barrier_all();
+    ctx_write_small(ctx[0], words, me, right, 3);
+    shmem_ctx_quiet(ctx[0]);
+    ctx_write_large(ctx[1], words, sig, me, right, 3);
+    shmem_signal_wait_until(sig, SHMEM_CMP_EQ, 1);
+    CHECK(ctx_words_right(words, left, 3), "a context's signal after its data from PE %d", left);
+
+    shmem_barrier_all();
+    shmem_ctx_destroy(ctx[0]);
+    shmem_ctx_destroy(ctx[1]);
+    shmem_free(sig);
+    shmem_space_free(gpu, words);
+}
+
 /* How many of the WORDS words at buffer (on this PE, any kind) are not writer's pattern. Read
  * into private memory, which the library never registers. */
 static long wrong_words(const long *buffer, int writer)
@@ -60,6 +148,7 @@ int main(void)
         return check_finish();
     }
     check_other_runtime_refused();
+    check_contexts(gpu, me, right, left);
     gpu_registered_fn registered = gpu_runtime_double_registered(); /* loaded by the GPU space */
     size_t before = registered ? registered() : 0;
     long *host = shmem_space_malloc(cpu, WORDS * sizeof(long));

@@ -81,4 +81,15 @@ static inline gpu_registered_fn gpu_runtime_double_registered(void)
                : NULL;
 }
 
+typedef int (*gpu_streams_fn)(void);
+
+/* The double's count of streams created once the library loaded it, or NULL on a real runtime. */
+static inline gpu_streams_fn gpu_runtime_double_streams(void)
+{
+    void *lib = gpu_runtime_open(RTLD_NOW | RTLD_NOLOAD);
+    return lib ? (gpu_streams_fn)dlsym(lib, gpu_runtime_is_hip() ? "hip_double_streams_created"
+                                                                 : "cuda_double_streams_created")
+               : NULL;
+}
+
 #endif
