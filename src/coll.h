@@ -28,14 +28,17 @@ typedef void (*coll_combine_fn)(void *acc, const void *in, size_t count);
  *   COLL_CH_PAIR + j   recursive doubling/halving (teams) and the active-set sync, round j
  *   COLL_CH_RING       ring collect, from the member behind
  *   COLL_CH_FOLD       the non-power-of-two fold partner of a reduction
- *   COLL_CH_ALL        everyone (active sets only: pSync is never shared by two live calls) */
+ *   COLL_CH_ALL        everyone (active sets only: pSync is never shared by two live calls)
+ *   COLL_CH_EXCHANGE + p  everyone, in a team's alltoall of call parity p (see
+ *                      coll_pairwise_alltoalls) */
 enum {
     COLL_CH_BCAST = 0,
     COLL_CH_PAIR = 32,
     COLL_CH_RING = 64,
     COLL_CH_FOLD,
     COLL_CH_ALL,
-    COLL_CHANNELS
+    COLL_CH_EXCHANGE,
+    COLL_CHANNELS = COLL_CH_EXCHANGE + 2
 };
 
 /* Bytes of each of the two scratch buffers of a team (reduction chunks). */
@@ -53,7 +56,8 @@ struct coll_area {
     uint64_t step;      /* steps so far */
     uint64_t dstep;     /* steps that used the buffers: buf[dstep & 1] is this one's */
     uint64_t last_dest; /* dest of the last broadcast on this team, as this PE passed it */
-    uint64_t pad1[7];
+    uint64_t exchanges; /* alltoalls off the shared-memory path so far */
+    uint64_t pad1[6];
     char buf[2][COLL_BUF_BYTES];
 };
 

@@ -103,12 +103,24 @@ void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdif
 }
 
 /* Pairwise: in step k each member sends to the member k ahead, so every step is a permutation and
- * no member is the target of all at once; then one sync says every block has landed. */
+ * no member is the target of all at once. An active set then syncs (every block has landed). A
+ * team signals each block instead and waits for the signals of its own: a member finishes call N
+ * only once every member has sent it N's block, that is finished call N - 1 (and so read N - 1's
+ * dest), so no member is two calls ahead of another, and calls of one parity never overlap on a
+ * member: the channel of the call's parity counts only that call's signals. */
 void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                              ptrdiff_t sst, size_t nelems, size_t elem)
 {
     for (int k = 0; k < g->size; k++)
         coll_put_block(g, dest, source, dst, sst, nelems, elem, (g->my_rank + k) % g->size);
-    shmem_quiet();
-    coll_sync(g);
+    if (!g->team) {
+        shmem_quiet();
+        coll_sync(g);
+        return;
+    }
+    int ch = COLL_CH_EXCHANGE + (int)(g->area->exchanges++ & 1);
+    shmem_fence(); /* every block before its signal */
+    for (int k = 1; k < g->size; k++)
+        coll_signal(g, ch, (g->my_rank + k) % g->size);
+    coll_wait(g, ch, (uint64_t)(g->size - 1));
 }

@@ -15,7 +15,7 @@
  * agreement allreduce, then one counter per round for lagged syncs, then the collectives' signal
  * words and scratch (coll.h: struct coll_area). All of it is zeroed when a team claims the
  * slot. */
-#define TEAM_COLL_WORDS 664
+#define TEAM_COLL_WORDS 668
 #define TEAM_LAG_FIRST (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
 #define TEAM_SLOT_WORDS (TEAM_LAG_FIRST + TEAM_ROUNDS + TEAM_COLL_WORDS)
 #define TEAM_SLOT_WORLD 0

@@ -211,10 +211,36 @@ static void alternating_team_broadcasts(void)
     shmem_barrier_all();
 }
 
+/* The same for alltoalls: block j of PE i's source goes to PE j's dest; consecutive calls into
+ * two dest buffers in turn, a member sometimes slow. */
+static void alternating_team_alltoalls(void)
+{
+    enum { CALLS = 60, WORDS = 16 };
+    static long out[MAXPES * WORDS], in[2][MAXPES * WORDS];
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    long bad = 0;
+    for (int i = 0; i < CALLS; i++) {
+        int b = i % 2;
+        for (int j = 0; j < n * WORDS; j++)
+            out[j] = i * 100000 + me * 1000 + j;
+        shmem_long_alltoall(SHMEM_TEAM_WORLD, in[b], out, WORDS);
+        for (int from = 0; from < n; from++)
+            for (int w = 0; w < WORDS; w++)
+                bad += in[b][from * WORDS + w] != i * 100000 + from * 1000 + me * WORDS + w;
+        if (me == i % n && i % 7 == 0)
+            usleep(300);
+        for (int j = 0; j < n * WORDS; j++)
+            in[b][j] = -1;
+    }
+    CHECK(bad == 0, "%ld words of alternating alltoalls were wrong", bad);
+    shmem_barrier_all();
+}
+
 int main(void)
 {
     shmem_init();
     alternating_team_broadcasts();
+    alternating_team_alltoalls();
     int me = shmem_my_pe(), n = shmem_n_pes();
     run_all(SHMEM_TEAM_WORLD);
     shmem_team_t reversed, evens;
