@@ -3,6 +3,8 @@
  * reached through its owner is written, read and updated by the owner on an active message. */
 #include "staged.h"
 
+#include "amo.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +23,18 @@ static char *staged_bounce(const char *routine)
     return bounce;
 }
 
-/* This PE's copy of (id, offset, len) for a peer's message: device memory only, in range. */
+/* This PE's copy of (id, offset, len) for a peer's message, in range: device memory (*kind set),
+ * or host memory (*kind NULL), which peers reached by message also write and update. */
 static char *staged_local_copy(int id, size_t offset, size_t len, const struct kind_ops **kind)
 {
     struct region *region = registry_find_id(id);
-    if (!region || region_route(region, rt.my_pe)->kind != ROUTE_KIND_COPY ||
-        offset > region->size || len > region->size - offset)
+    if (!region || offset > region->size || len > region->size - offset)
         return NULL;
-    *kind = region->kind;
-    return region_route(region, rt.my_pe)->attached + offset;
+    const struct route *self = region_route(region, rt.my_pe);
+    *kind = self->load_store ? NULL : region->kind;
+    if (self->load_store)
+        return self->load_store + offset;
+    return self->kind == ROUTE_KIND_COPY ? self->attached + offset : NULL;
 }
 
 void staged_read_local(const void *addr, void *dest, size_t len)
@@ -192,13 +197,18 @@ uint64_t staged_atomic(const char *routine, enum transport_amo op,
     return old;
 }
 
-/* ---- The target side: peers' messages, run by this PE's progress engine ---- */
+/* ---- The target side: peers' messages, run by this PE's progress engine (device memory, and
+ * host memory of a PE that peers reach by message) ---- */
 static int staged_on_write(int id, size_t offset, const void *src, size_t len)
 {
     const struct kind_ops *kind;
     char *copy = staged_local_copy(id, offset, len, &kind);
     if (!copy)
         return -1;
+    if (!kind) {
+        memcpy(copy, src, len);
+        return 0;
+    }
     kind->copy_from_host(copy, src, len, 0);
     kind_land(kind, 0); /* acknowledged as done once this returns */
     return 0;
@@ -210,7 +220,10 @@ static int staged_on_read(int id, size_t offset, void *dst, size_t len)
     char *copy = staged_local_copy(id, offset, len, &kind);
     if (!copy)
         return -1;
-    kind->copy_to_host(dst, copy, len);
+    if (!kind)
+        memcpy(dst, copy, len);
+    else
+        kind->copy_to_host(dst, copy, len);
     return 0;
 }
 
@@ -221,7 +234,11 @@ static int staged_on_atomic(int id, size_t offset, enum transport_amo op, uint64
     char *copy = staged_local_copy(id, offset, size, &kind);
     if (!copy || (size != 4 && size != 8))
         return -1;
-    *old = staged_atomic_copy(kind, copy, op, value, compare, size);
+    if (!kind)
+        *old = size == 4 ? AMO_CPU(uint32_t, copy, op, value, compare)
+                         : AMO_CPU(uint64_t, copy, op, value, compare);
+    else
+        *old = staged_atomic_copy(kind, copy, op, value, compare, size);
     return 0;
 }
 

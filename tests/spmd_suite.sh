@@ -46,6 +46,12 @@ spmd_tests() {
         run "spmd/first_contact -np 4 via UCX over TCP (job $i)" env SHMEM_NODE_DIRECT=0 \
             UCX_TLS=tcp,self "${launch[@]}" 4 "$build/tests/spmd/first_contact"
     done
+    # Between PEs that UCX reaches over TCP, puts-with-signal, signals and non-fetching atomics
+    # travel as one-way messages that a quiet confirms: on one node too.
+    for t in rma_signal amo_types; do
+        run "spmd/$t -np 3 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
+            "${launch[@]}" 3 "$build/tests/spmd/$t"
+    done
     # A PE computing without library calls is served by its progress thread (over TCP every
     # operation needs the target's progress); without the thread this one waits out its deadline.
     for np in 2 3; do

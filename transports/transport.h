@@ -103,6 +103,12 @@ int transport_get(struct transport_worker *w, int pe, int id, size_t offset, voi
  * the old value is stored (the call then blocks until it arrives). compare is used by CSWAP. */
 int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, int id,
                      size_t offset, uint64_t value, uint64_t compare, void *fetch, size_t size);
+/* A put, then a non-fetching atomic on an 8-byte word of the same target, performed there after
+ * the data is in place (put-with-signal): one message where the transport carries both as
+ * messages anyway. Blocking like transport_put; both complete at transport_flush. */
+int transport_put_signal(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                         size_t len, int sig_id, size_t sig_offset, enum transport_amo sig_op,
+                         uint64_t signal);
 /* Orders the operations issued before against those issued after, per target (active-message
  * puts: waits until the targets have performed them). */
 int transport_fence(struct transport_worker *w);

@@ -194,6 +194,71 @@ static void test_signal_add_set(int me, int n)
     shmem_barrier_all();
 }
 
+/* A put-with-signal larger than any one message of a transport (several 64 KiB pieces, one odd):
+ * the signal arrives with the last byte in place, whatever the pieces. Then nbi puts, a fence and
+ * a signal_add: the fence orders the queued puts before the signal. */
+static void test_large_and_fenced(int me, int n)
+{
+    enum { BYTES = 3 * 65536 + 100, ROUNDS = 3 };
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    unsigned char *dest = shmem_calloc(1, BYTES), *src = malloc(BYTES);
+    sig = 0;
+    shmem_barrier_all();
+    for (int round = 1; round <= ROUNDS; round++) {
+        for (int i = 0; i < BYTES; i++)
+            src[i] = (unsigned char)(i * 7 + me * 13 + round);
+        if (round == 2) {
+            for (int off = 0; off < BYTES; off += 4096)
+                shmem_putmem_nbi(dest + off, src + off, BYTES - off < 4096 ? BYTES - off : 4096,
+                                 right);
+            shmem_fence();
+            shmem_signal_add(&sig, 1, right);
+        } else {
+            shmem_putmem_signal(dest, src, BYTES, &sig, 1, SHMEM_SIGNAL_ADD, right);
+        }
+        wait_signal_at_least((uint64_t)round);
+        size_t bad = 0;
+        for (int i = 0; i < BYTES; i++)
+            bad += dest[i] != (unsigned char)(i * 7 + left * 13 + round);
+        CHECK(bad == 0, "round %d from PE %d: %zu wrong bytes of %d when the signal came", round,
+              left, bad, (int)BYTES);
+        shmem_barrier_all(); /* src and dest are rewritten next round */
+    }
+    CHECK_EQ(shmem_signal_fetch(&sig), ROUNDS);
+    shmem_barrier_all();
+    free(src);
+    shmem_free(dest);
+}
+
+/* Non-fetching atomics and signals are complete at their target once shmem_quiet returns: PE
+ * me adds to its right neighbour, quiets, then tells the PE two to its right, which reads the
+ * neighbour's count by a get of its own, over another connection than the adds took. */
+static uint64_t told;
+
+static void test_quiet_completes_adds(int me, int n)
+{
+    enum { ADDS = 50, ROUNDS = 3 };
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    counter = told = 0;
+    shmem_barrier_all();
+    for (int round = 1; round <= ROUNDS; round++) {
+        for (int k = 0; k < ADDS; k++) {
+            if (k % 2)
+                shmem_uint64_atomic_add(&counter, 1, right);
+            else
+                shmem_signal_add(&counter, 1, right);
+        }
+        shmem_quiet();
+        shmem_uint64_p(&told, (uint64_t)round, (me + 2) % n);
+        shmem_uint64_wait_until(&told, SHMEM_CMP_GE, (uint64_t)round);
+        uint64_t seen = shmem_uint64_g(&counter, left);
+        CHECK_EQ(seen, (uint64_t)ADDS * round);
+        shmem_barrier_all(); /* told is written again next round */
+    }
+    CHECK_EQ(shmem_signal_fetch(&counter), ROUNDS * ADDS);
+    shmem_barrier_all();
+}
+
 int main(void)
 {
     shmem_init();
@@ -205,5 +270,7 @@ int main(void)
     STRATA_RMA_SIZES(RUN_SIZED)
     test_signal_gather(me, n);
     test_signal_add_set(me, n);
+    test_large_and_fenced(me, n);
+    test_quiet_completes_adds(me, n);
     return check_finish();
 }

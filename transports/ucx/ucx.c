@@ -132,6 +132,7 @@ void transport_worker_release(struct transport_worker *w)
         return;
     ucx_pending_wait(w);
     ucx_am_wait_acks(w);
+    ucx_am_flush(w, -1);
     pthread_mutex_lock(&w->t->workers_lock);
     w->idle = 1;
     pthread_mutex_unlock(&w->t->workers_lock);
@@ -322,6 +323,33 @@ void transport_region_deregister(struct transport *t, int id)
     t->regions[id] = NULL;
 }
 
+/* Whether UCX carries every operation on ep as active messages over a single lane: no lane does
+ * RDMA or atomics (TCP, whose put protocol transport_init turns off), so the target's progress
+ * engine performs each put and atomic anyway, and whatever is sent on the lane arrives in the
+ * order sent. UCX 1.13 has no query for it; its description of the endpoint names each lane's
+ * uses ("am", "rma_bw#0", "amo#0"). */
+static int ucx_ep_by_message(ucp_ep_h ep)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *stream = open_memstream(&text, &len);
+    if (!stream)
+        return 0;
+    ucp_ep_print_info(ep, stream);
+    fclose(stream);
+    int lanes = 0, offloaded = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        const char *uses = strstr(line, "lane[") ? strstr(line, "->") : NULL;
+        if (!uses)
+            continue;
+        lanes++;
+        offloaded |= strstr(uses, " rma") || strstr(uses, " amo");
+    }
+    free(text);
+    return lanes == 1 && !offloaded;
+}
+
 static ucp_ep_h ucx_endpoint(struct transport_worker *w, int pe)
 {
     struct ucx_peer *peer = &w->peers[pe];
@@ -347,6 +375,9 @@ static ucp_ep_h ucx_endpoint(struct transport_worker *w, int pe)
         ucx_fail("ucp_ep_create", status);
         return NULL;
     }
+    peer->by_message = ucx_ep_by_message(ep);
+    if (peer->by_message)
+        __atomic_store_n(&w->reaches_by_message, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&peer->ep, ep, __ATOMIC_RELEASE);
     w->connected[w->n_connected] = pe;
     __atomic_store_n(&w->n_connected, w->n_connected + 1, __ATOMIC_RELEASE);
@@ -487,7 +518,9 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
     ucs_status_ptr_t request = put ? ucp_put_nbx(ep, buf, len, addr, rkey, &param)
                                    : ucp_get_nbx(ep, buf, len, addr, rkey, &param);
     const char *what = put ? "ucp_put_nbx" : "ucp_get_nbx";
-    if (op == UCX_PUT || nbi)
+    if (op == UCX_PUT && w->peers[pe].by_message)
+        ucx_posted(w, pe); /* confirmed by the flush message after it on its lane */
+    else if (op == UCX_PUT || nbi)
         ucx_issued(w);
     if (nbi && UCS_PTR_IS_PTR(request))
         return ucx_pending_add(w, request, what);
@@ -500,9 +533,21 @@ int transport_put(struct transport_worker *w, int pe, int id, size_t offset, con
     return ucx_rma(w, pe, id, offset, (void *)src, len, nbi, UCX_PUT);
 }
 
+/* The endpoint to pe made, whether pe is reached by message (ucx_ep_by_message). */
+static int ucx_by_message(struct transport_worker *w, int pe)
+{
+    return ucx_endpoint_get(w, pe) && w->peers[pe].by_message;
+}
+
 int transport_put_notify(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                          size_t len)
 {
+    if (len == sizeof(uint64_t) && ucx_by_message(w, pe)) {
+        uint64_t value;
+        memcpy(&value, src, sizeof(value));
+        return ucx_am_post(w, pe, 0, 0, NULL, 0, id, offset, TRANSPORT_AMO_SWAP, value,
+                           sizeof(value), 0);
+    }
     return ucx_rma(w, pe, id, offset, (void *)src, len, 0, UCX_PUT_NOTIFY);
 }
 
@@ -538,6 +583,8 @@ int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, 
      * landed under contention). Fetching AND/OR/XOR store the wrong value on posix/sysv memory,
      * so they are only issued fetching when the caller fetches. */
     int fetching = fetch || op == TRANSPORT_AMO_SWAP || op == TRANSPORT_AMO_CSWAP;
+    if (!fetch && ucx_by_message(w, pe))
+        return ucx_am_post(w, pe, 0, 0, NULL, 0, id, offset, op, value, size, 1);
     if (fetching) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
         param.reply_buffer = &reply;
@@ -561,11 +608,27 @@ int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, 
     return rc;
 }
 
+int transport_put_signal(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                         size_t len, int sig_id, size_t sig_offset, enum transport_amo sig_op,
+                         uint64_t signal)
+{
+    if (ucx_by_message(w, pe))
+        return ucx_am_post(w, pe, id, offset, src, len, sig_id, sig_offset, sig_op, signal,
+                           sizeof(uint64_t), 1);
+    if (transport_put(w, pe, id, offset, src, len, 0) || transport_fence(w))
+        return -1;
+    return transport_atomic(w, sig_op, pe, sig_id, sig_offset, signal, 0, NULL, sizeof(uint64_t));
+}
+
 int transport_fence(struct transport_worker *w)
 {
     if (!transport_flush_needed(w))
         return 0; /* nothing since the last flush to order */
-    if (ucx_am_wait_acks(w))
+    /* A non-blocking put may still wait in UCX's queue for its lane, where a later one-way
+     * message to a peer reached by message could overtake it. */
+    if (ucx_am_wait_acks(w) ||
+        (w->reaches_by_message && __atomic_load_n(&w->n_pending, __ATOMIC_ACQUIRE) &&
+         ucx_pending_wait(w)))
         return -1;
     ucs_status_t status = ucp_worker_fence(w->worker);
     return status == UCS_OK ? 0 : ucx_fail("ucp_worker_fence", status);
@@ -574,8 +637,10 @@ int transport_fence(struct transport_worker *w)
 /* Flushes the endpoints this worker made, a batch at a time, not the worker: a worker flush
  * also flushes the endpoints UCX made for peers that connected to this worker, and one of them
  * may wait for a peer's context worker that nobody progresses any more (its context destroyed),
- * so a quiet would wait for ever. What this PE issued only ever goes through its own. */
-static int ucx_flush_endpoints(struct transport_worker *w)
+ * so a quiet would wait for ever. What this PE issued only ever goes through its own.
+ * Peers reached by message are left out unless every_peer: ucx_am_flush confirms what was sent
+ * there, and UCX's flush would wait for an answer to each of its own puts besides. */
+static int ucx_flush_endpoints(struct transport_worker *w, int every_peer)
 {
     size_t n = __atomic_load_n(&w->n_connected, __ATOMIC_ACQUIRE);
     ucp_request_param_t param = {0};
@@ -583,17 +648,25 @@ static int ucx_flush_endpoints(struct transport_worker *w)
     for (size_t first = 0; first < n; first += UCX_FLUSH_BATCH) {
         ucs_status_ptr_t requests[UCX_FLUSH_BATCH];
         size_t batch = n - first < UCX_FLUSH_BATCH ? n - first : UCX_FLUSH_BATCH;
-        for (size_t i = 0; i < batch; i++)
-            requests[i] = ucp_ep_flush_nbx(w->peers[w->connected[first + i]].ep, &param);
+        for (size_t i = 0; i < batch; i++) {
+            const struct ucx_peer *peer = &w->peers[w->connected[first + i]];
+            requests[i] =
+                every_peer || !peer->by_message ? ucp_ep_flush_nbx(peer->ep, &param) : NULL;
+        }
         for (size_t i = 0; i < batch; i++)
             rc |= ucx_wait(w, requests[i], "ucp_ep_flush_nbx");
     }
     return rc;
 }
 
+/* Everything, UCX's own bookkeeping included: a worker destroyed with operations it has not
+ * seen answered makes UCX complain. */
 int transport_flush_all(struct transport_worker *w)
 {
-    return ucx_pending_wait(w) || ucx_am_wait_acks(w) || ucx_flush_endpoints(w) ? -1 : 0;
+    return ucx_pending_wait(w) || ucx_am_wait_acks(w) || ucx_am_flush(w, -1) ||
+                   ucx_flush_endpoints(w, 1)
+               ? -1
+               : 0;
 }
 
 int transport_flush(struct transport_worker *w, int pe)
@@ -602,15 +675,16 @@ int transport_flush(struct transport_worker *w, int pe)
     unsigned long issued = __atomic_load_n(&w->counts.issued, __ATOMIC_ACQUIRE);
     if (issued == __atomic_load_n(&w->counts.flushed, __ATOMIC_ACQUIRE))
         return 0;
+    if (ucx_pending_wait(w) || ucx_am_wait_acks(w) || ucx_am_flush(w, pe))
+        return -1;
     if (pe >= 0) {
+        const struct ucx_peer *peer = &w->peers[pe];
+        if (!peer->ep || peer->by_message)
+            return 0; /* nothing was ever sent there, or the flush message confirmed it */
         ucp_request_param_t param = {0};
-        if (ucx_pending_wait(w) || ucx_am_wait_acks(w))
-            return -1;
-        if (!w->peers[pe].ep)
-            return 0; /* nothing was ever sent there */
-        return ucx_wait(w, ucp_ep_flush_nbx(w->peers[pe].ep, &param), "ucp_ep_flush_nbx");
+        return ucx_wait(w, ucp_ep_flush_nbx(peer->ep, &param), "ucp_ep_flush_nbx");
     }
-    if (transport_flush_all(w))
+    if (ucx_flush_endpoints(w, 0))
         return -1;
     /* Another thread's flush may store a smaller count after this one: that only costs a flush
      * more, never one less. */

@@ -1,9 +1,13 @@
-/* Active messages for memory only its owner can touch (device memory that UCX cannot register
- * here). The initiator sends the request with its data in host memory; the target's progress
- * engine performs it through the callbacks the layer above installed, and answers on the reply
- * endpoint: an acknowledgement for a put (so fence and quiet know it is done), the data for a
- * get, the old value for an atomic. Messages are forced eager and cut into chunks, so a handler
- * always holds its whole payload and never has to pull a rendezvous. */
+/* Active messages, performed at the target by its progress engine through the callbacks the
+ * layer above installed:
+ * - for memory only its owner can touch (device memory that UCX cannot register here): the
+ *   initiator sends the request with its data in host memory; the target answers on the reply
+ *   endpoint: an acknowledgement for a put (so fence and quiet know it is done), the data for a
+ *   get, the old value for an atomic;
+ * - one-way puts and atomics to peers that UCX reaches by message anyway (ucx_internal.h), and
+ *   the flush that confirms them.
+ * Messages are forced eager and cut into chunks, so a handler always holds its whole payload and
+ * never has to pull a rendezvous. */
 #include "ucx_internal.h"
 
 #include <sched.h>
@@ -13,7 +17,17 @@
 
 #define AM_CHUNK ((size_t)64 * 1024)
 
-enum am_id { AM_PUT = 1, AM_PUT_ACK, AM_GET, AM_GET_REPLY, AM_ATOMIC, AM_ATOMIC_REPLY };
+enum am_id {
+    AM_PUT = 1,
+    AM_PUT_ACK,
+    AM_GET,
+    AM_GET_REPLY,
+    AM_ATOMIC,
+    AM_ATOMIC_REPLY,
+    AM_POST,
+    AM_FLUSH,
+    AM_FLUSH_REPLY,
+};
 
 /* What an initiator waits on: the reply handler fills it in and sets done last. */
 struct am_wait {
@@ -30,6 +44,13 @@ struct am_request_header {
     uint64_t len;            /* gets */
     uint64_t token;          /* the initiator's struct am_wait */
     int32_t id, op, size;
+};
+
+/* A one-way message: its payload written at (id, offset), then op (unless UCX_POST_NO_OP) on the
+ * word at (sig_id, sig_offset). */
+struct am_post_header {
+    uint64_t offset, sig_offset, value;
+    int32_t id, sig_id, op, size;
 };
 
 struct am_reply_header {
@@ -126,6 +147,45 @@ static ucs_status_t am_on_atomic(void *arg, const void *header, size_t header_le
     return UCS_OK;
 }
 
+/* Nobody waits for an answer: a failure can only be reported here. */
+static ucs_status_t am_on_post(void *arg, const void *header, size_t header_len, void *data,
+                               size_t len, const ucp_am_recv_param_t *param)
+{
+    (void)header_len;
+    struct transport_worker *w = arg;
+    struct am_post_header h;
+    memcpy(&h, header, sizeof(h)); /* UCX does not align headers */
+    const struct transport_target_ops *ops = w->t->target_ops;
+    uint64_t old;
+    if (!am_payload_ok(param) || (len && ops->write(h.id, h.offset, data, len)) ||
+        (h.op != UCX_POST_NO_OP && ops->atomic(h.sig_id, h.sig_offset, (enum transport_amo)h.op,
+                                               h.value, 0, (size_t)h.size, &old)))
+        log_error("transport", "a peer's one-way put or atomic (region %d) could not be performed",
+                  h.id);
+    return UCS_OK;
+}
+
+/* Everything the same initiator sent before the flush on this lane has been handled. */
+static ucs_status_t am_on_flush(void *arg, const void *header, size_t header_len, void *data,
+                                size_t len, const ucp_am_recv_param_t *param)
+{
+    (void)arg, (void)header_len, (void)data, (void)len;
+    struct am_reply_header reply = {0, 0, 0};
+    memcpy(&reply.token, header, sizeof(reply.token));
+    am_reply(param->reply_ep, AM_FLUSH_REPLY, &reply, NULL, 0);
+    return UCS_OK;
+}
+
+static ucs_status_t am_on_flush_reply(void *arg, const void *header, size_t header_len, void *data,
+                                      size_t len, const ucp_am_recv_param_t *param)
+{
+    (void)arg, (void)header_len, (void)data, (void)len, (void)param;
+    struct am_reply_header h;
+    memcpy(&h, header, sizeof(h)); /* UCX does not align headers */
+    __atomic_fetch_sub((uint64_t *)(uintptr_t)h.token, 1, __ATOMIC_RELEASE);
+    return UCS_OK;
+}
+
 static ucs_status_t am_on_put_ack(void *arg, const void *header, size_t header_len, void *data,
                                   size_t len, const ucp_am_recv_param_t *param)
 {
@@ -160,8 +220,15 @@ int ucx_am_worker_init(struct transport_worker *w)
         enum am_id id;
         ucp_am_recv_callback_t cb;
     } handlers[] = {
-        {AM_PUT, am_on_put},         {AM_PUT_ACK, am_on_put_ack}, {AM_GET, am_on_get},
-        {AM_GET_REPLY, am_on_reply}, {AM_ATOMIC, am_on_atomic},   {AM_ATOMIC_REPLY, am_on_reply},
+        {AM_PUT, am_on_put},
+        {AM_PUT_ACK, am_on_put_ack},
+        {AM_GET, am_on_get},
+        {AM_GET_REPLY, am_on_reply},
+        {AM_ATOMIC, am_on_atomic},
+        {AM_ATOMIC_REPLY, am_on_reply},
+        {AM_POST, am_on_post},
+        {AM_FLUSH, am_on_flush},
+        {AM_FLUSH_REPLY, am_on_flush_reply},
     };
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
         ucp_am_handler_param_t param = {
@@ -183,19 +250,25 @@ void transport_set_target_ops(struct transport *t, const struct transport_target
     t->target_ops = ops;
 }
 
-/* Sends one request and waits until its buffers may be reused. */
-static int am_send(struct transport_worker *w, int pe, enum am_id id,
-                   const struct am_request_header *header, const void *data, size_t len)
+/* Sends one message and waits until its buffers may be reused. reply: the target answers. */
+static int am_send_message(struct transport_worker *w, int pe, enum am_id id, const void *header,
+                           size_t header_len, const void *data, size_t len, int reply)
 {
     ucp_ep_h ep = ucx_endpoint_get(w, pe);
     if (!ep)
         return -1;
     ucp_request_param_t param = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-        .flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER,
+        .flags = UCP_AM_SEND_FLAG_EAGER | (reply ? UCP_AM_SEND_FLAG_REPLY : 0),
     };
-    return ucx_wait(w, ucp_am_send_nbx(ep, id, header, sizeof(*header), data, len, &param),
+    return ucx_wait(w, ucp_am_send_nbx(ep, id, header, header_len, data, len, &param),
                     "ucp_am_send_nbx");
+}
+
+static int am_send(struct transport_worker *w, int pe, enum am_id id,
+                   const struct am_request_header *header, const void *data, size_t len)
+{
+    return am_send_message(w, pe, id, header, sizeof(*header), data, len, 1);
 }
 
 /* Progresses w until the reply lands. The worker may be shared with other threads, which may
@@ -259,4 +332,80 @@ int transport_am_atomic(struct transport_worker *w, enum transport_amo op, int p
         return -1;
     *old = wait.old;
     return 0;
+}
+
+/* The data in chunks, the atomic with the last one: in order on the peer's one lane. */
+int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                size_t len, int sig_id, size_t sig_offset, int op, uint64_t value, size_t size,
+                int awaited)
+{
+    size_t done = 0;
+    do {
+        size_t chunk = len - done < AM_CHUNK ? len - done : AM_CHUNK;
+        int last = done + chunk == len;
+        struct am_post_header h = {
+            .offset = offset + done,
+            .sig_offset = sig_offset,
+            .value = value,
+            .id = id,
+            .sig_id = sig_id,
+            .op = last ? op : UCX_POST_NO_OP,
+            .size = (int32_t)size,
+        };
+        if (am_send_message(w, pe, AM_POST, &h, sizeof(h), (const char *)src + done, chunk, 0))
+            return -1;
+        done += chunk;
+    } while (done < len);
+    if (awaited)
+        ucx_posted(w, pe);
+    return 0;
+}
+
+/* Raises a peer's confirmed count to what a flush confirmed (another thread's flush may have
+ * confirmed more meanwhile). */
+static void am_confirm(struct ucx_peer *peer, uint32_t posted)
+{
+    uint32_t seen = __atomic_load_n(&peer->confirmed, __ATOMIC_ACQUIRE);
+    while ((int32_t)(posted - seen) > 0 &&
+           !__atomic_compare_exchange_n(&peer->confirmed, &seen, posted, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+        ;
+}
+
+/* Flushes up to UCX_FLUSH_BATCH peers: one flush message to each with unconfirmed messages,
+ * then a wait for all the answers. */
+static int am_flush_batch(struct transport_worker *w, const int *pes, size_t n)
+{
+    uint32_t posted[UCX_FLUSH_BATCH];
+    uint64_t unanswered = 0;
+    uint64_t token = (uintptr_t)&unanswered;
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct ucx_peer *peer = &w->peers[pes[i]];
+        posted[i] = __atomic_load_n(&peer->posted, __ATOMIC_ACQUIRE);
+        if (posted[i] == __atomic_load_n(&peer->confirmed, __ATOMIC_ACQUIRE))
+            continue;
+        __atomic_add_fetch(&unanswered, 1, __ATOMIC_RELAXED);
+        if (am_send_message(w, pes[i], AM_FLUSH, &token, sizeof(token), NULL, 0, 1)) {
+            __atomic_sub_fetch(&unanswered, 1, __ATOMIC_RELAXED);
+            posted[i] = __atomic_load_n(&peer->confirmed, __ATOMIC_ACQUIRE);
+            rc = -1;
+        }
+    }
+    UCX_WAIT_WHILE(w, __atomic_load_n(&unanswered, __ATOMIC_ACQUIRE));
+    for (size_t i = 0; i < n; i++)
+        am_confirm(&w->peers[pes[i]], posted[i]);
+    return rc;
+}
+
+int ucx_am_flush(struct transport_worker *w, int pe)
+{
+    if (pe >= 0)
+        return am_flush_batch(w, &pe, 1);
+    size_t n = __atomic_load_n(&w->n_connected, __ATOMIC_ACQUIRE);
+    int rc = 0;
+    for (size_t first = 0; first < n; first += UCX_FLUSH_BATCH)
+        rc |= am_flush_batch(w, w->connected + first,
+                             n - first < UCX_FLUSH_BATCH ? n - first : UCX_FLUSH_BATCH);
+    return rc;
 }

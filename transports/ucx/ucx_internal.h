@@ -19,10 +19,15 @@ struct ucx_remote_region {
     ucp_rkey_h rkey; /* NULL until first use */
 };
 
-/* 16 bytes per PE of the job; the regions only for PEs this worker reached. */
+/* 24 bytes per PE of the job; the regions only for PEs this worker reached. */
 struct ucx_peer {
     ucp_ep_h ep;                       /* NULL until first use */
     struct ucx_remote_region *regions; /* UCX_MAX_REGIONS of them, made with the endpoint */
+    /* Set with the endpoint: UCX carries everything to this peer as active messages on one lane
+     * (see ucx_ep_by_message), so this PE sends its own one-way messages there instead. */
+    int by_message;
+    /* Operations sent there (when by_message), and how many of them a flush has confirmed done. */
+    uint32_t posted, confirmed;
 };
 
 struct transport_worker {
@@ -44,6 +49,7 @@ struct transport_worker {
     pthread_mutex_t pending_lock;
     /* Active-message puts sent and not yet acknowledged by their targets. */
     uint64_t am_unacked;
+    int reaches_by_message; /* some peer's by_message is set */
     int thread_safe;
     int idle; /* its context was destroyed: kept, with its connections, for the next one */
 };
@@ -53,8 +59,8 @@ struct transport_worker {
 struct ucx_progress {
     pthread_t thread;
     int running;
-    int stop;                 /* set by transport_fini, with stop_fd written */
-    int stop_fd;              /* an eventfd beside the worker's event descriptor */
+    int stop;             /* set by transport_fini, with stop_fd written */
+    int stop_fd;          /* an eventfd beside the worker's event descriptor */
     unsigned interval_us; /* how often it looks again while the PE's threads wait */
     /* Waits of this PE's threads, which progress the worker themselves: the low half counts
      * those under way, the high half those ever begun (so a look tells whether any began
@@ -111,5 +117,30 @@ ucp_ep_h ucx_endpoint_get(struct transport_worker *w, int pe);
 int ucx_am_worker_init(struct transport_worker *w);
 /* Waits until every active-message put of w has been performed by its target. */
 int ucx_am_wait_acks(struct transport_worker *w);
+
+/* ---- One-way messages, to peers UCX reaches by message anyway (peer.by_message) ----
+ * UCX performs a put or an atomic to such a peer in the target's progress engine and answers
+ * each with a completion message, which the target pays a send for; a put-with-signal is two
+ * such operations. These go as one message each, without an answer, in the order sent (one lane:
+ * a byte stream), and a flush asks the target to answer once everything sent before is done,
+ * UCX's own puts on the same lane included. */
+/* Writes len bytes of src at (id, offset) of pe (none when len is 0), then performs op with
+ * value on the size-byte word at (sig_id, sig_offset) (none when op is UCX_POST_NO_OP).
+ * Returns when src may be reused. awaited: a flush waits for it (every message but a barrier's
+ * notification, whose arrival is all its target watches for; finalize's barrier and fence then
+ * see it arrive before anyone leaves). */
+#define UCX_POST_NO_OP (-1)
+int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                size_t len, int sig_id, size_t sig_offset, int op, uint64_t value, size_t size,
+                int awaited);
+/* Counts an operation to a peer reached by message that a flush must confirm. */
+static inline void ucx_posted(struct transport_worker *w, int pe)
+{
+    __atomic_add_fetch(&w->peers[pe].posted, 1, __ATOMIC_RELEASE);
+    ucx_issued(w);
+}
+/* Waits until every operation of w to pe (every peer when pe < 0) reached by message and issued
+ * before the call has been performed by its target. Returns 0 or -1. */
+int ucx_am_flush(struct transport_worker *w, int pe);
 
 #endif
