@@ -230,18 +230,41 @@ static void test_large_and_fenced(int me, int n)
     shmem_free(dest);
 }
 
-/* Non-fetching atomics and signals are complete at their target once shmem_quiet returns: PE
- * me adds to its right neighbour, quiets, then tells the PE two to its right, which reads the
- * neighbour's count by a get of its own, over another connection than the adds took. */
-static uint64_t told;
+/* Puts, non-fetching atomics and signals are complete at their target once shmem_quiet returns:
+ * PE me writes (puts, or adds and signals) to its right neighbour, quiets, then tells the PE two
+ * to its right, which reads the neighbour's words by a get of its own, over another connection
+ * than the writes took. Puts and adds in separate phases: one's completion must not hide the
+ * other's. */
+enum { MARKS = 32768 }; /* 256 KiB: several pieces of any transport's messages */
+static uint64_t told, marks[MARKS], values[MARKS];
 
-static void test_quiet_completes_adds(int me, int n)
+/* Tells the PE two to the right that this PE's phase is complete; waits for the same word from
+ * the PE two to the left. */
+static void tell_and_wait(int me, int n, uint64_t phase)
+{
+    shmem_uint64_p(&told, phase, (me + 2) % n);
+    shmem_uint64_wait_until(&told, SHMEM_CMP_GE, phase);
+}
+
+static void test_quiet_completes(int me, int n)
 {
     enum { ADDS = 50, ROUNDS = 3 };
-    int right = (me + 1) % n, left = (me + n - 1) % n;
+    int right = (me + 1) % n, left = (me + n - 1) % n, writer = (me + n - 2) % n;
     counter = told = 0;
     shmem_barrier_all();
     for (int round = 1; round <= ROUNDS; round++) {
+        for (int i = 0; i < MARKS; i++)
+            values[i] = (uint64_t)round * 100000 + (uint64_t)i;
+        shmem_uint64_put(marks, values, MARKS, right);
+        shmem_quiet();
+        tell_and_wait(me, n, 2 * (uint64_t)round - 1);
+        shmem_uint64_get(values, marks, MARKS, left);
+        int stale = 0;
+        for (int i = 0; i < MARKS; i++)
+            stale += values[i] != (uint64_t)round * 100000 + (uint64_t)i;
+        CHECK(stale == 0, "round %d: %d of %d words put by PE %d before its quiet not there", round,
+              stale, (int)MARKS, writer);
+
         for (int k = 0; k < ADDS; k++) {
             if (k % 2)
                 shmem_uint64_atomic_add(&counter, 1, right);
@@ -249,11 +272,12 @@ static void test_quiet_completes_adds(int me, int n)
                 shmem_signal_add(&counter, 1, right);
         }
         shmem_quiet();
-        shmem_uint64_p(&told, (uint64_t)round, (me + 2) % n);
-        shmem_uint64_wait_until(&told, SHMEM_CMP_GE, (uint64_t)round);
+        tell_and_wait(me, n, 2 * (uint64_t)round);
         uint64_t seen = shmem_uint64_g(&counter, left);
-        CHECK_EQ(seen, (uint64_t)ADDS * round);
-        shmem_barrier_all(); /* told is written again next round */
+        CHECK(seen == (uint64_t)ADDS * round,
+              "round %d: PE %d's count on PE %d after its quiet: expected %d, saw %llu", round,
+              writer, left, ADDS * round, (unsigned long long)seen);
+        shmem_barrier_all(); /* told and marks are written again next round */
     }
     CHECK_EQ(shmem_signal_fetch(&counter), ROUNDS * ADDS);
     shmem_barrier_all();
@@ -271,6 +295,6 @@ int main(void)
     test_signal_gather(me, n);
     test_signal_add_set(me, n);
     test_large_and_fenced(me, n);
-    test_quiet_completes_adds(me, n);
+    test_quiet_completes(me, n);
     return check_finish();
 }

@@ -376,8 +376,6 @@ static ucp_ep_h ucx_endpoint(struct transport_worker *w, int pe)
         return NULL;
     }
     peer->by_message = ucx_ep_by_message(ep);
-    if (peer->by_message)
-        __atomic_store_n(&w->reaches_by_message, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&peer->ep, ep, __ATOMIC_RELEASE);
     w->connected[w->n_connected] = pe;
     __atomic_store_n(&w->n_connected, w->n_connected + 1, __ATOMIC_RELEASE);
@@ -513,14 +511,14 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
     ucp_rkey_h rkey;
     if (ucx_target(w, pe, id, offset, &ep, &addr, &rkey))
         return -1;
+    if (op == UCX_PUT && w->peers[pe].by_message)
+        return ucx_am_put(w, pe, id, offset, buf, len);
     ucp_request_param_t param = {0};
     int put = op != UCX_GET;
     ucs_status_ptr_t request = put ? ucp_put_nbx(ep, buf, len, addr, rkey, &param)
                                    : ucp_get_nbx(ep, buf, len, addr, rkey, &param);
     const char *what = put ? "ucp_put_nbx" : "ucp_get_nbx";
-    if (op == UCX_PUT && w->peers[pe].by_message)
-        ucx_posted(w, pe); /* confirmed by the flush message after it on its lane */
-    else if (op == UCX_PUT || nbi)
+    if (op == UCX_PUT || nbi)
         ucx_issued(w);
     if (nbi && UCS_PTR_IS_PTR(request))
         return ucx_pending_add(w, request, what);
@@ -624,11 +622,7 @@ int transport_fence(struct transport_worker *w)
 {
     if (!transport_flush_needed(w))
         return 0; /* nothing since the last flush to order */
-    /* A non-blocking put may still wait in UCX's queue for its lane, where a later one-way
-     * message to a peer reached by message could overtake it. */
-    if (ucx_am_wait_acks(w) ||
-        (w->reaches_by_message && __atomic_load_n(&w->n_pending, __ATOMIC_ACQUIRE) &&
-         ucx_pending_wait(w)))
+    if (ucx_am_wait_acks(w))
         return -1;
     ucs_status_t status = ucp_worker_fence(w->worker);
     return status == UCS_OK ? 0 : ucx_fail("ucp_worker_fence", status);
@@ -638,8 +632,8 @@ int transport_fence(struct transport_worker *w)
  * also flushes the endpoints UCX made for peers that connected to this worker, and one of them
  * may wait for a peer's context worker that nobody progresses any more (its context destroyed),
  * so a quiet would wait for ever. What this PE issued only ever goes through its own.
- * Peers reached by message are left out unless every_peer: ucx_am_flush confirms what was sent
- * there, and UCX's flush would wait for an answer to each of its own puts besides. */
+ * Peers reached by message are left out unless every_peer: acknowledgements and ucx_am_flush
+ * confirm what was sent there, and UCX's flush would cost a message each way. */
 static int ucx_flush_endpoints(struct transport_worker *w, int every_peer)
 {
     size_t n = __atomic_load_n(&w->n_connected, __ATOMIC_ACQUIRE);
@@ -663,8 +657,8 @@ static int ucx_flush_endpoints(struct transport_worker *w, int every_peer)
  * seen answered makes UCX complain. */
 int transport_flush_all(struct transport_worker *w)
 {
-    return ucx_pending_wait(w) || ucx_am_wait_acks(w) || ucx_am_flush(w, -1) ||
-                   ucx_flush_endpoints(w, 1)
+    return ucx_pending_wait(w) || ucx_am_wait_acks(w) || ucx_am_wait_puts(w) ||
+                   ucx_am_flush(w, -1) || ucx_flush_endpoints(w, 1)
                ? -1
                : 0;
 }
@@ -675,7 +669,7 @@ int transport_flush(struct transport_worker *w, int pe)
     unsigned long issued = __atomic_load_n(&w->counts.issued, __ATOMIC_ACQUIRE);
     if (issued == __atomic_load_n(&w->counts.flushed, __ATOMIC_ACQUIRE))
         return 0;
-    if (ucx_pending_wait(w) || ucx_am_wait_acks(w) || ucx_am_flush(w, pe))
+    if (ucx_pending_wait(w) || ucx_am_wait_acks(w) || ucx_am_wait_puts(w) || ucx_am_flush(w, pe))
         return -1;
     if (pe >= 0) {
         const struct ucx_peer *peer = &w->peers[pe];

@@ -189,13 +189,12 @@ static ucs_status_t am_on_flush_reply(void *arg, const void *header, size_t head
 static ucs_status_t am_on_put_ack(void *arg, const void *header, size_t header_len, void *data,
                                   size_t len, const ucp_am_recv_param_t *param)
 {
-    (void)header_len, (void)data, (void)len, (void)param;
-    struct transport_worker *w = arg;
+    (void)arg, (void)header_len, (void)data, (void)len, (void)param;
     struct am_reply_header h_copy, *h = &h_copy;
     memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
     if (h->status)
         log_error("transport", "a target failed to write an active-message put");
-    __atomic_fetch_sub(&w->am_unacked, 1, __ATOMIC_RELEASE);
+    __atomic_fetch_sub((uint64_t *)(uintptr_t)h->token, 1, __ATOMIC_RELEASE); /* its count */
     return UCS_OK;
 }
 
@@ -285,19 +284,39 @@ int ucx_am_wait_acks(struct transport_worker *w)
     return 0;
 }
 
-int transport_am_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
-                     size_t len)
+/* A put whose target acknowledges each piece, counted in *unacked until then. */
+static int am_put_acknowledged(struct transport_worker *w, int pe, int id, size_t offset,
+                               const void *src, size_t len, uint64_t *unacked)
 {
     for (size_t done = 0; done < len; done += AM_CHUNK) {
         size_t chunk = len - done < AM_CHUNK ? len - done : AM_CHUNK;
-        struct am_request_header h = {.offset = offset + done, .id = id};
-        __atomic_fetch_add(&w->am_unacked, 1, __ATOMIC_RELAXED);
+        struct am_request_header h = {
+            .offset = offset + done, .token = (uintptr_t)unacked, .id = id};
+        __atomic_fetch_add(unacked, 1, __ATOMIC_RELAXED);
         if (am_send(w, pe, AM_PUT, &h, (const char *)src + done, chunk)) {
-            __atomic_fetch_sub(&w->am_unacked, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_sub(unacked, 1, __ATOMIC_RELAXED);
             return -1;
         }
         ucx_issued(w);
     }
+    return 0;
+}
+
+int transport_am_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                     size_t len)
+{
+    return am_put_acknowledged(w, pe, id, offset, src, len, &w->am_unacked);
+}
+
+int ucx_am_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+               size_t len)
+{
+    return am_put_acknowledged(w, pe, id, offset, src, len, &w->puts_unacked);
+}
+
+int ucx_am_wait_puts(struct transport_worker *w)
+{
+    UCX_WAIT_WHILE(w, __atomic_load_n(&w->puts_unacked, __ATOMIC_ACQUIRE));
     return 0;
 }
 

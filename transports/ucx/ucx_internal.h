@@ -47,9 +47,10 @@ struct transport_worker {
     ucs_status_ptr_t *pending;
     size_t n_pending, pending_capacity;
     pthread_mutex_t pending_lock;
-    /* Active-message puts sent and not yet acknowledged by their targets. */
-    uint64_t am_unacked;
-    int reaches_by_message; /* some peer's by_message is set */
+    /* Active-message puts sent and not yet acknowledged by their targets: to memory only its
+     * owner can touch (a fence waits for them), and to peers reached by message (only a flush
+     * does: their lane keeps them in order). */
+    uint64_t am_unacked, puts_unacked;
     int thread_safe;
     int idle; /* its context was destroyed: kept, with its connections, for the next one */
 };
@@ -122,8 +123,7 @@ int ucx_am_wait_acks(struct transport_worker *w);
  * UCX performs a put or an atomic to such a peer in the target's progress engine and answers
  * each with a completion message, which the target pays a send for; a put-with-signal is two
  * such operations. These go as one message each, without an answer, in the order sent (one lane:
- * a byte stream), and a flush asks the target to answer once everything sent before is done,
- * UCX's own puts on the same lane included. */
+ * a byte stream), and a flush asks the target to answer once everything sent before is done. */
 /* Writes len bytes of src at (id, offset) of pe (none when len is 0), then performs op with
  * value on the size-byte word at (sig_id, sig_offset) (none when op is UCX_POST_NO_OP).
  * Returns when src may be reused. awaited: a flush waits for it (every message but a barrier's
@@ -133,6 +133,12 @@ int ucx_am_wait_acks(struct transport_worker *w);
 int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                 size_t len, int sig_id, size_t sig_offset, int op, uint64_t value, size_t size,
                 int awaited);
+/* A put to a peer reached by message, which the target acknowledges: a put and a quiet take one
+ * message each way (UCX's own put and flush take two). Returns when src may be reused. */
+int ucx_am_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+               size_t len);
+/* Waits until every ucx_am_put of w has been acknowledged. */
+int ucx_am_wait_puts(struct transport_worker *w);
 /* Counts an operation to a peer reached by message that a flush must confirm. */
 static inline void ucx_posted(struct transport_worker *w, int pe)
 {
