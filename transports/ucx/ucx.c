@@ -511,8 +511,12 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
     ucp_rkey_h rkey;
     if (ucx_target(w, pe, id, offset, &ep, &addr, &rkey))
         return -1;
+    /* A blocking put is usually followed by what waits on it: acknowledged, a quiet takes one
+     * message each way. Non-blocking puts come in streams: one-way, and one flush message at
+     * the quiet, so the target does not answer each. */
     if (op == UCX_PUT && w->peers[pe].by_message)
-        return ucx_am_put(w, pe, id, offset, buf, len);
+        return nbi ? ucx_am_post(w, pe, id, offset, buf, len, 0, 0, UCX_POST_NO_OP, 0, 0, 1)
+                   : ucx_am_put(w, pe, id, offset, buf, len);
     ucp_request_param_t param = {0};
     int put = op != UCX_GET;
     ucs_status_ptr_t request = put ? ucp_put_nbx(ep, buf, len, addr, rkey, &param)
