@@ -181,6 +181,17 @@ void coll_segment_reduce(struct coll_group *g, void *dest, const void *source, s
     for (int r = 1; r < n; r++)
         combine(acc, slots + (size_t)r * bytes, seg);
     memcpy((char *)dest + offset, acc, bytes);
+    if (g->team) {
+        /* Each result segment with a signal: a member that has all n - 1 has had every source
+         * segment of its own read too (each was read before its result was sent), so the call
+         * ends without a quiet and a sync; the channel of the call's parity as alltoall's. */
+        int ch = COLL_CH_EXCHANGE + (int)(g->area->exchanges++ & 1);
+        for (int r = 0; r < n; r++)
+            if (r != me)
+                coll_put_signal(g, (char *)dest + offset, acc, bytes, ch, r);
+        coll_wait(g, ch, (uint64_t)(n - 1));
+        return;
+    }
     for (int r = 0; r < n; r++)
         if (r != me)
             shmem_putmem_nbi((char *)dest + offset, acc, bytes, g->members[r]);

@@ -31,10 +31,11 @@ if [ "$nodes" -gt 1 ]; then
     }
     bash "$src/tests/cluster/slurm_nodes.sh" start "$work/cluster" || exit 1
     export SLURM_CONF=$work/cluster/slurm.conf UCX_TLS=${UCX_TLS:-tcp,self}
-    run_strata() { timeout 300 srun --mpi=pmix -N "$nodes" -n "$1" "$2"; }
+    # More PEs than the nodes have CPUs: --overcommit.
+    run_strata() { timeout 300 srun --mpi=pmix --overcommit -N "$nodes" -n "$1" "$2"; }
     # As in run_bench_network.sh: its MPI layer kept on TCP, its one-sided layer UCX.
     run_ompi() {
-        OMPI_MCA_osc=ucx OMPI_MCA_btl=self,tcp timeout 300 srun --mpi=pmix -N "$nodes" -n "$1" \
+        OMPI_MCA_osc=ucx OMPI_MCA_btl=self,tcp timeout 300 srun --mpi=pmix --overcommit -N "$nodes" -n "$1" \
             "$2" 2>/dev/null
     }
 fi
