@@ -1,17 +1,18 @@
 /* The wait policy (bottom layer, see log.h): every loop that waits for a peer spins a little,
- * which catches a peer that answers within a few hundred nanoseconds, then hands the core over,
+ * which catches a peer that answers within a few microseconds, then hands the core over,
  * because with more PEs than cores the peer it waits for may need this one. */
 #ifndef STRATA_COMMON_WAIT_H
 #define STRATA_COMMON_WAIT_H
 
 #include <sched.h>
 
-#define WAIT_SPINS_BEFORE_YIELD 64
+/* Spins of a wait before it yields (wait_policy_init). */
+extern unsigned wait_spins_before_yield;
 
 /* One idle step of a wait loop; spins counts them (start it at 0). */
 static inline void wait_idle(unsigned *spins)
 {
-    if (++*spins < WAIT_SPINS_BEFORE_YIELD) {
+    if (++*spins < wait_spins_before_yield) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -21,5 +22,12 @@ static inline void wait_idle(unsigned *spins)
     }
     sched_yield();
 }
+
+/* Sets how long waits spin, once this node's PE count is known. More PEs on the node than CPUs
+ * this process may run on: a few dozen spins, since the PE waited for may need this very core.
+ * Otherwise about WAIT_SPIN_NS: a peer running on another core answers within that (a 64 KiB
+ * copy takes a few microseconds), while a yield to another job's process that keeps its core
+ * costs a whole time slice (milliseconds). */
+void wait_policy_init(int pes_on_node);
 
 #endif

@@ -426,6 +426,7 @@ static void runtime_start(int requested)
     rt.my_pe = rt.boot.rank;
     rt.n_pes = rt.boot.size;
     log_identity_set(rt.my_pe);
+    wait_policy_init(rt.boot.local_size);
     init_agree(init_local(requested));
     fault_handlers_install();
     init_warn_node_room();
