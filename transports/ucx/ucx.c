@@ -132,6 +132,7 @@ void transport_worker_release(struct transport_worker *w)
         return;
     ucx_pending_wait(w);
     ucx_am_wait_acks(w);
+    ucx_am_wait_puts(w);
     ucx_am_flush(w, -1);
     pthread_mutex_lock(&w->t->workers_lock);
     w->idle = 1;
@@ -585,7 +586,7 @@ int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, 
      * landed under contention). Fetching AND/OR/XOR store the wrong value on posix/sysv memory,
      * so they are only issued fetching when the caller fetches. */
     int fetching = fetch || op == TRANSPORT_AMO_SWAP || op == TRANSPORT_AMO_CSWAP;
-    if (!fetch && ucx_by_message(w, pe))
+    if (!fetch && op != TRANSPORT_AMO_CSWAP && ucx_by_message(w, pe))
         return ucx_am_post(w, pe, 0, 0, NULL, 0, id, offset, op, value, size, 1);
     if (fetching) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
