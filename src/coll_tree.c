@@ -27,19 +27,25 @@ static int ceil_log2(int n)
  * still read after call N. An active set ends each call with a sync. A team spares the root that
  * round trip: every member begins a lagged sync as it enters a call (so it is done with the
  * previous call's dest), and ends it as it enters the next one (coll_broadcast), before anything
- * is written. */
+ * is written. On a team of two the root's data tells the other member that the root has entered
+ * the call, so the root sends no notification of its own: one message per call. */
 void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
                          int root, int root_receives)
 {
     int n = g->size, rel = (g->my_rank - root + n) % n;
     int top = rel ? __builtin_ctz((unsigned)rel) : ceil_log2(n);
     const char *from = rel ? dest : source;
-    if (g->team)
+    int data_announces = g->team && n == 2 && bytes;
+    if (data_announces && !rel)
+        team_lag_begin_unannounced(g->team);
+    else if (g->team)
         team_lag_begin(g->team);
     for (size_t off = 0; off < bytes; off += COLL_PIPE_BYTES) {
         size_t len = bytes - off < COLL_PIPE_BYTES ? bytes - off : COLL_PIPE_BYTES;
         if (rel)
             coll_wait(g, COLL_CH_BCAST + top, 1);
+        if (rel && data_announces && !off)
+            team_lag_entered(g->team);
         for (int k = top - 1; k >= 0; k--)
             if (rel + (1 << k) < n)
                 coll_put_signal(g, (char *)dest + off, from + off, len, COLL_CH_BCAST + k,

@@ -58,6 +58,23 @@ void team_lag_begin(struct strata_team *team)
     team->lag_pending = 1;
 }
 
+void team_lag_begin_unannounced(struct strata_team *team)
+{
+    ++team->lag_epoch;
+    team->lag_pending = 1;
+}
+
+/* The partner's own notification of a later call may have landed first: the count only rises. */
+void team_lag_entered(struct strata_team *team)
+{
+    uint64_t *counter = slot_words(team->slot) + TEAM_LAG_FIRST;
+    uint64_t seen = __atomic_load_n(counter, __ATOMIC_ACQUIRE);
+    while (seen < team->lag_epoch &&
+           !__atomic_compare_exchange_n(counter, &seen, team->lag_epoch, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+        ;
+}
+
 void team_lag_end(struct strata_team *team)
 {
     if (!team->lag_pending)

@@ -102,11 +102,13 @@ spmd_via_ucx_tests() {
         run "spmd/$t -np 3 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 3 \
             "$build/tests/spmd/$t"
     done
-    # Collectives' transport algorithms on a power of two too (no fold).
+    # Collectives' transport algorithms on a power of two too (no fold), and on a team of two
+    # (a broadcast's data stands for its root's lagged-sync notification).
     for t in coll coll_algos; do
         run "spmd/$t -np 4 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 4 \
             "$build/tests/spmd/$t"
     done
+    run "spmd/coll -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 2 "$build/tests/spmd/coll"
     run "spmd/ctx -np 4 via UCX (a worker per context)" env SHMEM_NODE_DIRECT=0 \
         "${launch[@]}" 4 "$build/tests/spmd/ctx"
     for t in amo_contention lock; do
