@@ -186,9 +186,11 @@ static int rma_put_signal_transport(shmem_ctx_t ctx, const char *routine, void *
                                     const void *src, size_t len, uint64_t *sig_addr,
                                     uint64_t signal, int sig_op, int pe)
 {
+    if (!len)
+        return 0; /* no data, so no dest to resolve (zero-length collectives pass NULL) */
     int world_pe = ctx_world_pe(ctx, routine, pe);
     struct route_target data = route_resolve(ctx, routine, dest, len, world_pe);
-    if (data.kind != ROUTE_TRANSPORT || !len || route_local_kind(src))
+    if (data.kind != ROUTE_TRANSPORT || route_local_kind(src))
         return 0;
     struct route_target sig = route_resolve(ctx, routine, sig_addr, sizeof(*sig_addr), world_pe);
     if (sig.kind != ROUTE_TRANSPORT || sig.route->cpu_atomics)

@@ -226,6 +226,11 @@ static void test_large_and_fenced(int me, int n)
     }
     CHECK_EQ(shmem_signal_fetch(&sig), ROUNDS);
     shmem_barrier_all();
+    /* No data: only the signal, whatever dest is (zero-length collectives pass NULL). */
+    shmem_putmem_signal(NULL, NULL, 0, &sig, 10, SHMEM_SIGNAL_ADD, right);
+    wait_signal_at_least(ROUNDS + 10);
+    CHECK_EQ(shmem_signal_fetch(&sig), ROUNDS + 10);
+    shmem_barrier_all();
     free(src);
     shmem_free(dest);
 }
