@@ -7,6 +7,7 @@
 #define WAIT_SPINS_OVERSUBSCRIBED 64
 #define WAIT_SPIN_NS 20000
 #define WAIT_CALIBRATION_SPINS 4096
+#define WAIT_SPINS_MAX 1000000 /* against a clock that misreads the calibration */
 
 unsigned wait_spins_before_yield = WAIT_SPINS_OVERSUBSCRIBED;
 
@@ -20,16 +21,15 @@ static long long wait_now_ns(void)
 /* Spins per WAIT_SPIN_NS on this CPU (a pause takes from a few to over a hundred cycles). */
 static unsigned wait_spins_per_budget(void)
 {
-    unsigned spins = 0;
     long long start = wait_now_ns();
     for (int i = 0; i < WAIT_CALIBRATION_SPINS; i++)
-        wait_idle(&spins);
+        wait_pause();
     long long took = wait_now_ns() - start;
     if (took <= 0)
         return WAIT_CALIBRATION_SPINS;
     long long per_budget = (long long)WAIT_CALIBRATION_SPINS * WAIT_SPIN_NS / took;
     return per_budget < WAIT_SPINS_OVERSUBSCRIBED ? WAIT_SPINS_OVERSUBSCRIBED
-           : per_budget > 1000000                 ? 1000000
+           : per_budget > WAIT_SPINS_MAX          ? WAIT_SPINS_MAX
                                                   : (unsigned)per_budget;
 }
 
@@ -41,7 +41,5 @@ void wait_policy_init(int pes_on_node)
         wait_spins_before_yield = WAIT_SPINS_OVERSUBSCRIBED;
         return;
     }
-    /* Calibrated with every spin a pause (the limit above the calibration's count). */
-    wait_spins_before_yield = WAIT_CALIBRATION_SPINS + 1;
     wait_spins_before_yield = wait_spins_per_budget();
 }

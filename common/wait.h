@@ -9,18 +9,23 @@
 /* Spins of a wait before it yields (wait_policy_init). */
 extern unsigned wait_spins_before_yield;
 
+/* One spin: tells the core this is a wait loop. */
+static inline void wait_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
 /* One idle step of a wait loop; spins counts them (start it at 0). */
 static inline void wait_idle(unsigned *spins)
 {
-    if (++*spins < wait_spins_before_yield) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ volatile("yield");
-#endif
-        return;
-    }
-    sched_yield();
+    if (++*spins < wait_spins_before_yield)
+        wait_pause();
+    else
+        sched_yield();
 }
 
 /* Sets how long waits spin, once this node's PE count is known. More PEs on the node than CPUs

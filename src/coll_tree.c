@@ -36,10 +36,8 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
     int top = rel ? __builtin_ctz((unsigned)rel) : ceil_log2(n);
     const char *from = rel ? dest : source;
     int data_announces = g->team && n == 2 && bytes;
-    if (data_announces && !rel)
-        team_lag_begin_unannounced(g->team);
-    else if (g->team)
-        team_lag_begin(g->team);
+    if (g->team)
+        team_lag_begin(g->team, !(data_announces && !rel));
     for (size_t off = 0; off < bytes; off += COLL_PIPE_BYTES) {
         size_t len = bytes - off < COLL_PIPE_BYTES ? bytes - off : COLL_PIPE_BYTES;
         if (rel)

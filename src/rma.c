@@ -186,8 +186,9 @@ static int rma_put_signal_transport(shmem_ctx_t ctx, const char *routine, void *
                                     const void *src, size_t len, uint64_t *sig_addr,
                                     uint64_t signal, int sig_op, int pe)
 {
-    if (!len)
-        return 0; /* no data, so no dest to resolve (zero-length collectives pass NULL) */
+    /* No data: no dest to resolve (zero-length collectives pass NULL). No worker: no transport. */
+    if (!len || ctx == SHMEM_CTX_INVALID || !ctx->worker)
+        return 0;
     int world_pe = ctx_world_pe(ctx, routine, pe);
     struct route_target data = route_resolve(ctx, routine, dest, len, world_pe);
     if (data.kind != ROUTE_TRANSPORT || route_local_kind(src))

@@ -48,20 +48,17 @@ void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, 
     }
 }
 
-void team_lag_begin(struct strata_team *team)
+void team_lag_begin(struct strata_team *team, int announce)
 {
     if (team->size < 2)
         return;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    dissemination_notify(slot_words(team->slot) + TEAM_LAG_FIRST, ++team->lag_epoch, 0,
-                         team->my_rank, team->size, team->members);
-    team->lag_pending = 1;
-}
-
-void team_lag_begin_unannounced(struct strata_team *team)
-{
     ++team->lag_epoch;
     team->lag_pending = 1;
+    if (!announce)
+        return;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    dissemination_notify(slot_words(team->slot) + TEAM_LAG_FIRST, team->lag_epoch, 0, team->my_rank,
+                         team->size, team->members);
 }
 
 /* The partner's own notification of a later call may have landed first: the count only rises. */

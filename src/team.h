@@ -78,13 +78,12 @@ void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, 
 /* A sync split in two, so that a collective need not end with one: team_lag_begin sends this
  * PE's first-round notification (it says: this PE has entered a later call), team_lag_end, in a
  * later call, waits for the first round and does the others. After team_lag_end every member has
- * begun the sync, that is entered the call that began it. Every member makes the same calls. */
-void team_lag_begin(struct strata_team *team);
+ * begun the sync, that is entered the call that began it. Every member makes the same calls.
+ * announce 0: on a team of two, where this PE's next message to its partner in the same call
+ * says it has entered the call anyway (a broadcast's data); the partner then calls
+ * team_lag_entered once that message has arrived, in the notification's stead. */
+void team_lag_begin(struct strata_team *team, int announce);
 void team_lag_end(struct strata_team *team);
-/* On a team of two, where this PE's next message to its partner in the same call says it has
- * entered the call anyway (a broadcast's data): team_lag_begin without the notification, and,
- * on the partner, team_lag_entered once that message has arrived, in its stead. */
-void team_lag_begin_unannounced(struct strata_team *team);
 void team_lag_entered(struct strata_team *team);
 
 #endif

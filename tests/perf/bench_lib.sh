@@ -11,10 +11,15 @@ bench_lib_init() {
         echo "Open MPI OSHMEM not installed (apt-get install openmpi-bin libopenmpi-dev): Strata figures only"
 }
 
-# build_both SOURCE NAME: NAME.strata and, when Open MPI is there, NAME.ompi in $work.
-build_both() {
+# build_strata SOURCE NAME: NAME.strata in $work, built against this build's library.
+build_strata() {
     cc -O2 -I"$src/include" -o "$work/$2.strata" "$1" -L"$build/.libs" \
         -Wl,-rpath,"$build/.libs" -lstrata || exit 1
+}
+
+# build_both SOURCE NAME: NAME.strata and, when Open MPI is there, NAME.ompi in $work.
+build_both() {
+    build_strata "$@"
     if [ "$have_ompi" = 1 ]; then
         "$ompi_cc" -O2 -o "$work/$2.ompi" "$1" 2>/dev/null || have_ompi=0
     fi
@@ -49,3 +54,12 @@ ratio() { # ratio A B: A / B with 3 decimals, or - when either is missing
 }
 
 json_num() { [ -z "$1" ] || [ "$1" = - ] && echo null || echo "$1"; }
+
+# The RMA, atomic and collective latency benchmarks, built both ways; their names in $benches.
+build_latency_benches() {
+    benches="rma_latency amo_latency coll_latency"
+    local b
+    for b in $benches; do
+        build_both "$src/tests/perf/$b.c" "$b"
+    done
+}

@@ -11,20 +11,16 @@ src=$(cd "$2" && pwd)
 runs=${3:-5}
 work=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-benches="rma_latency amo_latency coll_latency"
 . "$src/tests/perf/bench_lib.sh"
 bench_lib_init
 
-for b in $benches; do
-    build_both "$src/tests/perf/$b.c" "$b"
-done
+build_latency_benches
 build_both "$src/examples/hello.c" hello
 cc -O2 -o "$work/limits" "$src/tests/perf/limits.c" || exit 1
 # Strata only (the spaces API): a space's whole life, early and after a thousand; what a device
 # space alive on the PEs costs host RMA and atomics.
 for b in space_cycle device_alive; do
-    cc -O2 -I"$src/include" -o "$work/$b.strata" "$src/tests/perf/$b.c" \
-        -L"$build/.libs" -Wl,-rpath,"$build/.libs" -lstrata || exit 1
+    build_strata "$src/tests/perf/$b.c" "$b"
 done
 
 # Alternate the two implementations so that machine noise hits both alike.

@@ -18,13 +18,10 @@ stop_load() {
     load_pids=()
 }
 trap 'stop_load; rm -rf "$work"' EXIT
-benches="rma_latency amo_latency coll_latency"
 . "$src/tests/perf/bench_lib.sh"
 bench_lib_init
 
-for b in $benches; do
-    build_both "$src/tests/perf/$b.c" "$b"
-done
+build_latency_benches
 
 # measure PHASE: every benchmark, both libraries alternately; figures into PHASE.strata/.ompi.
 measure() {

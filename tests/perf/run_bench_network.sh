@@ -17,7 +17,6 @@ chmod 755 "$work"
 cluster=$work/cluster
 export UCX_TLS=${UCX_TLS:-tcp,self}
 trap 'bash "$src/tests/cluster/slurm_nodes.sh" stop "$cluster"; rm -rf "$work"' EXIT
-benches="rma_latency amo_latency coll_latency"
 . "$src/tests/perf/bench_lib.sh"
 bench_lib_init
 
@@ -29,9 +28,7 @@ for tool in srun slurmd ucx_perftest; do
 done
 bash "$src/tests/cluster/slurm_nodes.sh" start "$cluster" || exit 1
 export SLURM_CONF=$cluster/slurm.conf
-for b in $benches; do
-    build_both "$src/tests/perf/$b.c" "$b"
-done
+build_latency_benches
 
 run_net() { # run_net PROGRAM: one PE on each node; only its "name value" lines (not UCX's)
     timeout 300 srun --mpi=pmix -N 2 -n 2 "$1" 2>/dev/null | grep -E '^[A-Za-z][A-Za-z0-9_]* [-0-9.e+]+$'

@@ -42,8 +42,7 @@ fi
 
 build_both "$src/examples/hello.c" hello
 build_both "$src/tests/perf/footprint.c" footprint
-cc -O2 -I"$src/include" -o "$work/space_cycle.strata" "$src/tests/perf/space_cycle.c" \
-    -L"$build/.libs" -Wl,-rpath,"$build/.libs" -lstrata || exit 1
+build_strata "$src/tests/perf/space_cycle.c" space_cycle
 export SHMEM_SYMMETRIC_SIZE=4G
 per_count() { awk -v n="$1" '{print $1 "_" n, $2}'; } # names each figure after the PE count
 

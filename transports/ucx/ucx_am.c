@@ -371,7 +371,8 @@ int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const
             .op = last ? op : UCX_POST_NO_OP,
             .size = (int32_t)size,
         };
-        if (am_send_message(w, pe, AM_POST, &h, sizeof(h), (const char *)src + done, chunk, 0))
+        const char *piece = len ? (const char *)src + done : NULL; /* a bare atomic: no src */
+        if (am_send_message(w, pe, AM_POST, &h, sizeof(h), piece, chunk, 0))
             return -1;
         done += chunk;
     } while (done < len);
