@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(sizeof(struct coll_area) <= TEAM_COLL_WORDS * sizeof(uint64_t),
-               "a team slot's collective words hold struct coll_area");
+_Static_assert(sizeof(struct coll_area) == TEAM_COLL_WORDS * sizeof(uint64_t) &&
+                   offsetof(struct coll_area, buf) + TEAM_SCRATCH_BYTES == sizeof(struct coll_area),
+               "a team slot's collective words are struct coll_area, its buffers the scratch");
 _Static_assert(COLL_CHANNELS < SHMEM_SYNC_SIZE, "pSync holds an active set's channels");
 
 /* SHMEM_DEBUG: buffers a collective writes (and, for reductions, reads) on other PEs must be
@@ -153,6 +154,8 @@ static void coll_reduce(struct coll_group *g, void *dest, const void *source, si
         coll_shm_reduce(g, dest, source, count, elem, scan, combine);
     else if (scan)
         coll_gather_reduce(g, dest, source, count, elem, scan, combine);
+    else if (coll_direct_pays(g, count * elem, elem))
+        coll_direct_reduce(g, dest, source, count, elem, combine);
     else if (coll_segments_pay(g, count * elem))
         coll_segment_reduce(g, dest, source, count, elem, combine);
     else if (g->team)

@@ -30,7 +30,9 @@ typedef void (*coll_combine_fn)(void *acc, const void *in, size_t count);
  *   COLL_CH_FOLD       the non-power-of-two fold partner of a reduction
  *   COLL_CH_ALL        everyone (active sets only: pSync is never shared by two live calls)
  *   COLL_CH_EXCHANGE + p  everyone, in a team's alltoall of call parity p (see
- *                      coll_pairwise_alltoalls) */
+ *                      coll_pairwise_alltoalls)
+ *   COLL_CH_PIECES + p, COLL_CH_RESULTS + p  everyone, in a team's direct reduction, block
+ *                      parity p (see coll_direct_reduce) */
 enum {
     COLL_CH_BCAST = 0,
     COLL_CH_PAIR = 32,
@@ -38,11 +40,13 @@ enum {
     COLL_CH_FOLD,
     COLL_CH_ALL,
     COLL_CH_EXCHANGE,
-    COLL_CHANNELS = COLL_CH_EXCHANGE + 2
+    COLL_CH_PIECES = COLL_CH_EXCHANGE + 2,
+    COLL_CH_RESULTS = COLL_CH_PIECES + 2,
+    COLL_CHANNELS = COLL_CH_RESULTS + 2
 };
 
-/* Bytes of each of the two scratch buffers of a team (reduction chunks). */
-#define COLL_BUF_BYTES 2048
+/* Bytes of each of the two scratch buffers of a team (reduction chunks and pieces). */
+#define COLL_BUF_BYTES (TEAM_SCRATCH_BYTES / 2)
 
 /* A team's collective words (team_coll_words), zeroed when the slot is claimed. Everything but
  * pub, size, the channel counters and the buffers is private to this PE; the step counters
@@ -164,6 +168,13 @@ void coll_gather_reduce(struct coll_group *g, void *dest, const void *source, si
 int coll_segments_pay(const struct coll_group *g, size_t bytes);
 void coll_segment_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                          size_t elem, coll_combine_fn combine);
+/* Teams: reduce-scatter to each segment's owner through its buffers, then every result to every
+ * member, block by block (see coll_reduce.c). Each member sends size - 1 messages per block and
+ * round, so beyond COLL_DIRECT_MAX_MEMBERS the logarithmic algorithms win. */
+#define COLL_DIRECT_MAX_MEMBERS 16
+int coll_direct_pays(const struct coll_group *g, size_t bytes, size_t elem);
+void coll_direct_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
+                        size_t elem, coll_combine_fn combine);
 /* Private scratch reused across calls. */
 char *coll_scratch_get(size_t bytes);
 

@@ -148,6 +148,103 @@ void coll_allreduce(struct coll_group *g, void *dest, const void *source, size_t
     }
 }
 
+/* ---- Teams: direct reduction ----
+ * Block by block (each fits the scratch), member r owns segment r of the block: every other
+ * member puts its source segment r into r's buffer of the block's parity with a signal, r
+ * combines them in rank order and puts the result into segment r of every dest with a signal.
+ * Two messages deep whatever the size of the team, no sync and no get. Blocks count on across
+ * calls in dstep, with the other algorithms' buffer steps, and a member writes the buffers of
+ * step s only once every member has finished reading those of step s - 2: for block b >= 2 it
+ * has every result of block b - 2 (each sent after its owner read it); for block 1 it has owned
+ * block 0, whose pieces every member sent after it finished the previous call; for block 0 the
+ * previous call's last step told it so (a reduction's result takes every member's part in it, a
+ * direct block's results their owners' reading). The channels go by block parity and obey the
+ * same rule. So a member sends block b's pieces right after owning block b - 1, while b - 1's
+ * results are still on their way. A member's source segment travels before any result of its
+ * block may land in its dest, so dest may be source. */
+struct direct_block {
+    size_t first, count; /* the block's elements */
+    uint64_t step;       /* its dstep */
+};
+
+static size_t direct_segment(const struct direct_block *b, int n, int r, size_t *count)
+{
+    size_t lo = b->first + (size_t)r * b->count / (size_t)n;
+    *count = b->first + ((size_t)r + 1) * b->count / (size_t)n - lo;
+    return lo;
+}
+
+/* Elements per block: the n - 1 pieces of a segment, each at most ceil(count / n), fill a
+ * buffer. */
+static size_t direct_block_count(int n, size_t elem)
+{
+    return COLL_BUF_BYTES / ((size_t)(n - 1) * elem) * (size_t)n;
+}
+
+int coll_direct_pays(const struct coll_group *g, size_t bytes, size_t elem)
+{
+    return g->team && g->size > 1 && g->size <= COLL_DIRECT_MAX_MEMBERS &&
+           bytes > COLL_RD_MAX_BYTES && direct_block_count(g->size, elem) > 0;
+}
+
+static void direct_send_pieces(struct coll_group *g, const char *source, size_t elem,
+                               const struct direct_block *b)
+{
+    int n = g->size, me = g->my_rank;
+    size_t slot = COLL_BUF_BYTES / (size_t)(n - 1);
+    for (int k = 1; k < n; k++) {
+        int owner = (me + k) % n; /* my piece takes slot n - 1 - k of the owner's buffer */
+        size_t count, lo = direct_segment(b, n, owner, &count);
+        coll_put_signal(g, g->area->buf[b->step & 1] + (size_t)(n - 1 - k) * slot,
+                        source + lo * elem, count * elem, COLL_CH_PIECES + (int)(b->step & 1),
+                        owner);
+    }
+}
+
+static void direct_own(struct coll_group *g, char *dest, const char *source, size_t elem,
+                       const struct direct_block *b, coll_combine_fn combine)
+{
+    int n = g->size, me = g->my_rank, parity = (int)(b->step & 1);
+    size_t count, lo = direct_segment(b, n, me, &count), bytes = count * elem;
+    size_t slot = COLL_BUF_BYTES / (size_t)(n - 1);
+    const char *buf = g->area->buf[parity];
+    char *acc = coll_scratch_get(bytes + 1);
+    coll_wait(g, COLL_CH_PIECES + parity, (uint64_t)(n - 1));
+    for (int r = 0; r < n; r++) { /* rank r's piece is in slot (me - r - 1) mod n */
+        const char *in = r == me ? source + lo * elem : buf + (size_t)((me - r - 1 + n) % n) * slot;
+        if (r == 0)
+            memcpy(acc, in, bytes);
+        else
+            combine(acc, in, count);
+    }
+    memcpy(dest + lo * elem, acc, bytes);
+    for (int k = 1; k < n; k++)
+        coll_put_signal(g, dest + lo * elem, acc, bytes, COLL_CH_RESULTS + parity, (me + k) % n);
+}
+
+void coll_direct_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
+                        size_t elem, coll_combine_fn combine)
+{
+    size_t per = direct_block_count(g->size, elem), blocks = (count + per - 1) / per;
+    uint64_t first_step = g->area->dstep + 1;
+    struct direct_block b = {0, 0, 0}, prev = b;
+    for (size_t i = 0; i <= blocks; i++) {
+        if (i >= 2) /* every result of block i - 2 */
+            coll_wait(g, COLL_CH_RESULTS + (int)((first_step + i) & 1), (uint64_t)(g->size - 1));
+        if (i >= 1)
+            direct_own(g, dest, source, elem, &prev, combine);
+        if (i < blocks) {
+            b = (struct direct_block){i * per, count - i * per < per ? count - i * per : per,
+                                      ++g->area->dstep};
+            direct_send_pieces(g, source, elem, &b);
+        }
+        prev = b;
+    }
+    if (blocks)
+        coll_wait(g, COLL_CH_RESULTS + (int)((first_step + blocks - 1) & 1),
+                  (uint64_t)(g->size - 1));
+}
+
 /* ---- Large vectors, teams and active sets alike ----
  * Member r reduces segment r of the vector: it reads every member's segment r of source straight
  * from that member, combines them in rank order, and writes the result into segment r of every

@@ -192,7 +192,8 @@ static int team_claim_slots(struct strata_team *parent, int count, int *slots)
             slots[found++] = s;
     if (found == count)
         for (int i = 0; i < count; i++)
-            memset(slot_words(slots[i]), 0, TEAM_SLOT_WORDS * sizeof(uint64_t));
+            memset(slot_words(slots[i]), 0,
+                   TEAM_SLOT_WORDS * sizeof(uint64_t) - TEAM_SCRATCH_BYTES);
     shmem_team_sync(parent);
     if (found < count && rt.debug)
         log_error("shmem_team_split", "no free team slot: %d teams are live on this PE's side",

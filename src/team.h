@@ -13,9 +13,11 @@
 #define TEAM_ROUNDS 32 /* dissemination rounds: enough for 2^32 members */
 /* Per slot: one counter per round for syncs, then [parity][round] = {value, signal} for the
  * agreement allreduce, then one counter per round for lagged syncs, then the collectives' signal
- * words and scratch (coll.h: struct coll_area). All of it is zeroed when a team claims the
- * slot. */
-#define TEAM_COLL_WORDS 668
+ * words and scratch (coll.h: struct coll_area). All of it is zeroed when a team claims the slot
+ * but the scratch at its end, which every collective writes before it reads: left alone, its
+ * pages are not touched until a team's collectives need them. */
+#define TEAM_SCRATCH_BYTES (2 * 65536)
+#define TEAM_COLL_WORDS (164 + TEAM_SCRATCH_BYTES / 8)
 #define TEAM_LAG_FIRST (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
 #define TEAM_SLOT_WORDS (TEAM_LAG_FIRST + TEAM_ROUNDS + TEAM_COLL_WORDS)
 #define TEAM_SLOT_WORLD 0

@@ -8,6 +8,7 @@
 #include "check.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #define MAXPES 4
 #define MAXC 100000
@@ -127,6 +128,33 @@ static void reductions(shmem_team_t team, int me, int n, size_t c)
     shmem_team_sync(team);
 }
 
+/* Reductions back to back with no sync between them, of sizes that take different algorithms
+ * (and, for the direct one, one or several blocks), each round from its own source, while one
+ * member lags: a call's scratch and signals must not mix with its neighbours'. */
+#define STREAM_ROUNDS 4
+#define STREAM_MAX 20000
+static void reduction_stream(shmem_team_t team, int me, int n)
+{
+    static const size_t sizes[] = {3, 5000, 1, 600, STREAM_MAX, 300};
+    const size_t kinds = sizeof(sizes) / sizeof(sizes[0]);
+    for (int r = 0; r < STREAM_ROUNDS; r++)
+        for (size_t i = 0; i < STREAM_MAX; i++)
+            lsrc[(size_t)r * STREAM_MAX + i] = value(me, i) + r;
+    shmem_team_sync(team);
+    for (int r = 0; r < STREAM_ROUNDS; r++)
+        for (size_t k = 0, at = 0; k < kinds; at += sizes[k++]) {
+            if (me == (r + (int)k) % n)
+                usleep(300);
+            shmem_long_sum_reduce(team, ldst + at, lsrc + (size_t)r * STREAM_MAX, sizes[k]);
+        }
+    long bad = 0, r = STREAM_ROUNDS - 1;
+    for (size_t k = 0, at = 0; k < kinds; at += sizes[k++])
+        for (size_t i = 0; i < sizes[k]; i++)
+            bad += ldst[at + i] != sum_of(0, n - 1, i) + n * r;
+    CHECK(bad == 0, "reductions back to back on %d: %ld wrong", n, bad);
+    shmem_team_sync(team);
+}
+
 static void run_team(shmem_team_t team)
 {
     if (team == SHMEM_TEAM_INVALID)
@@ -138,6 +166,7 @@ static void run_team(shmem_team_t team)
         alltoalls(team, me, n, counts[k]);
         reductions(team, me, n, counts[k]);
     }
+    reduction_stream(team, me, n);
 }
 
 /* The legacy forms over PE_start 0, stride 2^log_stride: pSync arrays taken in turn. */
