@@ -33,11 +33,11 @@ static unsigned wait_spins_per_budget(void)
                                                   : (unsigned)per_budget;
 }
 
-void wait_policy_init(int pes_on_node)
+void wait_policy_init(int pes_on_machine)
 {
     cpu_set_t cpus;
     int n_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-    if (pes_on_node > n_cpus) {
+    if (pes_on_machine > n_cpus) {
         wait_spins_before_yield = WAIT_SPINS_OVERSUBSCRIBED;
         return;
     }

@@ -28,11 +28,13 @@ static inline void wait_idle(unsigned *spins)
         sched_yield();
 }
 
-/* Sets how long waits spin, once this node's PE count is known. More PEs on the node than CPUs
+/* Sets how long waits spin, once the count of PEs on this machine is known (the process
+ * manager's node, until the start-up exchange tells whether other nodes share the machine's
+ * cores). More PEs on the machine than CPUs
  * this process may run on: a few dozen spins, since the PE waited for may need this very core.
  * Otherwise about WAIT_SPIN_NS: a peer running on another core answers within that (a 64 KiB
  * copy takes a few microseconds), while a yield to another job's process that keeps its core
  * costs a whole time slice (milliseconds). */
-void wait_policy_init(int pes_on_node);
+void wait_policy_init(int pes_on_machine);
 
 #endif

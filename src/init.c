@@ -17,7 +17,7 @@ shmem_ctx_t SHMEM_CTX_DEFAULT = &strata_default_ctx;
 
 /* Internal symmetric words: the first allocation of the default heap, so the same offset on
  * every PE. */
-#define SYNC_WORDS 64
+#define SYNC_WORDS TEAM_WORLD_SYNC_WORDS
 
 static int init_publish(const char *key, const void *data, size_t len)
 {
@@ -258,7 +258,27 @@ static void init_warn_node_room(void)
 struct init_outcome {
     int32_t ok;        /* every step of start-up succeeded */
     int32_t reachable; /* this PE reaches the default space's device type */
+    int32_t leader;    /* its node's lowest world rank */
+    uint64_t machine;  /* init_machine_id */
 };
+
+/* Which kernel this PE runs under: the process manager's nodes may share one machine (containers,
+ * or several daemons of a test cluster), and then its cores too. A hash of the boot id; 0 when
+ * unknown, which never counts as shared. */
+static uint64_t init_machine_id(void)
+{
+    char id[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(id, sizeof(id), f))
+            id[0] = 0;
+        fclose(f);
+    }
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (const char *c = id; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    return id[0] ? h : 0;
+}
 
 /* Ends a start-up that every PE agreed has failed. Every PE takes this path at the same point,
  * so one more fence lets all of them print their reasons before the first abort ends the job. */
@@ -269,21 +289,42 @@ static void init_stop(int cause)
                         : BOOT_ABORT_AFTER_LOST_PEER "Strata: shmem_init failed on another PE");
 }
 
+/* Appends a node, led by PE leader (the leaders come in ascending order). */
+static int init_add_node(int leader)
+{
+    if ((rt.n_nodes & (rt.n_nodes - 1)) == 0) { /* grows at powers of two */
+        int *grown =
+            realloc(rt.node_leaders, (size_t)(rt.n_nodes ? 2 * rt.n_nodes : 1) * sizeof(int));
+        if (!grown)
+            return -1;
+        rt.node_leaders = grown;
+    }
+    if (leader == rt.boot.local_peers[0])
+        rt.my_node = rt.n_nodes;
+    rt.node_leaders[rt.n_nodes++] = leader;
+    return 0;
+}
+
 /* The start-up exchange, and the verdict every PE draws from it: all PEs go on, or all stop,
  * each failed PE naming its reason. */
 static void init_agree(int reachable)
 {
-    struct init_outcome mine = {init_ok(), reachable}, theirs;
+    struct init_outcome mine = {init_ok(), reachable, rt.boot.local_peers[0], init_machine_id()},
+                        theirs;
     if (boot_put("strata.init", &mine, sizeof(mine)) || boot_fence())
         init_fatal("the process manager's start-up exchange failed%s%s", init_ok() ? "" : "; ",
                    init_error);
-    int failed = 0, first_failed = -1, first_healthy = -1, unreachable = -1;
+    int failed = 0, first_failed = -1, first_healthy = -1, unreachable = -1, on_machine = 0;
+    rt.n_nodes = 0;
     for (int pe = 0; pe < rt.n_pes; pe++) {
         size_t len = sizeof(theirs);
         if (pe == rt.my_pe)
             theirs = mine;
         else if (boot_get(pe, "strata.init", &theirs, &len) || len != sizeof(theirs))
-            theirs = (struct init_outcome){0, 0};
+            theirs = (struct init_outcome){0, 0, -1, 0};
+        on_machine += mine.machine && theirs.machine == mine.machine;
+        if (theirs.leader == pe && init_add_node(pe))
+            theirs.ok = 0;
         failed += !theirs.ok;
         if (!theirs.ok && first_failed < 0)
             first_failed = pe;
@@ -292,6 +333,9 @@ static void init_agree(int reachable)
         if (theirs.ok && !theirs.reachable && unreachable < 0)
             unreachable = pe;
     }
+    /* Until now the node's PE count stood for the machine's. */
+    rt.pes_on_machine = on_machine > rt.boot.local_size ? on_machine : rt.boot.local_size;
+    wait_policy_init(rt.pes_on_machine);
     if (!init_ok()) {
         log_error("shmem_init", "%s", init_error);
         init_stop(1);
@@ -443,9 +487,11 @@ static void runtime_start(int requested)
     /* Every PE has mapped every node peer's memory: the names can go. */
     init_unlink_names();
     LOG(LOG_INIT, "shmem_init",
-        "%d PEs, %d on this node, heap %zu bytes at %p, static data %s, transport %s", rt.n_pes,
-        rt.boot.local_size, rt.default_space->heap.size, (void *)rt.default_space->heap.base,
-        "mapped", rt.transport ? "UCX" : "none (all PEs mapped)");
+        "%d PEs, %d on this node, %d nodes, %d PEs on this machine (waits spin %u times), heap "
+        "%zu bytes at %p, static data %s, transport %s",
+        rt.n_pes, rt.boot.local_size, rt.n_nodes, rt.pes_on_machine, wait_spins_before_yield,
+        rt.default_space->heap.size, (void *)rt.default_space->heap.base, "mapped",
+        rt.transport ? "UCX" : "none (all PEs mapped)");
     init_report();
 }
 
@@ -491,6 +537,8 @@ void shmem_finalize(void)
         boot_fence();
     }
     team_fini();
+    free(rt.node_leaders);
+    rt.node_leaders = NULL;
     space_api_fini();
     space_destroy(&rt.job, rt.default_space);
     space_destroy(&rt.job, rt.library_space);

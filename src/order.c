@@ -106,11 +106,11 @@ void shmem_fence(void)
     shmem_ctx_fence(SHMEM_CTX_DEFAULT);
 }
 
-/* The world's dissemination barrier (team.c) over the library's own counters. */
+/* The world's barrier (team.c) over the library's own counters. */
 static inline void order_sync_all(const char *routine)
 {
     runtime_require_init(routine);
-    team_dissemination(rt.sync_words, ++rt.barrier_epoch, rt.my_pe, rt.n_pes, NULL);
+    team_sync_world();
 }
 
 /* Every context's kind writes land: a peer reads them after the barrier, whichever context wrote

@@ -43,9 +43,15 @@ struct runtime {
     /* Host memory for the library's own words and the program's static data, beside the default
      * space (whose heap is the program's alone). */
     struct space *library_space;
-    /* Internal symmetric words in the default heap: barrier counters, one per round. */
+    /* Internal symmetric words in the default heap: the world barrier's counters (team.h,
+     * TEAM_WORLD_SYNC_WORDS). */
     uint64_t *sync_words;
     uint64_t barrier_epoch;
+    /* The nodes of the job, from the start-up exchange: each node's leader (its lowest world
+     * rank), ascending, and this PE's node's index among them; and the PEs on this machine (more
+     * than the node's where nodes share one). */
+    int n_nodes, my_node, pes_on_machine;
+    int *node_leaders;
     /* SHMEM_DEBUG or SHMEM_LOG=rma: every RMA and atomic takes the general path, which checks
      * and logs. */
     int checked;

@@ -48,6 +48,28 @@ void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, 
     }
 }
 
+/* Every wait of the flat barrier crosses the network when PEs are spread over nodes; here only
+ * the leaders' rounds do (log2 of the nodes instead of log2 of the PEs), and a node's own rounds
+ * and its release are stores into mapped memory. */
+void team_sync_world(void)
+{
+    uint64_t epoch = ++rt.barrier_epoch, *words = rt.sync_words;
+    if (rt.n_nodes < 2 || rt.n_nodes == rt.n_pes) {
+        team_dissemination(words, epoch, rt.my_pe, rt.n_pes, NULL);
+        return;
+    }
+    uint64_t *node_rounds = words + TEAM_ROUNDS, *release = words + 2 * TEAM_ROUNDS;
+    team_dissemination(node_rounds, epoch, rt.boot.local_rank, rt.boot.local_size,
+                       rt.boot.local_peers);
+    if (rt.boot.local_rank != 0) {
+        PROGRESS_WAIT_WHILE(__atomic_load_n(release, __ATOMIC_ACQUIRE) < epoch);
+        return;
+    }
+    team_dissemination(words, epoch, rt.my_node, rt.n_nodes, rt.node_leaders);
+    for (int i = 1; i < rt.boot.local_size; i++)
+        rma_notify("shmem_sync_all", release, epoch, rt.boot.local_peers[i]);
+}
+
 void team_lag_begin(struct strata_team *team, int announce)
 {
     if (team->size < 2)
@@ -175,8 +197,11 @@ int shmem_team_sync(shmem_team_t team)
     if (team == SHMEM_TEAM_INVALID || team->my_rank < 0)
         return -1;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    team_dissemination(slot_words(team->slot), ++team->sync_epoch, team->my_rank, team->size,
-                       team->members);
+    if (team == &team_world)
+        team_sync_world();
+    else
+        team_dissemination(slot_words(team->slot), ++team->sync_epoch, team->my_rank, team->size,
+                           team->members);
     return 0;
 }
 

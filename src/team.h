@@ -73,6 +73,15 @@ uint64_t team_agree_or(struct strata_team *team, uint64_t value);
 int team_create_members(struct strata_team *parent, const int *world_ranks, int size,
                         struct space *space, shmem_team_t *out);
 
+/* The world barrier's words (rt.sync_words): one counter per round among the nodes' leaders (or
+ * among all PEs, when every node has one), one per round among the PEs of a node, and the
+ * release word a leader sets on its node's other PEs. */
+#define TEAM_WORLD_SYNC_WORDS (2 * TEAM_ROUNDS + 1)
+/* The barrier of all PEs (shmem_sync_all, and shmem_team_sync on the world team): the PEs of each
+ * node meet through their mapped words, their leaders across the nodes, and each leader releases
+ * its node; a job on one node, or with one PE per node, takes one dissemination over all. */
+void team_sync_world(void);
+
 /* Dissemination barrier: in round k this PE sets counter k of the member 2^k ahead to epoch and
  * waits until its own counter k reaches epoch. members == NULL means world rank == team rank. */
 void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, const int *members);

@@ -41,6 +41,11 @@ placed() {
 
 placed srun block
 min_pes=2
+# The nodes share this machine's cores: every PE must count the other node's PEs as sharing them
+# (and so spin briefly before it yields), and see the two nodes the world barrier goes through.
+run "start-up sees 2 nodes sharing one machine (SHMEM_LOG=init)" bash -c \
+    '"$@" 2>&1 | grep -c "4 PEs, 2 on this node, 2 nodes, 4 PEs on this machine (waits spin 64 " |
+     grep -qx 4' _ env SHMEM_LOG=init "${launch[@]}" 4 "$build/tests/spmd/hello"
 spmd_tests
 spmd_via_ucx_tests
 spmd_device_tests
