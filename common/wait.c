@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "wait.h"
 
+#include <stdint.h>
 #include <time.h>
 
 #define WAIT_SPINS_OVERSUBSCRIBED 64
@@ -9,7 +10,13 @@
 #define WAIT_CALIBRATION_SPINS 4096
 #define WAIT_SPINS_MAX 1000000 /* against a clock that misreads the calibration */
 
+/* Bytes a copy moves in WAIT_SPIN_NS, on the slow side (1 GB/s: a core shared with another job,
+ * or memory across sockets). */
+#define WAIT_SPIN_COPY_BYTES 20000
+#define WAIT_COPY_BUDGETS_MAX 256 /* about 5 ms */
+
 unsigned wait_spins_before_yield = WAIT_SPINS_OVERSUBSCRIBED;
+static int wait_oversubscribed = 1;
 
 static long long wait_now_ns(void)
 {
@@ -37,9 +44,18 @@ void wait_policy_init(int pes_on_machine)
 {
     cpu_set_t cpus;
     int n_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-    if (pes_on_machine > n_cpus) {
-        wait_spins_before_yield = WAIT_SPINS_OVERSUBSCRIBED;
-        return;
-    }
-    wait_spins_before_yield = wait_spins_per_budget();
+    wait_oversubscribed = pes_on_machine > n_cpus;
+    wait_spins_before_yield =
+        wait_oversubscribed ? WAIT_SPINS_OVERSUBSCRIBED : wait_spins_per_budget();
+}
+
+unsigned wait_spins_for_copy(size_t bytes)
+{
+    size_t budgets = bytes / WAIT_SPIN_COPY_BYTES;
+    if (wait_oversubscribed || budgets <= 1)
+        return wait_spins_before_yield;
+    if (budgets > WAIT_COPY_BUDGETS_MAX)
+        budgets = WAIT_COPY_BUDGETS_MAX;
+    unsigned long long spins = (unsigned long long)wait_spins_before_yield * budgets;
+    return spins > UINT32_MAX ? UINT32_MAX : (unsigned)spins;
 }

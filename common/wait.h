@@ -5,6 +5,7 @@
 #define STRATA_COMMON_WAIT_H
 
 #include <sched.h>
+#include <stddef.h>
 
 /* Spins of a wait before it yields (wait_policy_init). */
 extern unsigned wait_spins_before_yield;
@@ -19,14 +20,26 @@ static inline void wait_pause(void)
 #endif
 }
 
-/* One idle step of a wait loop; spins counts them (start it at 0). */
-static inline void wait_idle(unsigned *spins)
+/* One idle step of a wait loop that yields after limit spins; spins counts them (start it at
+ * 0). */
+static inline void wait_idle_for(unsigned *spins, unsigned limit)
 {
-    if (++*spins < wait_spins_before_yield)
+    if (++*spins < limit)
         wait_pause();
     else
         sched_yield();
 }
+
+static inline void wait_idle(unsigned *spins)
+{
+    wait_idle_for(spins, wait_spins_before_yield);
+}
+
+/* Spins before yielding for a wait on a peer that first copies about bytes: as long as that
+ * copy may take on a core of its own, and never less than wait_spins_before_yield. A yield to
+ * another job's busy process loses a time slice, longer than a megabyte's copy; on an
+ * oversubscribed machine the copier may need this very core, so the short spin stays. */
+unsigned wait_spins_for_copy(size_t bytes);
 
 /* Sets how long waits spin, once the count of PEs on this machine is known (the process
  * manager's node, until the start-up exchange tells whether other nodes share the machine's

@@ -118,10 +118,11 @@ void coll_sync(struct coll_group *g);
 /* Active sets: gives back the counts consumed from pSync, which is then SHMEM_SYNC_VALUE again
  * once every sender's signals have arrived (they all have: each was waited for). */
 void coll_end(struct coll_group *g);
-/* Shared-memory steps: the next step number, publishing it, and waiting for rank's. */
+/* Shared-memory steps: the next step number, publishing it, and waiting for rank's, which copies
+ * about bytes before it publishes (the wait spins that long before it yields). */
 uint64_t coll_step(struct coll_group *g);
 void coll_publish(struct coll_group *g, uint64_t step);
-void coll_wait_step(struct coll_group *g, int rank, uint64_t step);
+void coll_wait_step(struct coll_group *g, int rank, uint64_t step, size_t bytes);
 /* rank's copy of a symmetric address (every member is mapped on the shared-memory path). */
 void *coll_peer(const struct coll_group *g, const void *addr, int rank);
 

@@ -5,11 +5,11 @@
 
 #include <string.h>
 
-static void shm_wait_all(struct coll_group *g, uint64_t step)
+static void shm_wait_all(struct coll_group *g, uint64_t step, size_t bytes)
 {
     for (int r = 0; r < g->size; r++)
         if (r != g->my_rank)
-            coll_wait_step(g, r, step);
+            coll_wait_step(g, r, step, bytes);
 }
 
 /* The root copies into every dest and publishes: one hop, and the root returns at once (its
@@ -25,12 +25,12 @@ void coll_shm_broadcast(struct coll_group *g, void *dest, const void *source, si
     uint64_t step = coll_step(g), previous_dest = g->area->last_dest;
     g->area->last_dest = (uint64_t)(uintptr_t)dest;
     if (g->my_rank != root) {
-        coll_wait_step(g, root, step);
+        coll_wait_step(g, root, step, bytes * (size_t)(g->size - 1));
         coll_publish(g, step);
         return;
     }
     if (previous_dest != (uint64_t)(uintptr_t)dest)
-        shm_wait_all(g, step - 1);
+        shm_wait_all(g, step - 1, 0);
     for (int k = 1; k < g->size; k++)
         memcpy(coll_peer(g, dest, (root + k) % g->size), source, bytes);
     if (root_receives && dest != source)
@@ -49,7 +49,7 @@ void coll_shm_collect(struct coll_group *g, void *dest, const void *source, size
     if (!fixed) {
         g->area->size = bytes;
         coll_publish(g, step = coll_step(g));
-        shm_wait_all(g, step);
+        shm_wait_all(g, step, 0);
         offset = 0;
         for (int r = 0; r < g->my_rank; r++)
             offset += ((const struct coll_area *)coll_peer(g, g->area, r))->size;
@@ -58,7 +58,7 @@ void coll_shm_collect(struct coll_group *g, void *dest, const void *source, size
     for (int k = 0; k < g->size; k++)
         memcpy((char *)coll_peer(g, dest, (g->my_rank + k) % g->size) + offset, source, bytes);
     coll_publish(g, step);
-    shm_wait_all(g, step);
+    shm_wait_all(g, step, bytes * (size_t)g->size);
 }
 
 void coll_shm_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
@@ -68,7 +68,7 @@ void coll_shm_alltoalls(struct coll_group *g, void *dest, const void *source, pt
     for (int k = 0; k < g->size; k++)
         coll_put_block(g, dest, source, dst, sst, nelems, elem, (g->my_rank + k) % g->size);
     coll_publish(g, step);
-    shm_wait_all(g, step);
+    shm_wait_all(g, step, nelems * elem * (size_t)g->size);
 }
 
 /* Up to this many bytes a reduction copies its source into the member's buffer and is one step;
@@ -94,7 +94,7 @@ static void shm_reduce_copied(struct coll_group *g, void *dest, const void *sour
         memset(dest, 0, bytes); /* exscan on rank 0 */
     for (int r = 0; r < g->size; r++) {
         if (r != g->my_rank)
-            coll_wait_step(g, r, step);
+            coll_wait_step(g, r, step, bytes);
         if (r == 0 && last >= 0)
             memcpy(dest, coll_peer(g, mine, r), bytes);
         else if (r <= last)
@@ -119,7 +119,7 @@ static void shm_reduce_direct(struct coll_group *g, void *dest, const void *sour
     coll_publish(g, step);
     for (int r = 0; r < n; r++) {
         if (r != me)
-            coll_wait_step(g, r, step);
+            coll_wait_step(g, r, step, count * elem);
         char *to = (char *)coll_peer(g, dest, r) + off;
         const char *from = (const char *)coll_peer(g, source, r) + off;
         if (scan < 0) { /* rank r's prefix excludes it: save its source before dest changes */
@@ -139,7 +139,7 @@ static void shm_reduce_direct(struct coll_group *g, void *dest, const void *sour
     for (int r = 0; r < n && scan == 0; r++)
         memcpy((char *)coll_peer(g, dest, r) + off, acc, bytes);
     coll_publish(g, step = coll_step(g));
-    shm_wait_all(g, step);
+    shm_wait_all(g, step, count * elem);
 }
 
 void coll_shm_reduce(struct coll_group *g, void *dest, const void *source, size_t count,

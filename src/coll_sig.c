@@ -59,10 +59,11 @@ void coll_publish(struct coll_group *g, uint64_t step)
 }
 
 /* A member publishes its steps in order, so pub >= step means this one's data is there. */
-void coll_wait_step(struct coll_group *g, int rank, uint64_t step)
+void coll_wait_step(struct coll_group *g, int rank, uint64_t step, size_t bytes)
 {
     const struct coll_area *peer = coll_peer(g, g->area, rank);
-    PROGRESS_WAIT_WHILE(__atomic_load_n(&peer->pub, __ATOMIC_ACQUIRE) < step);
+    PROGRESS_WAIT_WHILE_SPINNING(__atomic_load_n(&peer->pub, __ATOMIC_ACQUIRE) < step,
+                                 wait_spins_for_copy(bytes));
 }
 
 void *coll_peer(const struct coll_group *g, const void *addr, int rank)

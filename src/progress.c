@@ -11,7 +11,7 @@ void progress_wait_step(struct progress_wait *wait)
         }
         transport_progress(rt.worker);
     }
-    wait_idle(&wait->spins);
+    wait_idle_for(&wait->spins, wait->spin_limit);
 }
 
 void progress_wait_end(struct progress_wait *wait)

@@ -84,7 +84,7 @@ void fault_handlers_install(void);
 /* A wait loop's state: its spins (common/wait.h), and whether the transport knows this thread
  * waits (so the progress thread leaves the transport to it). */
 struct progress_wait {
-    unsigned spins;
+    unsigned spins, spin_limit;
     struct transport *told;
 };
 /* One step of a wait loop: progresses the transport, and yields the CPU after a short spin so
@@ -93,9 +93,11 @@ void progress_wait_step(struct progress_wait *wait);
 /* Ends a wait loop (tells the transport, if it was told it began). */
 void progress_wait_end(struct progress_wait *wait);
 /* Waits while cond holds (evaluated before every step), progressing the transport. */
-#define PROGRESS_WAIT_WHILE(cond)                                                                  \
+#define PROGRESS_WAIT_WHILE(cond) PROGRESS_WAIT_WHILE_SPINNING(cond, wait_spins_before_yield)
+/* The same, spinning spin_limit times before each yield (wait_spins_for_copy). */
+#define PROGRESS_WAIT_WHILE_SPINNING(cond, spin_limit)                                             \
     do {                                                                                           \
-        struct progress_wait wait_ = {0, NULL};                                                    \
+        struct progress_wait wait_ = {0, spin_limit, NULL};                                        \
         while (cond)                                                                               \
             progress_wait_step(&wait_);                                                            \
         progress_wait_end(&wait_);                                                                 \

@@ -1,6 +1,7 @@
-/* The wait policy (common/wait.h): a node with more PEs than this process's CPUs spins a few
+/* The wait policy (common/wait.h): a machine with more PEs than this process's CPUs spins a few
  * dozen times before yielding; otherwise for about 20 us, which is more spins than that on any
- * CPU (a pause takes well under 300 ns). */
+ * CPU (a pause takes well under 300 ns), and a wait on a peer's copy as long as the copy may take
+ * (20 KB per 20 us), up to 256 times the usual. */
 #define _GNU_SOURCE
 #include "../../common/wait.h"
 #include "unit.h"
@@ -19,8 +20,21 @@ int main(void)
     UNIT_CHECK(wait_spins_before_yield > 64, "one PE per CPU: %u spins, expected more than 64",
                wait_spins_before_yield);
 
+    unsigned base = wait_spins_before_yield;
+    UNIT_CHECK(wait_spins_for_copy(0) == base && wait_spins_for_copy(39999) == base,
+               "short copies: %u and %u spins, expected %u", wait_spins_for_copy(0),
+               wait_spins_for_copy(39999), base);
+    UNIT_CHECK(wait_spins_for_copy(1 << 20) == base * ((1 << 20) / 20000),
+               "1 MiB copy: %u spins, expected %u", wait_spins_for_copy(1 << 20),
+               base * ((1 << 20) / 20000));
+    UNIT_CHECK(wait_spins_for_copy((size_t)1 << 40) == base * 256,
+               "a terabyte's copy: %u spins, expected the cap %u",
+               wait_spins_for_copy((size_t)1 << 40), base * 256);
+
     wait_policy_init(n_cpus + 1);
     UNIT_CHECK(wait_spins_before_yield == 64, "oversubscribed again: %u spins, expected 64",
                wait_spins_before_yield);
+    UNIT_CHECK(wait_spins_for_copy(1 << 20) == 64,
+               "oversubscribed, 1 MiB copy: %u spins, expected 64", wait_spins_for_copy(1 << 20));
     return unit_finish("test_wait");
 }
