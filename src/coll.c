@@ -108,11 +108,17 @@ static void coll_broadcast(struct coll_group *g, void *dest, const void *source,
 {
     coll_check_symmetric(g, dest, "dest");
     coll_check_root(g, root);
+    int device = coll_device_buffers(dest, source);
+    int mapped = !device && g->area && coll_all_mapped(g, dest, NULL);
+    if (!device && !mapped && coll_eager_pays(g, bytes)) {
+        coll_eager_broadcast(g, dest, source, bytes, root, root_receives);
+        return;
+    }
     if (g->team)
         team_lag_end(g->team); /* see coll_tree_broadcast */
-    if (coll_device_buffers(dest, source))
+    if (device)
         coll_device_broadcast(g, dest, source, bytes, root, root_receives);
-    else if (g->area && coll_all_mapped(g, dest, NULL))
+    else if (mapped)
         coll_shm_broadcast(g, dest, source, bytes, root, root_receives);
     else
         coll_tree_broadcast(g, dest, source, bytes, root, root_receives);

@@ -45,8 +45,11 @@ enum {
     COLL_CHANNELS = COLL_CH_RESULTS + 2
 };
 
-/* Bytes of each of the two scratch buffers of a team (reduction chunks and pieces). */
-#define COLL_BUF_BYTES (TEAM_SCRATCH_BYTES / 2)
+/* Bytes of each of the two scratch buffers of a team (reduction chunks and pieces), and the
+ * slots of eager broadcasts (coll_eager_broadcast): all of the slot's scratch. */
+#define COLL_BUF_BYTES 65536
+#define COLL_EAGER_SLOTS 4
+#define COLL_EAGER_BYTES 4096
 
 /* A team's collective words (team_coll_words), zeroed when the slot is claimed. Everything but
  * pub, size, the channel counters and the buffers is private to this PE; the step counters
@@ -61,8 +64,10 @@ struct coll_area {
     uint64_t dstep;     /* steps that used the buffers: buf[dstep & 1] is this one's */
     uint64_t last_dest; /* dest of the last broadcast on this team, as this PE passed it */
     uint64_t exchanges; /* alltoalls off the shared-memory path so far */
-    uint64_t pad1[6];
+    uint64_t eager_call[COLL_EAGER_SLOTS]; /* set by the root: the call whose data is in the slot */
+    uint64_t pad1[2];
     char buf[2][COLL_BUF_BYTES];
+    char eager[COLL_EAGER_SLOTS][COLL_EAGER_BYTES];
 };
 
 /* The PEs a collective runs over: a team, or the active set of a legacy routine, whose signals
@@ -141,6 +146,11 @@ void coll_shm_reduce(struct coll_group *g, void *dest, const void *source, size_
 /* ---- Any placement (coll_tree.c) ---- */
 void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
                          int root, int root_receives);
+/* Teams of two, up to COLL_EAGER_BYTES: the root puts the data into a slot of the other member's
+ * scratch, which copies it into its dest, so the root may run calls ahead. */
+int coll_eager_pays(const struct coll_group *g, size_t bytes);
+void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                          int root, int root_receives);
 void coll_ring_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
                        int fixed);
 /* Puts rank's block of an alltoalls (elements of elem bytes, strides dst and sst) to it. */

@@ -55,6 +55,42 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
         coll_sync(g);
 }
 
+/* The lag of the tree broadcast, for a team of two and data that fits a slot: the root never
+ * writes the other member's dest, only the slot of the call's number (lag_epoch) modulo
+ * COLL_EAGER_SLOTS, and the receiver copies it out in its own call. So the root waits only until
+ * the receiver has entered the call COLL_EAGER_SLOTS - 1 before this one (it then has copied out
+ * the slot's previous data), and runs up to that many calls ahead. Each slot's word says which
+ * call's data it holds, so the slots' data cannot mix whatever the order of arrival. Both members
+ * keep the lag counters as the tree broadcast does (the receiver announces its entry, the root's
+ * data stands for the root's), so the two kinds of call may follow each other. */
+int coll_eager_pays(const struct coll_group *g, size_t bytes)
+{
+    return g->team && g->size == 2 && bytes > 0 && bytes <= COLL_EAGER_BYTES;
+}
+
+void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                          int root, int root_receives)
+{
+    struct strata_team *team = g->team;
+    int is_root = g->my_rank == root;
+
+    team_lag_begin(team, !is_root);
+    uint64_t call = team->lag_epoch;
+    int slot = (int)(call % COLL_EAGER_SLOTS);
+    uint64_t *call_word = &g->area->eager_call[slot];
+    if (is_root) {
+        team_lag_partner_entered(team, COLL_EAGER_SLOTS - 1);
+        shmem_putmem_signal(g->area->eager[slot], source, bytes, call_word, call, SHMEM_SIGNAL_SET,
+                            g->members[1 - root]);
+        if (root_receives && dest != source)
+            memcpy(dest, source, bytes);
+        return;
+    }
+    PROGRESS_WAIT_WHILE(__atomic_load_n(call_word, __ATOMIC_ACQUIRE) < call);
+    memcpy(dest, g->area->eager[slot], bytes);
+    team_lag_entered(team);
+}
+
 size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed)
 {
     size_t *off = malloc(((size_t)g->size + 1) * sizeof(size_t));

@@ -94,6 +94,12 @@ void team_lag_entered(struct strata_team *team)
         ;
 }
 
+void team_lag_partner_entered(struct strata_team *team, uint64_t behind)
+{
+    if (team->lag_epoch > behind)
+        dissemination_wait(slot_words(team->slot) + TEAM_LAG_FIRST, team->lag_epoch - behind, 0);
+}
+
 void team_lag_end(struct strata_team *team)
 {
     if (!team->lag_pending)

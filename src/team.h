@@ -16,7 +16,7 @@
  * words and scratch (coll.h: struct coll_area). All of it is zeroed when a team claims the slot
  * but the scratch at its end, which every collective writes before it reads: left alone, its
  * pages are not touched until a team's collectives need them. */
-#define TEAM_SCRATCH_BYTES (2 * 65536)
+#define TEAM_SCRATCH_BYTES (2 * 65536 + 4 * 4096)
 #define TEAM_COLL_WORDS (164 + TEAM_SCRATCH_BYTES / 8)
 #define TEAM_LAG_FIRST (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
 #define TEAM_SLOT_WORDS (TEAM_LAG_FIRST + TEAM_ROUNDS + TEAM_COLL_WORDS)
@@ -96,5 +96,8 @@ void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, 
 void team_lag_begin(struct strata_team *team, int announce);
 void team_lag_end(struct strata_team *team);
 void team_lag_entered(struct strata_team *team);
+/* On a team of two, instead of team_lag_end: waits until the partner has entered the call
+ * `behind` calls before the one this PE has just begun. */
+void team_lag_partner_entered(struct strata_team *team, uint64_t behind);
 
 #endif

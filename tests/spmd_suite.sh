@@ -52,6 +52,9 @@ spmd_tests() {
         run "spmd/$t -np 3 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
             "${launch[@]}" 3 "$build/tests/spmd/$t"
     done
+    # There a root's one-way messages let it run calls ahead (a team of two's eager broadcasts).
+    run "spmd/coll_algos -np 2 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
+        "${launch[@]}" 2 "$build/tests/spmd/coll_algos"
     # A PE computing without library calls is served by its progress thread (over TCP every
     # operation needs the target's progress); without the thread this one waits out its deadline.
     for np in 2 3; do

@@ -155,6 +155,32 @@ static void reduction_stream(shmem_team_t team, int me, int n)
     shmem_team_sync(team);
 }
 
+/* Broadcasts back to back into two dest buffers in turn, no sync between them: sizes below a
+ * team of two's eager slot and, every 16th call, above it; the root changing every 8 calls, the
+ * other members lagging at each change (so a root may run calls ahead); each member checks every
+ * call's data as it returns. */
+#define BCAST_CALLS 64
+static void broadcast_stream(shmem_team_t team, int me, int n)
+{
+    static const size_t sizes[] = {1, 512, 3, 100, 9};
+    long *dest[2] = {ldst, ldst + STREAM_MAX};
+    long bad = 0;
+    for (int call = 0; call < BCAST_CALLS; call++) {
+        size_t c = call % 16 == 15 ? 5000 : sizes[call % 5];
+        int root = call / 8 % n;
+        if (me == root)
+            for (size_t i = 0; i < c; i++)
+                lsrc[i] = value(root, i) + call;
+        if (me != root && call % 8 == 0)
+            usleep(1000); /* the root may run ahead through the next 7 calls */
+        shmem_long_broadcast(team, dest[call & 1], lsrc, c, root);
+        for (size_t i = 0; i < c; i++)
+            bad += dest[call & 1][i] != value(root, i) + call;
+    }
+    CHECK(bad == 0, "broadcasts back to back on %d: %ld wrong", n, bad);
+    shmem_team_sync(team);
+}
+
 static void run_team(shmem_team_t team)
 {
     if (team == SHMEM_TEAM_INVALID)
@@ -167,6 +193,7 @@ static void run_team(shmem_team_t team)
         reductions(team, me, n, counts[k]);
     }
     reduction_stream(team, me, n);
+    broadcast_stream(team, me, n);
 }
 
 /* The legacy forms over PE_start 0, stride 2^log_stride: pSync arrays taken in turn. */
