@@ -6,14 +6,14 @@
 #include <time.h>
 
 #define WAIT_SPINS_OVERSUBSCRIBED 64
-#define WAIT_SPIN_NS 20000
+#define WAIT_SPIN_NS 200000
 #define WAIT_CALIBRATION_SPINS 4096
 #define WAIT_SPINS_MAX 1000000 /* against a clock that misreads the calibration */
 
 /* Bytes a copy moves in WAIT_SPIN_NS, on the slow side (1 GB/s: a core shared with another job,
  * or memory across sockets). */
-#define WAIT_SPIN_COPY_BYTES 20000
-#define WAIT_COPY_BUDGETS_MAX 256 /* about 5 ms */
+#define WAIT_SPIN_COPY_BYTES 200000
+#define WAIT_COPY_BUDGETS_MAX 25 /* about 5 ms */
 
 unsigned wait_spins_before_yield = WAIT_SPINS_OVERSUBSCRIBED;
 static int wait_oversubscribed = 1;

@@ -43,11 +43,10 @@ unsigned wait_spins_for_copy(size_t bytes);
 
 /* Sets how long waits spin, once the count of PEs on this machine is known (the process
  * manager's node, until the start-up exchange tells whether other nodes share the machine's
- * cores). More PEs on the machine than CPUs
- * this process may run on: a few dozen spins, since the PE waited for may need this very core.
- * Otherwise about WAIT_SPIN_NS: a peer running on another core answers within that (a 64 KiB
- * copy takes a few microseconds), while a yield to another job's process that keeps its core
- * costs a whole time slice (milliseconds). */
+ * cores). More PEs on the machine than CPUs this process may run on: a few dozen spins, since
+ * the PE waited for may need this very core. Otherwise about WAIT_SPIN_NS (200 us): a peer
+ * running on another core answers within that, while a yield to another job's process that
+ * keeps its core costs a whole time slice (milliseconds). */
 void wait_policy_init(int pes_on_machine);
 
 #endif

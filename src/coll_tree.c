@@ -55,7 +55,7 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
         coll_sync(g);
 }
 
-/* The lag of the tree broadcast, for a team of two and data that fits a slot: the root never
+/* A team of two's broadcast of data that fits a slot, without the tree's lag: the root never
  * writes the other member's dest, only the slot of the call's number (lag_epoch) modulo
  * COLL_EAGER_SLOTS, and the receiver copies it out in its own call. So the root waits only until
  * the receiver has entered the call COLL_EAGER_SLOTS - 1 before this one (it then has copied out
@@ -73,7 +73,6 @@ void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, 
 {
     struct strata_team *team = g->team;
     int is_root = g->my_rank == root;
-
     team_lag_begin(team, !is_root);
     uint64_t call = team->lag_epoch;
     int slot = (int)(call % COLL_EAGER_SLOTS);

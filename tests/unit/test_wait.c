@@ -1,7 +1,7 @@
 /* The wait policy (common/wait.h): a machine with more PEs than this process's CPUs spins a few
- * dozen times before yielding; otherwise for about 20 us, which is more spins than that on any
- * CPU (a pause takes well under 300 ns), and a wait on a peer's copy as long as the copy may take
- * (20 KB per 20 us), up to 256 times the usual. */
+ * dozen times before yielding; otherwise for about 200 us, which is more spins than that on any
+ * CPU (a pause takes well under 3 us), and a wait on a peer's copy as long as the copy may take
+ * (200 KB per 200 us), up to 25 times the usual. */
 #define _GNU_SOURCE
 #include "../../common/wait.h"
 #include "unit.h"
@@ -21,15 +21,15 @@ int main(void)
                wait_spins_before_yield);
 
     unsigned base = wait_spins_before_yield;
-    UNIT_CHECK(wait_spins_for_copy(0) == base && wait_spins_for_copy(39999) == base,
+    UNIT_CHECK(wait_spins_for_copy(0) == base && wait_spins_for_copy(399999) == base,
                "short copies: %u and %u spins, expected %u", wait_spins_for_copy(0),
-               wait_spins_for_copy(39999), base);
-    UNIT_CHECK(wait_spins_for_copy(1 << 20) == base * ((1 << 20) / 20000),
-               "1 MiB copy: %u spins, expected %u", wait_spins_for_copy(1 << 20),
-               base * ((1 << 20) / 20000));
-    UNIT_CHECK(wait_spins_for_copy((size_t)1 << 40) == base * 256,
+               wait_spins_for_copy(399999), base);
+    UNIT_CHECK(wait_spins_for_copy(4 << 20) == base * ((4 << 20) / 200000),
+               "4 MiB copy: %u spins, expected %u", wait_spins_for_copy(4 << 20),
+               base * ((4 << 20) / 200000));
+    UNIT_CHECK(wait_spins_for_copy((size_t)1 << 40) == base * 25,
                "a terabyte's copy: %u spins, expected the cap %u",
-               wait_spins_for_copy((size_t)1 << 40), base * 256);
+               wait_spins_for_copy((size_t)1 << 40), base * 25);
 
     wait_policy_init(n_cpus + 1);
     UNIT_CHECK(wait_spins_before_yield == 64, "oversubscribed again: %u spins, expected 64",
