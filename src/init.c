@@ -290,19 +290,18 @@ static void init_stop(int cause)
 }
 
 /* Appends a node, led by PE leader (the leaders come in ascending order). */
-static int init_add_node(int leader)
+static void init_add_node(int leader)
 {
     if ((rt.n_nodes & (rt.n_nodes - 1)) == 0) { /* grows at powers of two */
         int *grown =
             realloc(rt.node_leaders, (size_t)(rt.n_nodes ? 2 * rt.n_nodes : 1) * sizeof(int));
         if (!grown)
-            return -1;
+            log_fatal("shmem_init", "cannot allocate the list of %d nodes", 2 * rt.n_nodes);
         rt.node_leaders = grown;
     }
     if (leader == rt.boot.local_peers[0])
         rt.my_node = rt.n_nodes;
     rt.node_leaders[rt.n_nodes++] = leader;
-    return 0;
 }
 
 /* The start-up exchange, and the verdict every PE draws from it: all PEs go on, or all stop,
@@ -323,8 +322,8 @@ static void init_agree(int reachable)
         else if (boot_get(pe, "strata.init", &theirs, &len) || len != sizeof(theirs))
             theirs = (struct init_outcome){0, 0, -1, 0};
         on_machine += mine.machine && theirs.machine == mine.machine;
-        if (theirs.leader == pe && init_add_node(pe))
-            theirs.ok = 0;
+        if (theirs.leader == pe)
+            init_add_node(pe);
         failed += !theirs.ok;
         if (!theirs.ok && first_failed < 0)
             first_failed = pe;
