@@ -174,11 +174,17 @@ static size_t direct_segment(const struct direct_block *b, int n, int r, size_t 
     return lo;
 }
 
-/* Elements per block: the n - 1 pieces of a segment, each at most ceil(count / n), fill a
- * buffer. */
+/* Bytes of a buffer's slot for one member's piece: a multiple of 16, so that every piece is
+ * aligned for its type. */
+static size_t direct_slot_bytes(int n)
+{
+    return COLL_BUF_BYTES / (size_t)(n - 1) / 16 * 16;
+}
+
+/* Elements per block: a segment, at most ceil(count / n) elements, fills a slot. */
 static size_t direct_block_count(int n, size_t elem)
 {
-    return COLL_BUF_BYTES / ((size_t)(n - 1) * elem) * (size_t)n;
+    return direct_slot_bytes(n) / elem * (size_t)n;
 }
 
 int coll_direct_pays(const struct coll_group *g, size_t bytes, size_t elem)
@@ -191,7 +197,7 @@ static void direct_send_pieces(struct coll_group *g, const char *source, size_t 
                                const struct direct_block *b)
 {
     int n = g->size, me = g->my_rank;
-    size_t slot = COLL_BUF_BYTES / (size_t)(n - 1);
+    size_t slot = direct_slot_bytes(n);
     for (int k = 1; k < n; k++) {
         int owner = (me + k) % n; /* my piece takes slot n - 1 - k of the owner's buffer */
         size_t count, lo = direct_segment(b, n, owner, &count);
@@ -206,7 +212,7 @@ static void direct_own(struct coll_group *g, char *dest, const char *source, siz
 {
     int n = g->size, me = g->my_rank, parity = (int)(b->step & 1);
     size_t count, lo = direct_segment(b, n, me, &count), bytes = count * elem;
-    size_t slot = COLL_BUF_BYTES / (size_t)(n - 1);
+    size_t slot = direct_slot_bytes(n);
     const char *buf = g->area->buf[parity];
     char *acc = coll_scratch_get(bytes + 1);
     coll_wait(g, COLL_CH_PIECES + parity, (uint64_t)(n - 1));
