@@ -1,8 +1,10 @@
 /* Collectives, internal: the group a collective runs over, its signals and scratch, and the
  * algorithms, by placement:
  *   coll_shm.c    every member mapped: copies into mapped buffers, published step counters
- *   coll_tree.c   any placement: binomial broadcast, ring collect, pairwise alltoall
- *   coll_reduce.c any placement: segments read from every source (large vectors), recursive
+ *   coll_tree.c   any placement: binomial broadcast (eager on a team of two), ring collect,
+ *                 pairwise alltoall
+ *   coll_reduce.c any placement: direct reduce-scatter through the owners' scratch (teams up to
+ *                 16 members), segments read from every source (large vectors), recursive
  *                 doubling / Rabenseifner (teams), pSync mailboxes and gathered sources (active
  *                 sets, scans)
  *   coll_sig.c    the signals those use
@@ -51,9 +53,10 @@ enum {
 #define COLL_EAGER_SLOTS 4
 #define COLL_EAGER_BYTES 4096
 
-/* A team's collective words (team_coll_words), zeroed when the slot is claimed. Everything but
- * pub, size, the channel counters and the buffers is private to this PE; the step counters
- * advance identically on every member, since members make the same calls in the same order. */
+/* A team's collective words (team_coll_words), zeroed when the slot is claimed but for the
+ * scratch (buf, eager: written before read). Everything but pub, size, the channel counters,
+ * eager_call and the scratch is private to this PE; the step counters advance identically on
+ * every member, since members make the same calls in the same order. */
 struct coll_area {
     uint64_t pub;  /* last step this PE published (shared-memory algorithms) */
     uint64_t size; /* collect: this PE's block size, valid once its step is published */
