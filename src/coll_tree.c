@@ -37,7 +37,7 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
     const char *from = rel ? dest : source;
     int data_announces = g->team && n == 2 && bytes;
     if (g->team)
-        team_lag_begin(g->team, !(data_announces && !rel));
+        team_lag_begin(g->team, data_announces && !rel ? TEAM_LAG_BY_DATA : TEAM_LAG_NOW);
     for (size_t off = 0; off < bytes; off += COLL_PIPE_BYTES) {
         size_t len = bytes - off < COLL_PIPE_BYTES ? bytes - off : COLL_PIPE_BYTES;
         if (rel)
@@ -60,9 +60,13 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
  * COLL_EAGER_SLOTS, and the receiver copies it out in its own call. So the root waits only until
  * the receiver has entered the call COLL_EAGER_SLOTS - 1 before this one (it then has copied out
  * the slot's previous data), and runs up to that many calls ahead. Each slot's word says which
- * call's data it holds, so the slots' data cannot mix whatever the order of arrival. Both members
- * keep the lag counters as the tree broadcast does (the receiver announces its entry, the root's
- * data stands for the root's), so the two kinds of call may follow each other. */
+ * call's data it holds, so the slots' data cannot mix whatever the order of arrival.
+ * Both members keep the lag counters as the tree broadcast does, so the two kinds of call may
+ * follow each other: the root's data stands for its entry, and the receiver announces its entry
+ * only into every COLL_EAGER_SLOTS / 2-th call (deferring the others to a later team_lag_end).
+ * Of any COLL_EAGER_SLOTS calls in a row one is announced, so the root's wait ends; and the root
+ * takes one message every COLL_EAGER_SLOTS / 2 calls instead of one per call, which over TCP
+ * cost it as much as its own send. */
 int coll_eager_pays(const struct coll_group *g, size_t bytes)
 {
     return g->team && g->size == 2 && bytes > 0 && bytes <= COLL_EAGER_BYTES;
@@ -73,8 +77,10 @@ void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, 
 {
     struct strata_team *team = g->team;
     int is_root = g->my_rank == root;
-    team_lag_begin(team, !is_root);
-    uint64_t call = team->lag_epoch;
+    uint64_t call = team->lag_epoch + 1;
+    team_lag_begin(team, is_root                              ? TEAM_LAG_BY_DATA
+                         : call % (COLL_EAGER_SLOTS / 2) == 0 ? TEAM_LAG_NOW
+                                                              : TEAM_LAG_DEFERRED);
     int slot = (int)(call % COLL_EAGER_SLOTS);
     uint64_t *call_word = &g->area->eager_call[slot];
     if (is_root) {

@@ -70,17 +70,22 @@ void team_sync_world(void)
         rma_notify("shmem_sync_all", release, epoch, rt.boot.local_peers[i]);
 }
 
-void team_lag_begin(struct strata_team *team, int announce)
+static void team_lag_announce(struct strata_team *team)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    dissemination_notify(slot_words(team->slot) + TEAM_LAG_FIRST, team->lag_epoch, 0, team->my_rank,
+                         team->size, team->members);
+}
+
+void team_lag_begin(struct strata_team *team, enum team_lag_announce announce)
 {
     if (team->size < 2)
         return;
     ++team->lag_epoch;
     team->lag_pending = 1;
-    if (!announce)
-        return;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    dissemination_notify(slot_words(team->slot) + TEAM_LAG_FIRST, team->lag_epoch, 0, team->my_rank,
-                         team->size, team->members);
+    team->lag_unannounced = announce == TEAM_LAG_DEFERRED;
+    if (announce == TEAM_LAG_NOW)
+        team_lag_announce(team);
 }
 
 /* The partner's own notification of a later call may have landed first: the count only rises. */
@@ -105,6 +110,10 @@ void team_lag_end(struct strata_team *team)
     if (!team->lag_pending)
         return;
     team->lag_pending = 0;
+    if (team->lag_unannounced) {
+        team->lag_unannounced = 0;
+        team_lag_announce(team);
+    }
     uint64_t *counters = slot_words(team->slot) + TEAM_LAG_FIRST;
     dissemination_wait(counters, team->lag_epoch, 0);
     for (int round = 1; (1 << round) < team->size; round++) {
@@ -130,7 +139,7 @@ static int team_set_members(struct strata_team *team, int slot, const int *membe
     team->shareable_contexts = NULL;
     pthread_mutex_init(&team->contexts_lock, NULL);
     team->sync_epoch = team->agree_epoch = team->lag_epoch = 0;
-    team->lag_pending = 0;
+    team->lag_pending = team->lag_unannounced = 0;
     memset(team->placement, 0, sizeof(team->placement));
     team->placement_next = 0;
     team_slots_used |= 1ull << slot;

@@ -16,8 +16,8 @@
  * words and scratch (coll.h: struct coll_area). All of it is zeroed when a team claims the slot
  * but the scratch at its end, which every collective writes before it reads: left alone, its
  * pages are not touched until a team's collectives need them. */
-#define TEAM_SCRATCH_BYTES (2 * 65536 + 4 * 4096)
-#define TEAM_COLL_WORDS (164 + TEAM_SCRATCH_BYTES / 8)
+#define TEAM_SCRATCH_BYTES (2 * 65536 + 8 * 4096)
+#define TEAM_COLL_WORDS (168 + TEAM_SCRATCH_BYTES / 8)
 #define TEAM_LAG_FIRST (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
 #define TEAM_SLOT_WORDS (TEAM_LAG_FIRST + TEAM_ROUNDS + TEAM_COLL_WORDS)
 #define TEAM_SLOT_WORLD 0
@@ -32,8 +32,9 @@ struct strata_team {
     shmem_team_config_t config;
     uint64_t sync_epoch;
     uint64_t agree_epoch;
-    uint64_t lag_epoch; /* lagged syncs begun */
-    int lag_pending;    /* one was begun and not ended */
+    uint64_t lag_epoch;  /* lagged syncs begun */
+    int lag_pending;     /* one was begun and not ended */
+    int lag_unannounced; /* the last one began with TEAM_LAG_DEFERRED */
     /* The space whose team this team is or descends from (NULL: the default space); that space
      * cannot be destroyed while such a team lives. */
     struct space *space;
@@ -89,11 +90,18 @@ void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, 
 /* A sync split in two, so that a collective need not end with one: team_lag_begin sends this
  * PE's first-round notification (it says: this PE has entered a later call), team_lag_end, in a
  * later call, waits for the first round and does the others. After team_lag_end every member has
- * begun the sync, that is entered the call that began it. Every member makes the same calls.
- * announce 0: on a team of two, where this PE's next message to its partner in the same call
- * says it has entered the call anyway (a broadcast's data); the partner then calls
- * team_lag_entered once that message has arrived, in the notification's stead. */
-void team_lag_begin(struct strata_team *team, int announce);
+ * begun the sync, that is entered the call that began it. Every member makes the same calls. */
+enum team_lag_announce {
+    TEAM_LAG_NOW,
+    /* On a team of two, where this PE's next message to its partner in the same call says it has
+     * entered the call anyway (a broadcast's data): the partner then calls team_lag_entered once
+     * that message has arrived, in the notification's stead. */
+    TEAM_LAG_BY_DATA,
+    /* On a team of two: no message unless a later call's team_lag_end needs it (a partner that
+     * waits with team_lag_partner_entered learns of a later call instead). */
+    TEAM_LAG_DEFERRED,
+};
+void team_lag_begin(struct strata_team *team, enum team_lag_announce announce);
 void team_lag_end(struct strata_team *team);
 void team_lag_entered(struct strata_team *team);
 /* On a team of two, instead of team_lag_end: waits until the partner has entered the call

@@ -156,23 +156,25 @@ static void reduction_stream(shmem_team_t team, int me, int n)
 }
 
 /* Broadcasts back to back into two dest buffers in turn, no sync between them: sizes below a
- * team of two's eager slot and, every 16th call, above it; the root changing every 8 calls, the
- * other members lagging at each change (so a root may run calls ahead); each member checks every
- * call's data as it returns. */
-#define BCAST_CALLS 64
+ * team of two's eager slot, the root changing every 13 calls, the other members lagging at each
+ * change (so a root may run calls ahead); at two changes in three the first call is above the
+ * slot, so tree and eager calls follow each other, whatever the calls' numbers modulo the slots
+ * (13 is prime to them); each member checks every call's data as it returns. */
+#define BCAST_CALLS 96
+#define BCAST_ROOT_CALLS 13
 static void broadcast_stream(shmem_team_t team, int me, int n)
 {
     static const size_t sizes[] = {1, 512, 3, 100, 9};
     long *dest[2] = {ldst, ldst + STREAM_MAX};
     long bad = 0;
     for (int call = 0; call < BCAST_CALLS; call++) {
-        size_t c = call % 16 == 15 ? 5000 : sizes[call % 5];
-        int root = call / 8 % n;
+        int change = call % BCAST_ROOT_CALLS == 0, root = call / BCAST_ROOT_CALLS % n;
+        size_t c = change && call / BCAST_ROOT_CALLS % 3 ? 5000 : sizes[call % 5];
         if (me == root)
             for (size_t i = 0; i < c; i++)
                 lsrc[i] = value(root, i) + call;
-        if (me != root && call % 8 == 0)
-            usleep(1000); /* the root may run ahead through the next 7 calls */
+        if (me != root && change)
+            usleep(1000); /* the root may run ahead through the next calls */
         shmem_long_broadcast(team, dest[call & 1], lsrc, c, root);
         for (size_t i = 0; i < c; i++)
             bad += dest[call & 1][i] != value(root, i) + call;
