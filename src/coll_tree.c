@@ -7,7 +7,8 @@
 #include <string.h>
 
 /* Broadcast chunk: large messages flow down the tree in pieces, so a member forwards the first
- * while the next is still arriving. */
+ * while the next is still arriving. A team of two forwards nothing: there the data goes in one
+ * put, which the transport cuts as it sees fit (fewer, larger messages over TCP). */
 #define COLL_PIPE_BYTES (64 * 1024)
 
 static int ceil_log2(int n)
@@ -36,10 +37,11 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
     int top = rel ? __builtin_ctz((unsigned)rel) : ceil_log2(n);
     const char *from = rel ? dest : source;
     int data_announces = g->team && n == 2 && bytes;
+    size_t piece = n == 2 ? bytes : COLL_PIPE_BYTES;
     if (g->team)
         team_lag_begin(g->team, data_announces && !rel ? TEAM_LAG_BY_DATA : TEAM_LAG_NOW);
-    for (size_t off = 0; off < bytes; off += COLL_PIPE_BYTES) {
-        size_t len = bytes - off < COLL_PIPE_BYTES ? bytes - off : COLL_PIPE_BYTES;
+    for (size_t off = 0; off < bytes; off += piece) {
+        size_t len = bytes - off < piece ? bytes - off : piece;
         if (rel)
             coll_wait(g, COLL_CH_BCAST + top, 1);
         if (rel && data_announces && !off)

@@ -194,12 +194,12 @@ static void test_signal_add_set(int me, int n)
     shmem_barrier_all();
 }
 
-/* A put-with-signal larger than any one message of a transport (several 64 KiB pieces, one odd):
+/* A put-with-signal larger than any one message of a transport (several 256 KiB pieces, one odd):
  * the signal arrives with the last byte in place, whatever the pieces. Then nbi puts, a fence and
  * a signal_add: the fence orders the queued puts before the signal. */
 static void test_large_and_fenced(int me, int n)
 {
-    enum { BYTES = 3 * 65536 + 100, ROUNDS = 3 };
+    enum { BYTES = 3 * 262144 + 100, ROUNDS = 3 };
     int right = (me + 1) % n, left = (me + n - 1) % n;
     unsigned char *dest = shmem_calloc(1, BYTES), *src = malloc(BYTES);
     sig = 0;
@@ -240,7 +240,7 @@ static void test_large_and_fenced(int me, int n)
  * to its right, which reads the neighbour's words by a get of its own, over another connection
  * than the writes took. Puts and adds in separate phases: one's completion must not hide the
  * other's. */
-enum { MARKS = 32768 }; /* 256 KiB: several pieces of any transport's messages */
+enum { MARKS = 131072 }; /* 1 MiB: several pieces of any transport's messages */
 static uint64_t told, marks[MARKS], values[MARKS];
 
 /* Tells the PE two to the right that this PE's phase is complete; waits for the same word from

@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AM_CHUNK ((size_t)64 * 1024)
+/* Over TCP each message costs the sender a system call or two whatever its size: 256 KiB
+ * chunks moved a 1 MiB put at 3.1-3.5 GB/s between two nodes where 64 KiB ones gave 2.2-2.6. */
+#define AM_CHUNK ((size_t)256 * 1024)
 
 enum am_id {
     AM_PUT = 1,
