@@ -145,6 +145,12 @@ void coll_shm_alltoalls(struct coll_group *g, void *dest, const void *source, pt
 /* scan: 0 reduce, 1 inclusive, -1 exclusive prefix. */
 void coll_shm_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                      size_t elem, int scan, coll_combine_fn combine);
+/* The two halves of a reduction by node (coll.c): the node's leader (rank 0) combines every
+ * member's source into its dest, the members leaving theirs untouched; later the leader copies its
+ * dest into every member's, which wait for it. Between the two the leader may change its dest. */
+void coll_shm_reduce_to_leader(struct coll_group *g, void *dest, const void *source, size_t count,
+                               size_t elem, coll_combine_fn combine);
+void coll_shm_leader_hands_out(struct coll_group *g, void *dest, size_t bytes);
 
 /* ---- Any placement (coll_tree.c) ---- */
 void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,

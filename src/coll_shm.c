@@ -150,3 +150,33 @@ void coll_shm_reduce(struct coll_group *g, void *dest, const void *source, size_
     else
         shm_reduce_direct(g, dest, source, count, elem, scan, combine);
 }
+
+/* Members publish that their source is ready and stay in the call until the leader has handed
+ * out the result, so their sources stay in place while the leader reads them, and the leader
+ * writes a member's dest only once the member has entered the call (it is done with the previous
+ * call's dest). */
+void coll_shm_reduce_to_leader(struct coll_group *g, void *dest, const void *source, size_t count,
+                               size_t elem, coll_combine_fn combine)
+{
+    uint64_t step = coll_step(g);
+    coll_publish(g, step);
+    if (g->my_rank != 0)
+        return;
+    if (dest != source)
+        memcpy(dest, source, count * elem);
+    for (int r = 1; r < g->size; r++) {
+        coll_wait_step(g, r, step, 0);
+        combine(dest, coll_peer(g, source, r), count);
+    }
+}
+
+void coll_shm_leader_hands_out(struct coll_group *g, void *dest, size_t bytes)
+{
+    uint64_t step = coll_step(g);
+    if (g->my_rank == 0)
+        for (int r = 1; r < g->size; r++)
+            memcpy(coll_peer(g, dest, r), dest, bytes);
+    else
+        coll_wait_step(g, 0, step, bytes * (size_t)(g->size - 1));
+    coll_publish(g, step);
+}

@@ -471,6 +471,8 @@ static void runtime_start(int requested)
     log_identity_set(rt.my_pe);
     wait_policy_init(rt.boot.local_size);
     init_agree(init_local(requested));
+    if (team_init_nodes())
+        init_fatal("out of memory for the teams of the nodes");
     fault_handlers_install();
     init_warn_node_room();
     if (space_attach_peers(&rt.job, rt.library_space, init_handle_of, NULL) ||

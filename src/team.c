@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct strata_team team_world, team_shared;
+static struct strata_team team_world, team_shared, team_node, team_leaders;
 shmem_team_t SHMEM_TEAM_WORLD = &team_world;
 shmem_team_t SHMEM_TEAM_SHARED = &team_shared;
 
@@ -177,15 +177,40 @@ int team_init(uint64_t *area, uint64_t *gather)
         team_set_members(&team_world, TEAM_SLOT_WORLD, all, rt.n_pes) ||
         team_set_members(&team_shared, TEAM_SLOT_SHARED, rt.boot.local_peers, rt.boot.local_size);
     free(all);
-    team_slots_used |= 1ull << TEAM_SLOT_ACTIVE_SETS;
+    team_slots_used |=
+        1ull << TEAM_SLOT_ACTIVE_SETS | 1ull << TEAM_SLOT_NODE | 1ull << TEAM_SLOT_LEADERS;
     return rc ? -1 : 0;
+}
+
+int team_init_nodes(void)
+{
+    if (rt.n_nodes < 2 || rt.n_nodes == rt.n_pes)
+        return 0;
+    if (team_set_members(&team_node, TEAM_SLOT_NODE, rt.boot.local_peers, rt.boot.local_size))
+        return -1;
+    if (rt.my_pe == rt.node_leaders[rt.my_node] &&
+        team_set_members(&team_leaders, TEAM_SLOT_LEADERS, rt.node_leaders, rt.n_nodes))
+        return -1;
+    return 0;
+}
+
+struct strata_team *team_world_node(void)
+{
+    return team_node.members ? &team_node : NULL;
+}
+
+struct strata_team *team_world_leaders(void)
+{
+    return team_leaders.members ? &team_leaders : NULL;
 }
 
 void team_fini(void)
 {
-    free(team_world.members);
-    free(team_shared.members);
-    team_world.members = team_shared.members = NULL;
+    struct strata_team *teams[] = {&team_world, &team_shared, &team_node, &team_leaders};
+    for (size_t i = 0; i < sizeof(teams) / sizeof(teams[0]); i++) {
+        free(teams[i]->members);
+        teams[i]->members = NULL;
+    }
 }
 
 /* OR of value over every member of team. Round k sends the running OR to the member 2^k ahead

@@ -23,6 +23,8 @@
 #define TEAM_SLOT_WORLD 0
 #define TEAM_SLOT_SHARED 1
 #define TEAM_SLOT_ACTIVE_SETS 2 /* reserved: its gather words serve the legacy active-set forms */
+#define TEAM_SLOT_NODE 3        /* reserved: the world's collectives by node (team_world_node) */
+#define TEAM_SLOT_LEADERS 4     /* reserved: the same, across the nodes (team_world_leaders) */
 
 struct strata_team {
     int slot;
@@ -62,6 +64,16 @@ uint64_t *team_active_set_gather(void);
 /* The collectives' TEAM_COLL_WORDS words of a team's slot. */
 uint64_t *team_coll_words(const struct strata_team *team);
 void team_fini(void);
+/* After the start-up exchange (rt.node_leaders): the internal teams through which collectives on
+ * the world team go by node, when the job has several nodes and more PEs than nodes. Returns 0 or
+ * -1. */
+int team_init_nodes(void);
+/* The PEs of this PE's node (the leader is rank 0), on slots of their own so that a program's
+ * collectives on SHMEM_TEAM_SHARED never interleave with the world's; NULL when the world's
+ * collectives do not go by node. */
+struct strata_team *team_world_node(void);
+/* The nodes' leaders, on their leaders; NULL on other PEs and where team_world_node is. */
+struct strata_team *team_world_leaders(void);
 
 /* Destroys the team's shareable contexts (ctx.c). */
 void ctx_destroy_shareable(struct strata_team *team);

@@ -53,7 +53,7 @@ spmd_cuda_tests
 spmd_hip_tests
 # Node peers that are not neighbours in world order.
 placed srun cyclic
-for t in team ptr_access coll; do
+for t in team ptr_access coll coll_algos; do
     for np in 3 4; do
         run "spmd/$t -np $np, cyclic" "${launch[@]}" "$np" "$build/tests/spmd/$t"
     done
