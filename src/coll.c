@@ -134,7 +134,7 @@ static void coll_collect(struct coll_group *g, void *dest, const void *source, s
     else if (g->area && coll_all_mapped(g, dest, NULL))
         coll_shm_collect(g, dest, source, bytes, fixed);
     else
-        coll_ring_collect(g, dest, source, bytes, fixed);
+        coll_signal_collect(g, dest, source, bytes, fixed);
 }
 
 static void coll_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,

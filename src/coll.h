@@ -1,8 +1,8 @@
 /* Collectives, internal: the group a collective runs over, its signals and scratch, and the
  * algorithms, by placement:
  *   coll_shm.c    every member mapped: copies into mapped buffers, published step counters
- *   coll_tree.c   any placement: binomial broadcast (eager on a team of two), ring collect,
- *                 pairwise alltoall
+ *   coll_tree.c   any placement: binomial broadcast (eager on a team of two), doubling and ring
+ *                 collect, pairwise alltoall
  *   coll_reduce.c any placement: direct reduce-scatter through the owners' scratch (teams up to
  *                 16 members), segments read from every source (large vectors), recursive
  *                 doubling / Rabenseifner (teams), pSync mailboxes and gathered sources (active
@@ -26,7 +26,7 @@ typedef void (*coll_combine_fn)(void *acc, const void *in, size_t count);
 
 /* Signal channels: counters that others add to and this PE waits on. A channel has a single
  * sender per call pattern that matters (see each), so counts from different calls never mix:
- *   COLL_CH_BCAST + j  binomial broadcast, from the member 2^j behind
+ *   COLL_CH_BCAST + j  binomial broadcast and doubling collect, from the member 2^j behind
  *   COLL_CH_PAIR + j   recursive doubling/halving (teams) and the active-set sync, round j
  *   COLL_CH_RING       ring collect, from the member behind
  *   COLL_CH_FOLD       the non-power-of-two fold partner of a reduction
@@ -160,8 +160,11 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
 int coll_eager_pays(const struct coll_group *g, size_t bytes);
 void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
                           int root, int root_receives);
-void coll_ring_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
-                       int fixed);
+/* Collect by signalled puts: the doubling collect while dest holds at most
+ * COLL_DOUBLING_COLLECT_MAX bytes, the ring above. */
+#define COLL_DOUBLING_COLLECT_MAX ((size_t)64 * 1024)
+void coll_signal_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                         int fixed);
 /* Puts rank's block of an alltoalls (elements of elem bytes, strides dst and sst) to it. */
 void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                     ptrdiff_t sst, size_t nelems, size_t elem, int rank);

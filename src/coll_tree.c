@@ -121,18 +121,68 @@ size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed)
 /* Ring: in step k each member passes the block it got in step k - 1 (its own first) to the next
  * member, straight into the block's place in dest; n - 1 steps, each block crossing each link
  * once. */
-void coll_ring_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
-                       int fixed)
+static void ring_collect(struct coll_group *g, void *dest, const size_t *off)
 {
     int n = g->size, me = g->my_rank;
-    size_t *off = coll_block_offsets(g, bytes, fixed);
-    memcpy((char *)dest + off[me], source, bytes);
     for (int k = 0; k < n - 1; k++) {
         int blk = (me - k + n) % n;
         coll_put_signal(g, (char *)dest + off[blk], (char *)dest + off[blk],
                         off[blk + 1] - off[blk], COLL_CH_RING, (me + 1) % n);
         coll_wait(g, COLL_CH_RING, 1);
     }
+}
+
+/* How many blocks a member passes on in round j of the doubling collect: it holds the 2^j
+ * blocks that end with its own, and the member 2^j ahead lacks n - 2^j. */
+static int doubling_blocks(int n, int j)
+{
+    return (1 << j) < n - (1 << j) ? 1 << j : n - (1 << j);
+}
+
+/* The blocks last - count + 1 .. last (modulo n) of dest: one range, or two where they wrap
+ * past rank 0. Returns the number of ranges. */
+static int doubling_ranges(int n, int last, int count, const size_t *off, size_t lo[2],
+                           size_t hi[2])
+{
+    int first = last - count + 1;
+    if (first >= 0) {
+        lo[0] = off[first], hi[0] = off[last + 1];
+        return 1;
+    }
+    lo[0] = off[first + n], hi[0] = off[n];
+    lo[1] = off[0], hi[1] = off[last + 1];
+    return 2;
+}
+
+/* Doubling (dissemination) collect: in round j each member puts the blocks it holds that the
+ * member 2^j ahead lacks into their places in that member's dest: ceil(log2 n) rounds where the
+ * ring takes n - 1, for short vectors, where rounds cost more than bytes. A round's blocks come
+ * from the member 2^j behind, the sender of broadcast channel j: the channel is shared, since
+ * one sender's signals arrive in the order it sent them. */
+static void doubling_collect(struct coll_group *g, void *dest, const size_t *off)
+{
+    int n = g->size, me = g->my_rank;
+    size_t lo[2], hi[2];
+    for (int j = 0; (1 << j) < n; j++) {
+        int count = doubling_blocks(n, j), to = (me + (1 << j)) % n;
+        int ranges = doubling_ranges(n, me, count, off, lo, hi);
+        for (int r = 0; r < ranges; r++)
+            coll_put_signal(g, (char *)dest + lo[r], (char *)dest + lo[r], hi[r] - lo[r],
+                            COLL_CH_BCAST + j, to);
+        int from = (me - (1 << j) + n) % n;
+        coll_wait(g, COLL_CH_BCAST + j, (uint64_t)doubling_ranges(n, from, count, off, lo, hi));
+    }
+}
+
+void coll_signal_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                         int fixed)
+{
+    size_t *off = coll_block_offsets(g, bytes, fixed);
+    memcpy((char *)dest + off[g->my_rank], source, bytes);
+    if (off[g->size] <= COLL_DOUBLING_COLLECT_MAX)
+        doubling_collect(g, dest, off);
+    else
+        ring_collect(g, dest, off);
     free(off);
 }
 
