@@ -46,9 +46,10 @@ spmd_tests() {
         run "spmd/first_contact -np 4 via UCX over TCP (job $i)" env SHMEM_NODE_DIRECT=0 \
             UCX_TLS=tcp,self "${launch[@]}" 4 "$build/tests/spmd/first_contact"
     done
-    # Between PEs that UCX reaches over TCP, puts-with-signal, signals and non-fetching atomics
-    # travel as one-way messages that a quiet confirms: on one node too.
-    for t in rma_signal amo_types; do
+    # Between PEs that UCX reaches over TCP, puts-with-signal, signals, non-fetching atomics and
+    # short non-blocking puts (gathered) travel as one-way messages that a quiet confirms: on one
+    # node too.
+    for t in rma_signal amo_types rma_nbi; do
         run "spmd/$t -np 3 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
             "${launch[@]}" 3 "$build/tests/spmd/$t"
     done

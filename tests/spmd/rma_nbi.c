@@ -205,6 +205,60 @@ static void test_reused_source(int me, int n, int ops)
     shmem_free(dest);
 }
 
+/* Streams of short put_nbi, which a transport may gather into one message: to one PE, then a
+ * fence and an atomic add (the add finds every put in place); alternating between two PEs, then a
+ * quiet; and ping-pong without a quiet, each PE waiting for the other's answer to its put (the put
+ * must leave when its PE waits, or both wait for ever). */
+#define STREAM 1500
+static uint64_t stream_dest[2][STREAM], stream_src[STREAM], stream_sig, ping, pong;
+
+static uint64_t stream_value(int pe, int i)
+{
+    return (uint64_t)pe << 32 | (uint64_t)i;
+}
+
+static void test_streams(int me, int n)
+{
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    memset(stream_dest, 0, sizeof(stream_dest));
+    stream_sig = ping = pong = 0;
+    for (int i = 0; i < STREAM; i++) /* a put_nbi's source stays as it is until the quiet */
+        stream_src[i] = stream_value(me, i);
+    shmem_barrier_all();
+    for (int i = 0; i < STREAM; i++)
+        shmem_putmem_nbi(&stream_dest[0][i], &stream_src[i], sizeof(uint64_t), right);
+    shmem_fence();
+    shmem_uint64_atomic_add(&stream_sig, 1, right);
+    shmem_uint64_wait_until(&stream_sig, SHMEM_CMP_GE, 1);
+    int bad = 0;
+    for (int i = 0; i < STREAM; i++)
+        bad += stream_dest[0][i] != stream_value(left, i);
+    CHECK(bad == 0, "%d of %d fenced put_nbi from PE %d missing when its add came", bad, STREAM,
+          left);
+    for (int i = 0; i < STREAM; i++)
+        shmem_putmem_nbi(&stream_dest[1][i], &stream_src[i], sizeof(uint64_t),
+                         i & 1 ? right : left);
+    shmem_quiet();
+    shmem_barrier_all();
+    bad = 0;
+    for (int i = 0; i < STREAM; i++)
+        bad += stream_dest[1][i] != stream_value(i & 1 ? left : right, i);
+    CHECK(bad == 0, "%d of %d put_nbi alternating between two PEs wrong after a quiet", bad,
+          STREAM);
+    static uint64_t rounds[11];
+    for (uint64_t round = 1; n > 1 && me < 2 && round <= 10; round++) {
+        rounds[round] = round;
+        if (me == 0) {
+            shmem_uint64_put_nbi(&ping, &rounds[round], 1, 1);
+            shmem_uint64_wait_until(&pong, SHMEM_CMP_GE, round);
+        } else {
+            shmem_uint64_wait_until(&ping, SHMEM_CMP_GE, round);
+            shmem_uint64_put_nbi(&pong, &rounds[round], 1, 0);
+        }
+    }
+    shmem_barrier_all();
+}
+
 /* argv[1]: how many put_nbi the reused-source test issues (default 4096). */
 int main(int argc, char **argv)
 {
@@ -216,6 +270,7 @@ int main(int argc, char **argv)
 #define RUN_SIZED(BITS, BYTES) test_sized##BITS(me, n);
     STRATA_RMA_SIZES(RUN_SIZED)
     test_many(me, n);
+    test_streams(me, n);
     test_reused_source(me, n, argc > 1 ? atoi(argv[1]) : 4096);
     return check_finish();
 }

@@ -76,6 +76,7 @@ int transport_worker_create(struct transport *t, int thread_safe, struct transpo
     w->thread_safe = thread_safe;
     pthread_mutex_init(&w->connect_lock, NULL);
     pthread_mutex_init(&w->pending_lock, NULL);
+    pthread_mutex_init(&w->batch.lock, NULL);
     w->peers = calloc((size_t)t->config.n_pes, sizeof(*w->peers));
     w->connected = calloc((size_t)t->config.n_pes, sizeof(*w->connected));
     ucp_worker_params_t params = {
@@ -158,6 +159,8 @@ static void ucx_worker_destroy(struct transport_worker *w)
     ucp_worker_destroy(w->worker);
     pthread_mutex_destroy(&w->connect_lock);
     pthread_mutex_destroy(&w->pending_lock);
+    pthread_mutex_destroy(&w->batch.lock);
+    free(w->batch.buf);
     free(w->pending);
     for (size_t i = 0; i < w->n_connected; i++)
         free(w->peers[w->connected[i]].regions);
@@ -514,10 +517,12 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
         return -1;
     /* A blocking put is usually followed by what waits on it: acknowledged, a quiet takes one
      * message each way. Non-blocking puts come in streams: one-way, and one flush message at
-     * the quiet, so the target does not answer each. */
+     * the quiet, so the target does not answer each; short ones share their messages. */
     if (op == UCX_PUT && w->peers[pe].by_message)
-        return nbi ? ucx_am_post(w, pe, id, offset, buf, len, 0, 0, UCX_POST_NO_OP, 0, 0, 1)
-                   : ucx_am_put(w, pe, id, offset, buf, len);
+        return !nbi ? ucx_am_put(w, pe, id, offset, buf, len)
+               : len <= UCX_BATCH_PUT_MAX
+                   ? ucx_am_batch_put(w, pe, id, offset, buf, len)
+                   : ucx_am_post(w, pe, id, offset, buf, len, 0, 0, UCX_POST_NO_OP, 0, 0, 1);
     ucp_request_param_t param = {0};
     int put = op != UCX_GET;
     ucs_status_ptr_t request = put ? ucp_put_nbx(ep, buf, len, addr, rkey, &param)
@@ -627,7 +632,7 @@ int transport_fence(struct transport_worker *w)
 {
     if (!transport_flush_needed(w))
         return 0; /* nothing since the last flush to order */
-    if (ucx_am_wait_acks(w))
+    if (ucx_am_batch_send(w, 0) || ucx_am_wait_acks(w))
         return -1;
     ucs_status_t status = ucp_worker_fence(w->worker);
     return status == UCS_OK ? 0 : ucx_fail("ucp_worker_fence", status);

@@ -29,7 +29,18 @@ enum am_id {
     AM_POST,
     AM_FLUSH,
     AM_FLUSH_REPLY,
+    AM_BATCH,
 };
+
+/* A batch's payload: records of a header and len bytes of data each. */
+struct am_batch_record {
+    uint64_t offset;
+    uint32_t len;
+    int32_t id;
+};
+
+/* Up to one UCX TCP segment (8 KiB by default): one system call sends it. */
+#define UCX_BATCH_BYTES 8000
 
 /* What an initiator waits on: the reply handler fills it in and sets done last. */
 struct am_wait {
@@ -167,6 +178,25 @@ static ucs_status_t am_on_post(void *arg, const void *header, size_t header_len,
     return UCS_OK;
 }
 
+static ucs_status_t am_on_batch(void *arg, const void *header, size_t header_len, void *data,
+                                size_t len, const ucp_am_recv_param_t *param)
+{
+    (void)header, (void)header_len;
+    struct transport_worker *w = arg;
+    const char *at = data, *end = at + len;
+    int failed = !am_payload_ok(param);
+    while (!failed && end - at >= (ptrdiff_t)sizeof(struct am_batch_record)) {
+        struct am_batch_record r;
+        memcpy(&r, at, sizeof(r)); /* records are packed */
+        at += sizeof(r);
+        failed = (size_t)(end - at) < r.len || w->t->target_ops->write(r.id, r.offset, at, r.len);
+        at += r.len;
+    }
+    if (failed || at != end)
+        log_error("transport", "a peer's batch of one-way puts could not be performed");
+    return UCS_OK;
+}
+
 /* Everything the same initiator sent before the flush on this lane has been handled. */
 static ucs_status_t am_on_flush(void *arg, const void *header, size_t header_len, void *data,
                                 size_t len, const ucp_am_recv_param_t *param)
@@ -230,6 +260,7 @@ int ucx_am_worker_init(struct transport_worker *w)
         {AM_POST, am_on_post},
         {AM_FLUSH, am_on_flush},
         {AM_FLUSH_REPLY, am_on_flush_reply},
+        {AM_BATCH, am_on_batch},
     };
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
         ucp_am_handler_param_t param = {
@@ -252,8 +283,8 @@ void transport_set_target_ops(struct transport *t, const struct transport_target
 }
 
 /* Sends one message and waits until its buffers may be reused. reply: the target answers. */
-static int am_send_message(struct transport_worker *w, int pe, enum am_id id, const void *header,
-                           size_t header_len, const void *data, size_t len, int reply)
+static int am_send_now(struct transport_worker *w, int pe, enum am_id id, const void *header,
+                       size_t header_len, const void *data, size_t len, int reply)
 {
     ucp_ep_h ep = ucx_endpoint_get(w, pe);
     if (!ep)
@@ -264,6 +295,69 @@ static int am_send_message(struct transport_worker *w, int pe, enum am_id id, co
     };
     return ucx_wait(w, ucp_am_send_nbx(ep, id, header, header_len, data, len, &param),
                     "ucp_am_send_nbx");
+}
+
+/* Under the batch lock: sends the batch, if any. */
+static int am_batch_send_locked(struct transport_worker *w)
+{
+    struct ucx_batch *b = &w->batch;
+    if (!b->len)
+        return 0;
+    int rc = am_send_now(w, b->pe, AM_BATCH, NULL, 0, b->buf, b->len, 0);
+    __atomic_store_n(&b->len, 0, __ATOMIC_RELEASE);
+    return rc;
+}
+
+int ucx_am_batch_send(struct transport_worker *w, int try)
+{
+    struct ucx_batch *b = &w->batch;
+    if (!__atomic_load_n(&b->len, __ATOMIC_ACQUIRE))
+        return 0;
+    if (try ? pthread_mutex_trylock(&b->lock) : pthread_mutex_lock(&b->lock))
+        return 0;
+    int rc = am_batch_send_locked(w);
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
+/* The batch's records go first: the lane keeps this PE's messages to pe in the order it made
+ * them. */
+static int am_send_message(struct transport_worker *w, int pe, enum am_id id, const void *header,
+                           size_t header_len, const void *data, size_t len, int reply)
+{
+    struct ucx_batch *b = &w->batch;
+    if (__atomic_load_n(&b->len, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&b->lock);
+        int rc = b->pe == pe ? am_batch_send_locked(w) : 0;
+        pthread_mutex_unlock(&b->lock);
+        if (rc)
+            return -1;
+    }
+    return am_send_now(w, pe, id, header, header_len, data, len, reply);
+}
+
+int ucx_am_batch_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                     size_t len)
+{
+    struct ucx_batch *b = &w->batch;
+    struct am_batch_record r = {.offset = offset, .len = (uint32_t)len, .id = id};
+    int rc = 0;
+    pthread_mutex_lock(&b->lock);
+    if (!b->buf && !(b->buf = malloc(UCX_BATCH_BYTES)))
+        rc = -1;
+    else if (b->len && (b->pe != pe || b->len + sizeof(r) + len > UCX_BATCH_BYTES))
+        rc = am_batch_send_locked(w);
+    if (!rc) {
+        b->pe = pe;
+        memcpy(b->buf + b->len, &r, sizeof(r));
+        memcpy(b->buf + b->len + sizeof(r), src, len);
+        __atomic_store_n(&b->len, b->len + sizeof(r) + len, __ATOMIC_RELEASE);
+        ucx_posted(w, pe);
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (rc)
+        log_error("transport", "cannot batch a put to PE %d", pe);
+    return rc;
 }
 
 static int am_send(struct transport_worker *w, int pe, enum am_id id,
@@ -422,6 +516,8 @@ static int am_flush_batch(struct transport_worker *w, const int *pes, size_t n)
 
 int ucx_am_flush(struct transport_worker *w, int pe)
 {
+    if (ucx_am_batch_send(w, 0))
+        return -1;
     if (pe >= 0)
         return am_flush_batch(w, &pe, 1);
     size_t n = __atomic_load_n(&w->n_connected, __ATOMIC_ACQUIRE);

@@ -51,6 +51,15 @@ struct transport_worker {
      * owner can touch (a fence waits for them), and to peers reached by message (only a flush
      * does: their lane keeps them in order). */
     uint64_t am_unacked, puts_unacked;
+    /* Short non-blocking puts to one peer reached by message, gathered into one message
+     * (ucx_am_batch_put): sent when a put to another peer or any other message to this one comes,
+     * when full, at a fence or a flush, and when the PE waits. */
+    struct ucx_batch {
+        pthread_mutex_t lock;
+        int pe;
+        size_t len; /* bytes of records in buf; read without the lock to skip it when 0 */
+        char *buf;  /* UCX_BATCH_BYTES, allocated with the first record */
+    } batch;
     int thread_safe;
     int idle; /* its context was destroyed: kept, with its connections, for the next one */
 };
@@ -137,6 +146,14 @@ int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const
  * message each way (UCX's own put and flush take two). Returns when src may be reused. */
 int ucx_am_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                size_t len);
+/* A non-blocking put of at most UCX_BATCH_PUT_MAX bytes to a peer reached by message: added to
+ * w's batch; a flush waits for it. Returns 0 or -1. */
+#define UCX_BATCH_PUT_MAX 256
+int ucx_am_batch_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                     size_t len);
+/* Sends w's batch, if it holds any record. try: unless another thread is at it (a wait's step,
+ * which may come from inside a send of this thread). Returns 0 or -1. */
+int ucx_am_batch_send(struct transport_worker *w, int try);
 /* Waits until every ucx_am_put of w has been acknowledged. */
 int ucx_am_wait_puts(struct transport_worker *w);
 /* Counts an operation to a peer reached by message that a flush must confirm. */

@@ -30,8 +30,12 @@ void transport_wait_leave(struct transport *t)
     __atomic_sub_fetch(&t->progress.waits, 1, __ATOMIC_ACQ_REL);
 }
 
+/* A PE that waits may be waiting for what its batched puts carry (a peer polling the data
+ * before it answers): they go before the wait goes on. */
 void transport_progress(struct transport_worker *w)
 {
+    if (__atomic_load_n(&w->batch.len, __ATOMIC_ACQUIRE))
+        ucx_am_batch_send(w, 1);
     ucp_worker_progress(w->worker);
 }
 
