@@ -153,10 +153,6 @@ static void coll_alltoalls(struct coll_group *g, void *dest, const void *source,
 static void coll_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                         size_t elem, int scan, coll_combine_fn combine);
 
-/* A world reduction by node: each node's leader combines its PEs' sources through their mapped
- * memory, the leaders reduce across the nodes (in place), and each leader copies the result
- * into its PEs' dests. Only the leaders' step crosses the network, where a reduction over all PEs
- * has every PE send across. */
 /* The leader reads its node's sources alone: as long as they total a few MiB that costs less
  * than the messages it saves (4 PEs on two nodes, alternated: block placement 8 B 40-50 against
  * 58-60 us, 4 KiB 85-125 against 130-170, 64 KiB and 1 MiB alike; cyclic 8 B to 1 MiB 1.4-2x
@@ -182,6 +178,10 @@ static int coll_node_reduce_pays(const struct coll_group *g, const void *dest, c
            coll_node_mapped(source);
 }
 
+/* A world reduction by node: each node's leader combines its PEs' sources through their mapped
+ * memory, the leaders reduce across the nodes (in place), and each leader copies the result
+ * into its PEs' dests. Only the leaders' step crosses the network, where a reduction over all PEs
+ * has every PE send across. */
 static void coll_node_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                              size_t elem, coll_combine_fn combine)
 {
