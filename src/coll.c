@@ -192,7 +192,7 @@ static void coll_node_reduce(struct coll_group *g, void *dest, const void *sourc
         coll_team_group(&leaders, g->routine, team_world_leaders());
         coll_reduce(&leaders, dest, dest, count, elem, 0, combine);
     }
-    coll_shm_leader_hands_out(&node, dest, count * elem);
+    coll_shm_broadcast(&node, dest, dest, count * elem, 0, 1);
 }
 
 static void coll_reduce(struct coll_group *g, void *dest, const void *source, size_t count,

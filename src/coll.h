@@ -134,6 +134,15 @@ void coll_wait_step(struct coll_group *g, int rank, uint64_t step, size_t bytes)
 /* rank's copy of a symmetric address (every member is mapped on the shared-memory path). */
 void *coll_peer(const struct coll_group *g, const void *addr, int rank);
 
+/* Segment r of n of the count elements from first (lengths differ by one at most): its first
+ * element, and its length in *len. */
+static inline size_t coll_segment_of(size_t first, size_t count, int n, int r, size_t *len)
+{
+    size_t lo = first + (size_t)r * count / (size_t)n;
+    *len = first + ((size_t)r + 1) * count / (size_t)n - lo;
+    return lo;
+}
+
 /* ---- Every member mapped (coll_shm.c) ---- */
 void coll_shm_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
                         int root, int root_receives);
@@ -145,12 +154,11 @@ void coll_shm_alltoalls(struct coll_group *g, void *dest, const void *source, pt
 /* scan: 0 reduce, 1 inclusive, -1 exclusive prefix. */
 void coll_shm_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                      size_t elem, int scan, coll_combine_fn combine);
-/* The two halves of a reduction by node (coll.c): the node's leader (rank 0) combines every
- * member's source into its dest, the members leaving theirs untouched; later the leader copies its
- * dest into every member's, which wait for it. Between the two the leader may change its dest. */
+/* The first half of a reduction by node (coll.c): the node's leader (rank 0) combines every
+ * member's source into its dest, the members leaving theirs untouched, until a broadcast from the
+ * leader hands out the result. */
 void coll_shm_reduce_to_leader(struct coll_group *g, void *dest, const void *source, size_t count,
                                size_t elem, coll_combine_fn combine);
-void coll_shm_leader_hands_out(struct coll_group *g, void *dest, size_t bytes);
 
 /* ---- Any placement (coll_tree.c) ---- */
 void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,

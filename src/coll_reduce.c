@@ -150,15 +150,6 @@ void coll_allreduce(struct coll_group *g, void *dest, const void *source, size_t
     }
 }
 
-/* Segment r of n of the count elements from first (lengths differ by one at most): its first
- * element, and its length in *len. */
-static size_t segment_of(size_t first, size_t count, int n, int r, size_t *len)
-{
-    size_t lo = first + (size_t)r * count / (size_t)n;
-    *len = first + ((size_t)r + 1) * count / (size_t)n - lo;
-    return lo;
-}
-
 /* ---- Teams: direct reduction ----
  * Block by block (each fits the scratch), member r owns segment r of the block: every other
  * member puts its source segment r into r's buffer of the block's parity with a signal, r
@@ -204,7 +195,7 @@ static void direct_send_pieces(struct coll_group *g, const char *source, size_t 
     size_t slot = direct_slot_bytes(n);
     for (int k = 1; k < n; k++) {
         int owner = (me + k) % n; /* my piece takes slot n - 1 - k of the owner's buffer */
-        size_t count, lo = segment_of(b->first, b->count, n, owner, &count);
+        size_t count, lo = coll_segment_of(b->first, b->count, n, owner, &count);
         coll_put_signal(g, g->area->buf[b->step & 1] + (size_t)(n - 1 - k) * slot,
                         source + lo * elem, count * elem, COLL_CH_PIECES + (int)(b->step & 1),
                         owner);
@@ -215,7 +206,7 @@ static void direct_own(struct coll_group *g, char *dest, const char *source, siz
                        const struct direct_block *b, coll_combine_fn combine)
 {
     int n = g->size, me = g->my_rank, parity = (int)(b->step & 1);
-    size_t count, lo = segment_of(b->first, b->count, n, me, &count), bytes = count * elem;
+    size_t count, lo = coll_segment_of(b->first, b->count, n, me, &count), bytes = count * elem;
     size_t slot = direct_slot_bytes(n);
     const char *buf = g->area->buf[parity];
     char *acc = coll_scratch_get(bytes + 1);
@@ -272,7 +263,7 @@ void coll_segment_reduce(struct coll_group *g, void *dest, const void *source, s
                          size_t elem, coll_combine_fn combine)
 {
     int n = g->size, me = g->my_rank;
-    size_t seg, first = segment_of(0, count, n, me, &seg), bytes = seg * elem;
+    size_t seg, first = coll_segment_of(0, count, n, me, &seg), bytes = seg * elem;
     size_t offset = first * elem;
     /* slot r of the scratch receives rank r's segment; slot 0 accumulates */
     char *slots = coll_scratch_get((size_t)n * bytes + 1);

@@ -111,9 +111,7 @@ static void shm_reduce_direct(struct coll_group *g, void *dest, const void *sour
                               size_t elem, int scan, coll_combine_fn combine)
 {
     int n = g->size, me = g->my_rank;
-    size_t first = (size_t)me * count / (size_t)n,
-           seg = ((size_t)me + 1) * count / (size_t)n - first;
-    size_t off = first * elem, bytes = seg * elem;
+    size_t seg, off = coll_segment_of(0, count, n, me, &seg) * elem, bytes = seg * elem;
     char *acc = coll_scratch_get(2 * bytes + 1), *in = acc + bytes;
     uint64_t step = coll_step(g);
     coll_publish(g, step);
@@ -152,9 +150,9 @@ void coll_shm_reduce(struct coll_group *g, void *dest, const void *source, size_
 }
 
 /* Members publish that their source is ready and stay in the call until the leader has handed
- * out the result, so their sources stay in place while the leader reads them, and the leader
- * writes a member's dest only once the member has entered the call (it is done with the previous
- * call's dest). */
+ * out the result (coll_shm_broadcast from rank 0), so their sources stay in place while the
+ * leader reads them, and the leader writes a member's dest only once the member has entered the
+ * call (it is done with the previous call's dest). */
 void coll_shm_reduce_to_leader(struct coll_group *g, void *dest, const void *source, size_t count,
                                size_t elem, coll_combine_fn combine)
 {
@@ -168,15 +166,4 @@ void coll_shm_reduce_to_leader(struct coll_group *g, void *dest, const void *sou
         coll_wait_step(g, r, step, 0);
         combine(dest, coll_peer(g, source, r), count);
     }
-}
-
-void coll_shm_leader_hands_out(struct coll_group *g, void *dest, size_t bytes)
-{
-    uint64_t step = coll_step(g);
-    if (g->my_rank == 0)
-        for (int r = 1; r < g->size; r++)
-            memcpy(coll_peer(g, dest, r), dest, bytes);
-    else
-        coll_wait_step(g, 0, step, bytes * (size_t)(g->size - 1));
-    coll_publish(g, step);
 }

@@ -50,24 +50,25 @@ void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, 
 
 /* Every wait of the flat barrier crosses the network when PEs are spread over nodes; here only
  * the leaders' rounds do (log2 of the nodes instead of log2 of the PEs), and a node's own rounds
- * and its release are stores into mapped memory. */
+ * and its release are stores into mapped memory. The rounds count on the sync words of the node
+ * and leader teams' slots, which nothing else syncs on. */
 void team_sync_world(void)
 {
-    uint64_t epoch = ++rt.barrier_epoch, *words = rt.sync_words;
-    if (rt.n_nodes < 2 || rt.n_nodes == rt.n_pes) {
-        team_dissemination(words, epoch, rt.my_pe, rt.n_pes, NULL);
+    uint64_t epoch = ++rt.barrier_epoch, *release = rt.sync_words + TEAM_ROUNDS;
+    if (!team_node.members) {
+        team_dissemination(rt.sync_words, epoch, rt.my_pe, rt.n_pes, NULL);
         return;
     }
-    uint64_t *node_rounds = words + TEAM_ROUNDS, *release = words + 2 * TEAM_ROUNDS;
-    team_dissemination(node_rounds, epoch, rt.boot.local_rank, rt.boot.local_size,
-                       rt.boot.local_peers);
-    if (rt.boot.local_rank != 0) {
+    team_dissemination(slot_words(TEAM_SLOT_NODE), epoch, team_node.my_rank, team_node.size,
+                       team_node.members);
+    if (team_node.my_rank != 0) {
         PROGRESS_WAIT_WHILE(__atomic_load_n(release, __ATOMIC_ACQUIRE) < epoch);
         return;
     }
-    team_dissemination(words, epoch, rt.my_node, rt.n_nodes, rt.node_leaders);
-    for (int i = 1; i < rt.boot.local_size; i++)
-        rma_notify("shmem_sync_all", release, epoch, rt.boot.local_peers[i]);
+    team_dissemination(slot_words(TEAM_SLOT_LEADERS), epoch, team_leaders.my_rank,
+                       team_leaders.size, team_leaders.members);
+    for (int i = 1; i < team_node.size; i++)
+        rma_notify("shmem_sync_all", release, epoch, team_node.members[i]);
 }
 
 static void team_lag_announce(struct strata_team *team)

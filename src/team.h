@@ -86,13 +86,14 @@ uint64_t team_agree_or(struct strata_team *team, uint64_t value);
 int team_create_members(struct strata_team *parent, const int *world_ranks, int size,
                         struct space *space, shmem_team_t *out);
 
-/* The world barrier's words (rt.sync_words): one counter per round among the nodes' leaders (or
- * among all PEs, when every node has one), one per round among the PEs of a node, and the
- * release word a leader sets on its node's other PEs. */
-#define TEAM_WORLD_SYNC_WORDS (2 * TEAM_ROUNDS + 1)
-/* The barrier of all PEs (shmem_sync_all, and shmem_team_sync on the world team): the PEs of each
- * node meet through their mapped words, their leaders across the nodes, and each leader releases
- * its node; a job on one node, or with one PE per node, takes one dissemination over all. */
+/* The world barrier's words (rt.sync_words): one counter per round of the flat barrier (a job on
+ * one node, or with one PE per node), and the release word a leader sets on its node's other PEs
+ * (team_sync_world). */
+#define TEAM_WORLD_SYNC_WORDS (TEAM_ROUNDS + 1)
+/* The barrier of all PEs (shmem_sync_all, and shmem_team_sync on the world team): where the
+ * world's collectives go by node (team_world_node), the PEs of each node meet through their
+ * mapped words, their leaders across the nodes, and each leader releases its node; otherwise one
+ * dissemination over all. */
 void team_sync_world(void);
 
 /* Dissemination barrier: in round k this PE sets counter k of the member 2^k ahead to epoch and
