@@ -50,7 +50,7 @@ enum {
 /* Bytes of each of the two scratch buffers of a team (reduction chunks and pieces), and the
  * slots of eager broadcasts (coll_eager_broadcast): all of the slot's scratch. */
 #define COLL_BUF_BYTES 65536
-#define COLL_EAGER_SLOTS 8
+#define COLL_EAGER_SLOTS 16
 #define COLL_EAGER_BYTES 4096
 
 /* A team's collective words (team_coll_words), zeroed when the slot is claimed but for the

@@ -156,12 +156,13 @@ static void reduction_stream(shmem_team_t team, int me, int n)
 }
 
 /* Broadcasts back to back into two dest buffers in turn, no sync between them: sizes below a
- * team of two's eager slot, the root changing every 13 calls, the other members lagging at each
+ * team of two's eager slot, the root changing every 19 calls, the other members lagging at each
  * change (so a root may run calls ahead); at two changes in three the first call is above the
  * slot, so tree and eager calls follow each other, whatever the calls' numbers modulo the slots
- * (13 is prime to them); each member checks every call's data as it returns. */
+ * (19 is prime to them, and above their number: a root that ignored them would overwrite a slot not
+ * yet read); each member checks every call's data as it returns. */
 #define BCAST_CALLS 96
-#define BCAST_ROOT_CALLS 13
+#define BCAST_ROOT_CALLS 19
 static void broadcast_stream(shmem_team_t team, int me, int n)
 {
     static const size_t sizes[] = {1, 512, 3, 100, 9};
