@@ -24,7 +24,7 @@ done
 [ "$(id -u)" = 0 ] || skip "the cluster's slurmd runs jobs as their users: it needs root"
 
 # Its own directory: munged wants every directory above its socket open to all.
-cluster=$(mktemp -d "${TMPDIR:-/tmp}/strata-cluster.XXXXXX")
+cluster=$(mktemp -d "$suite_outer_tmp/strata-cluster.XXXXXX")
 trap 'bash "$src/tests/cluster/slurm_nodes.sh" stop "$cluster"; suite_exit' EXIT
 run "a two-node Slurm cluster starts" bash "$src/tests/cluster/slurm_nodes.sh" start "$cluster"
 if [ ! -f "$cluster/slurm.conf" ]; then

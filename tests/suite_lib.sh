@@ -11,6 +11,12 @@ passed=0
 failed=0
 failures=()
 log_dir=$(mktemp -d "${TMPDIR:-/tmp}/strata-tests.XXXXXX")
+# oshrun makes its PMIx directory under TMPDIR: a private one, open like /tmp (a test's second
+# user reaches into it), holds this suite's launcher directories and no other job's.
+suite_outer_tmp=${TMPDIR:-/tmp}
+export TMPDIR=$log_dir/tmp
+mkdir -m 1777 "$TMPDIR"
+chmod 755 "$log_dir"
 suite_exit() {
     rm -rf "$log_dir"
 }
@@ -35,7 +41,6 @@ run() {
 }
 
 shm_before=$(ls /dev/shm 2>/dev/null | grep '^strata-' | sort)
-tmp_before=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
 
 # outcome OK PASS_TEXT FAILURE FAIL_TEXT: counts a check done here (OK 1 or 0).
 outcome() {
@@ -56,10 +61,9 @@ finish() {
     leftover=$(comm -13 <(echo "$shm_before") <(echo "$shm_after") | grep -c . || true)
     outcome "$((leftover == 0))" "no shared-memory files left behind" "leftover shared memory" \
         "$leftover shared-memory files left in /dev/shm"
-    tmp_after=$(ls "${TMPDIR:-/tmp}" 2>/dev/null | grep -c '^oshrun\.' || true)
-    outcome "$((tmp_after <= tmp_before))" "no launcher directory left behind" \
-        "leftover launcher directory" \
-        "$((tmp_after - tmp_before)) oshrun directories left in ${TMPDIR:-/tmp}"
+    tmp_after=$(ls "$TMPDIR" 2>/dev/null | grep -c '^oshrun\.' || true)
+    outcome "$((tmp_after == 0))" "no launcher directory left behind" \
+        "leftover launcher directory" "$tmp_after oshrun directories left in TMPDIR"
     if [ "$failed" -gt 0 ]; then
         echo "Failed tests:"
         printf '  %s\n' "${failures[@]}"
