@@ -101,6 +101,64 @@ static int coll_team_begin(const char *routine, shmem_team_t team, const void *d
         coll_team_begin(routine, team, dest, source, &g_) ? -1 : (CALL, 0);                        \
     })
 
+/* Whether every node maps addr between its PEs: the memory of the default and the library's
+ * spaces, which every PE attaches at start-up, where node peers are reached directly. What decides
+ * must be the same on every node, so not the routes of this node's peers. */
+static int coll_node_mapped(const void *addr)
+{
+    const struct region *region = region_lookup(addr);
+    return rt.job.node_direct && region &&
+           (region->space == rt.default_space || region->space == rt.library_space);
+}
+
+/* Whether a world collective whose dest is dest may go by node: the job spans nodes with more
+ * PEs than nodes (team_init_nodes), and every node maps dest between its PEs. */
+static int coll_by_node(const struct coll_group *g, const void *dest)
+{
+    return g->team == SHMEM_TEAM_WORLD && team_world_node() && coll_node_mapped(dest);
+}
+
+/* The rank of world PE pe in group g, or -1. */
+static int coll_rank_of(const struct coll_group *g, int pe)
+{
+    for (int r = 0; r < g->size; r++)
+        if (g->members[r] == pe)
+            return r;
+    return -1;
+}
+
+static void coll_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                           int root, int root_receives);
+
+/* A world broadcast by node: the root copies the data into its node's dests through their mapped
+ * memory, its node's leader (the root itself, or a PE that has just received) broadcasts it to
+ * the other nodes' leaders, and each of them copies it into its node's dests. One copy of the
+ * data crosses to each node instead of one per PE over there, and the root returns once it has
+ * written its node's dests and sent to the leaders (eagerly between two nodes), where the flat
+ * tree keeps every root within one call of every PE. The shared-memory steps keep their rule
+ * for alternated dests, which also keeps a root from rewriting the dest its node's leader still
+ * forwards: that leader has received the call in between. */
+static void coll_node_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                                int root, int root_receives)
+{
+    struct coll_group node, leaders;
+    int root_pe = g->members[root], root_node = rt.node_of[root_pe];
+    const void *from = dest;
+    coll_team_group(&node, g->routine, team_world_node());
+    if (root_node == rt.my_node) {
+        int node_root = coll_rank_of(&node, root_pe);
+        coll_shm_broadcast(&node, dest, source, bytes, node_root, root_receives);
+        if (node_root == 0) /* the root leads its node: its dest is done, or not to be written */
+            from = source;
+    }
+    if (team_world_leaders()) {
+        coll_team_group(&leaders, g->routine, team_world_leaders());
+        coll_broadcast(&leaders, dest, from, bytes, root_node, 0);
+    }
+    if (root_node != rt.my_node)
+        coll_shm_broadcast(&node, dest, dest, bytes, 0, 1);
+}
+
 /* Algorithm choice, for teams and active sets alike (an active set has no collective words, so
  * it never takes the shared-memory path). */
 static void coll_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
@@ -109,8 +167,9 @@ static void coll_broadcast(struct coll_group *g, void *dest, const void *source,
     coll_check_symmetric(g, dest, "dest");
     coll_check_root(g, root);
     int device = coll_device_buffers(dest, source);
-    int mapped = !device && g->area && coll_all_mapped(g, dest, NULL);
-    if (!device && !mapped && coll_eager_pays(g, bytes)) {
+    int by_node = !device && coll_by_node(g, dest);
+    int mapped = !device && !by_node && g->area && coll_all_mapped(g, dest, NULL);
+    if (!device && !by_node && !mapped && coll_eager_pays(g, bytes)) {
         coll_eager_broadcast(g, dest, source, bytes, root, root_receives);
         return;
     }
@@ -118,6 +177,8 @@ static void coll_broadcast(struct coll_group *g, void *dest, const void *source,
         team_lag_end(g->team); /* see coll_tree_broadcast */
     if (device)
         coll_device_broadcast(g, dest, source, bytes, root, root_receives);
+    else if (by_node)
+        coll_node_broadcast(g, dest, source, bytes, root, root_receives);
     else if (mapped)
         coll_shm_broadcast(g, dest, source, bytes, root, root_receives);
     else
@@ -159,22 +220,11 @@ static void coll_reduce(struct coll_group *g, void *dest, const void *source, si
  * faster). The PEs per node are averaged so that every PE decides alike. */
 #define COLL_NODE_REDUCE_READ_MAX ((size_t)4 << 20)
 
-/* Whether every node maps addr between its PEs: the memory of the default and the library's
- * spaces, which every PE attaches at start-up, where node peers are reached directly. What decides
- * must be the same on every node, so not the routes of this node's peers. */
-static int coll_node_mapped(const void *addr)
-{
-    const struct region *region = region_lookup(addr);
-    return rt.job.node_direct && region &&
-           (region->space == rt.default_space || region->space == rt.library_space);
-}
-
 static int coll_node_reduce_pays(const struct coll_group *g, const void *dest, const void *source,
                                  size_t bytes)
 {
     size_t pes_per_node = ((size_t)rt.n_pes + (size_t)rt.n_nodes - 1) / (size_t)rt.n_nodes;
-    return g->team == SHMEM_TEAM_WORLD && team_world_node() &&
-           bytes * pes_per_node <= COLL_NODE_REDUCE_READ_MAX && coll_node_mapped(dest) &&
+    return coll_by_node(g, dest) && bytes * pes_per_node <= COLL_NODE_REDUCE_READ_MAX &&
            coll_node_mapped(source);
 }
 

@@ -304,6 +304,23 @@ static void init_add_node(int leader)
     rt.node_leaders[rt.n_nodes++] = leader;
 }
 
+/* The index of the node led by PE leader among the nodes added so far (the leaders ascend, and
+ * a PE comes after its leader); -1 for a PE that said nothing (start-up then stops). */
+static int init_node_index(int leader)
+{
+    int lo = 0, hi = rt.n_nodes - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (rt.node_leaders[mid] == leader)
+            return mid;
+        if (rt.node_leaders[mid] < leader)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
 /* The start-up exchange, and the verdict every PE draws from it: all PEs go on, or all stop,
  * each failed PE naming its reason. */
 static void init_agree(int reachable)
@@ -315,6 +332,9 @@ static void init_agree(int reachable)
                    init_error);
     int failed = 0, first_failed = -1, first_healthy = -1, unreachable = -1, on_machine = 0;
     rt.n_nodes = 0;
+    rt.node_of = malloc((size_t)rt.n_pes * sizeof(int));
+    if (!rt.node_of)
+        log_fatal("shmem_init", "cannot allocate the node of each of %d PEs", rt.n_pes);
     for (int pe = 0; pe < rt.n_pes; pe++) {
         size_t len = sizeof(theirs);
         if (pe == rt.my_pe)
@@ -324,6 +344,7 @@ static void init_agree(int reachable)
         on_machine += mine.machine && theirs.machine == mine.machine;
         if (theirs.leader == pe)
             init_add_node(pe);
+        rt.node_of[pe] = init_node_index(theirs.leader);
         failed += !theirs.ok;
         if (!theirs.ok && first_failed < 0)
             first_failed = pe;
@@ -539,7 +560,8 @@ void shmem_finalize(void)
     }
     team_fini();
     free(rt.node_leaders);
-    rt.node_leaders = NULL;
+    free(rt.node_of);
+    rt.node_leaders = rt.node_of = NULL;
     space_api_fini();
     space_destroy(&rt.job, rt.default_space);
     space_destroy(&rt.job, rt.library_space);

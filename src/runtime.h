@@ -48,10 +48,10 @@ struct runtime {
     uint64_t *sync_words;
     uint64_t barrier_epoch;
     /* The nodes of the job, from the start-up exchange: each node's leader (its lowest world
-     * rank), ascending, and this PE's node's index among them; and the PEs on this machine (more
-     * than the node's where nodes share one). */
+     * rank), ascending, each PE's node (an index into node_leaders) and this PE's; and the PEs on
+     * this machine (more than the node's where nodes share one). */
     int n_nodes, my_node, pes_on_machine;
-    int *node_leaders;
+    int *node_leaders, *node_of;
     /* SHMEM_DEBUG or SHMEM_LOG=rma: every RMA and atomic takes the general path, which checks
      * and logs. */
     int checked;
