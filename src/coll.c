@@ -118,15 +118,6 @@ static int coll_by_node(const struct coll_group *g, const void *dest)
     return g->team == SHMEM_TEAM_WORLD && team_world_node() && coll_node_mapped(dest);
 }
 
-/* The rank of world PE pe in group g, or -1. */
-static int coll_rank_of(const struct coll_group *g, int pe)
-{
-    for (int r = 0; r < g->size; r++)
-        if (g->members[r] == pe)
-            return r;
-    return -1;
-}
-
 static void coll_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
                            int root, int root_receives);
 
@@ -146,7 +137,7 @@ static void coll_node_broadcast(struct coll_group *g, void *dest, const void *so
     const void *from = dest;
     coll_team_group(&node, g->routine, team_world_node());
     if (root_node == rt.my_node) {
-        int node_root = coll_rank_of(&node, root_pe);
+        int node_root = team_rank_of(team_world_node(), root_pe);
         coll_shm_broadcast(&node, dest, source, bytes, node_root, root_receives);
         if (node_root == 0) /* the root leads its node: its dest is done, or not to be written */
             from = source;

@@ -304,23 +304,6 @@ static void init_add_node(int leader)
     rt.node_leaders[rt.n_nodes++] = leader;
 }
 
-/* The index of the node led by PE leader among the nodes added so far (the leaders ascend, and
- * a PE comes after its leader); -1 for a PE that said nothing (start-up then stops). */
-static int init_node_index(int leader)
-{
-    int lo = 0, hi = rt.n_nodes - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (rt.node_leaders[mid] == leader)
-            return mid;
-        if (rt.node_leaders[mid] < leader)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
-
 /* The start-up exchange, and the verdict every PE draws from it: all PEs go on, or all stop,
  * each failed PE naming its reason. */
 static void init_agree(int reachable)
@@ -342,9 +325,13 @@ static void init_agree(int reachable)
         else if (boot_get(pe, "strata.init", &theirs, &len) || len != sizeof(theirs))
             theirs = (struct init_outcome){0, 0, -1, 0};
         on_machine += mine.machine && theirs.machine == mine.machine;
+        /* A PE comes after its leader, whose node is known by then; -1 for a PE that said
+         * nothing (start-up then stops). */
         if (theirs.leader == pe)
             init_add_node(pe);
-        rt.node_of[pe] = init_node_index(theirs.leader);
+        rt.node_of[pe] = theirs.leader == pe                        ? rt.n_nodes - 1
+                         : theirs.leader >= 0 && theirs.leader < pe ? rt.node_of[theirs.leader]
+                                                                    : -1;
         failed += !theirs.ok;
         if (!theirs.ok && first_failed < 0)
             first_failed = pe;

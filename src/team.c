@@ -407,17 +407,21 @@ int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config
     return 0;
 }
 
+int team_rank_of(const struct strata_team *team, int world_pe)
+{
+    for (int i = 0; i < team->size; i++)
+        if (team_world_rank(team, i) == world_pe)
+            return i;
+    return -1;
+}
+
 int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
 {
     runtime_require_init("shmem_team_translate_pe");
     if (src_team == SHMEM_TEAM_INVALID || dest_team == SHMEM_TEAM_INVALID || src_pe < 0 ||
         src_pe >= src_team->size)
         return -1;
-    int world = team_world_rank(src_team, src_pe);
-    for (int i = 0; i < dest_team->size; i++)
-        if (team_world_rank(dest_team, i) == world)
-            return i;
-    return -1;
+    return team_rank_of(dest_team, team_world_rank(src_team, src_pe));
 }
 
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)

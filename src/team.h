@@ -57,6 +57,8 @@ struct strata_team {
  * TEAM_SLOT_WORDS words of the default heap, zeroed) and gather (TEAM_SLOTS * n_pes words, one
  * per member for collectives that exchange a value each). Returns 0 or -1. */
 int team_init(uint64_t *area, uint64_t *gather);
+/* The rank of world PE world_pe in team, or -1 when it is not a member. */
+int team_rank_of(const struct strata_team *team, int world_pe);
 /* A team's gather words: entry r is written by team rank r. */
 uint64_t *team_gather_words(const struct strata_team *team);
 /* Gather words for active sets, indexed by world rank. */
