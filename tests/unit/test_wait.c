@@ -1,10 +1,19 @@
 /* The wait policy (common/wait.h): a machine with more PEs than this process's CPUs spins a few
  * dozen times before yielding; otherwise for about 200 us, which is more spins than that on any
  * CPU (a pause takes well under 3 us), and a wait on a peer's copy as long as the copy may take
- * (200 KB per 200 us), up to 25 times the usual. */
+ * (200 KB per 200 us), up to 25 times the usual. A long wait yields once per spin limit, not at
+ * every step once the limit has passed. */
 #define _GNU_SOURCE
 #include "../../common/wait.h"
 #include "unit.h"
+
+/* Counts the yields of the wait loops under test (this definition wins over the C library's). */
+static int yields;
+int sched_yield(void)
+{
+    yields++;
+    return 0;
+}
 
 int main(void)
 {
@@ -31,10 +40,20 @@ int main(void)
                "a terabyte's copy: %u spins, expected the cap %u",
                wait_spins_for_copy((size_t)1 << 40), base * 25);
 
+    unsigned spins = 0;
+    for (unsigned step = 0; step < 3 * base; step++)
+        wait_idle(&spins);
+    UNIT_CHECK(yields == 3, "%u steps of a %u-spin wait: %d yields, expected 3", 3 * base, base,
+               yields);
+
     wait_policy_init(n_cpus + 1);
     UNIT_CHECK(wait_spins_before_yield == 64, "oversubscribed again: %u spins, expected 64",
                wait_spins_before_yield);
     UNIT_CHECK(wait_spins_for_copy(1 << 20) == 64,
                "oversubscribed, 1 MiB copy: %u spins, expected 64", wait_spins_for_copy(1 << 20));
+    yields = 0;
+    for (unsigned step = 0; step < 640; step++)
+        wait_idle(&spins);
+    UNIT_CHECK(yields == 10, "640 steps of a 64-spin wait: %d yields, expected 10", yields);
     return unit_finish("test_wait");
 }
