@@ -5,18 +5,27 @@
 # the transports in UCX_TLS (tcp,self unless set). Each figure is printed beside UCX's own floor
 # between the same two nodes, measured in the same run with ucx_perftest (both sides active):
 # the active-message round trip for times, 1 MiB active-message bandwidth for bandwidths.
-# Ends with one machine-readable line "BENCH {...}".
-# Usage: run_bench_network.sh BUILDDIR SRCDIR [RUNS]
+# With "loaded", everything runs while another job's processes compute on every core (one busy
+# loop per core), which is what a waiting PE then competes with.
+# Ends with one machine-readable line "BENCH {...}" ("BENCH_NETWORK_LOADED {...}" when loaded).
+# Usage: run_bench_network.sh BUILDDIR SRCDIR [RUNS] [loaded]
 set -u
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 runs=${3:-5}
+loaded=${4:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-net.XXXXXX")
 # munged wants every directory above its socket open to all.
 chmod 755 "$work"
 cluster=$work/cluster
 export UCX_TLS=${UCX_TLS:-tcp,self}
-trap 'bash "$src/tests/cluster/slurm_nodes.sh" stop "$cluster"; rm -rf "$work"' EXIT
+load_pids=()
+stop_load() {
+    [ ${#load_pids[@]} -gt 0 ] && kill "${load_pids[@]}" 2>/dev/null
+    wait 2>/dev/null
+    load_pids=()
+}
+trap 'stop_load; bash "$src/tests/cluster/slurm_nodes.sh" stop "$cluster"; rm -rf "$work"' EXIT
 . "$src/tests/perf/bench_lib.sh"
 bench_lib_init
 
@@ -57,6 +66,13 @@ perftest() {
     [ -n "$value" ] && echo "$name $value"
 }
 
+if [ "$loaded" = loaded ]; then
+    for _ in $(seq "$(nproc)"); do
+        sh -c 'while :; do :; done' &
+        load_pids+=($!)
+    done
+    echo "loaded: $(nproc) busy processes of another job on the $(nproc) cores"
+fi
 for i in $(seq "$runs"); do
     perftest am_lat_us ucp_am_lat 8 20000 5 >>"$work/limits.txt"
     perftest am_bw_1MiB_MBps ucp_am_bw 1048576 500 6 >>"$work/limits.txt"
@@ -69,6 +85,7 @@ for b in $benches; do
     done
 done
 
+stop_load
 bw_limit=$(median am_bw_1MiB_MBps "$work/limits.txt")
 one_way_us=$(median am_lat_us "$work/limits.txt")
 round_trip_us=$(awk -v t="$one_way_us" 'BEGIN {if (t != "") printf "%.3f", 2 * t}')
@@ -91,4 +108,4 @@ for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
     printf '%-28s %12s %12s %9s %12s %9s\n' "$metric" "$ours" "${limit:--}" "$to_limit" "${theirs:--}" "$to_ompi"
     json="$json, \"$metric\": {\"strata\": $ours, \"floor\": $(json_num "$limit"), \"to_floor\": $(json_num "$to_limit"), \"openmpi\": $(json_num "$theirs"), \"to_openmpi\": $(json_num "$to_ompi")}"
 done
-echo "BENCH {$json}"
+[ "$loaded" = loaded ] && echo "BENCH_NETWORK_LOADED {$json}" || echo "BENCH {$json}"
