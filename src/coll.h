@@ -48,15 +48,17 @@ enum {
 };
 
 /* Bytes of each of the two scratch buffers of a team (reduction chunks and pieces), and the
- * slots of eager broadcasts (coll_eager_broadcast): all of the slot's scratch. */
+ * slots of eager broadcasts (coll_eager_broadcast), large and small: all of the slot's scratch. */
 #define COLL_BUF_BYTES 65536
 #define COLL_EAGER_SLOTS 16
 #define COLL_EAGER_BYTES 4096
+#define COLL_EAGER_SMALL_SLOTS 128
+#define COLL_EAGER_SMALL_BYTES 256
 
 /* A team's collective words (team_coll_words), zeroed when the slot is claimed but for the
- * scratch (buf, eager: written before read). Everything but pub, size, the channel counters,
- * eager_call and the scratch is private to this PE; the step counters advance identically on
- * every member, since members make the same calls in the same order. */
+ * scratch (buf, eager, eager_small: written before read). Everything but pub, size, the channel
+ * counters, the eager call words and the scratch is private to this PE; the step counters advance
+ * identically on every member, since members make the same calls in the same order. */
 struct coll_area {
     uint64_t pub;  /* last step this PE published (shared-memory algorithms) */
     uint64_t size; /* collect: this PE's block size, valid once its step is published */
@@ -68,9 +70,11 @@ struct coll_area {
     uint64_t last_dest; /* dest of the last broadcast on this team, as this PE passed it */
     uint64_t exchanges; /* alltoalls off the shared-memory path so far */
     uint64_t eager_call[COLL_EAGER_SLOTS]; /* set by the root: the call whose data is in the slot */
+    uint64_t eager_small_call[COLL_EAGER_SMALL_SLOTS]; /* the same for the small slots */
     uint64_t pad1[2];
     char buf[2][COLL_BUF_BYTES];
     char eager[COLL_EAGER_SLOTS][COLL_EAGER_BYTES];
+    char eager_small[COLL_EAGER_SMALL_SLOTS][COLL_EAGER_SMALL_BYTES];
 };
 
 /* The PEs a collective runs over: a team, or the active set of a legacy routine, whose signals

@@ -73,6 +73,7 @@ void team_sync_world(void)
 
 static void team_lag_announce(struct strata_team *team)
 {
+    team->lag_told = team->lag_epoch;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     dissemination_notify(slot_words(team->slot) + TEAM_LAG_FIRST, team->lag_epoch, 0, team->my_rank,
                          team->size, team->members);
@@ -87,6 +88,8 @@ void team_lag_begin(struct strata_team *team, enum team_lag_announce announce)
     team->lag_unannounced = announce == TEAM_LAG_DEFERRED;
     if (announce == TEAM_LAG_NOW)
         team_lag_announce(team);
+    else if (announce == TEAM_LAG_BY_DATA)
+        team->lag_told = team->lag_epoch;
 }
 
 /* The partner's own notification of a later call may have landed first: the count only rises. */
@@ -139,7 +142,7 @@ static int team_set_members(struct strata_team *team, int slot, const int *membe
     team->config.num_contexts = 0;
     team->shareable_contexts = NULL;
     pthread_mutex_init(&team->contexts_lock, NULL);
-    team->sync_epoch = team->agree_epoch = team->lag_epoch = 0;
+    team->sync_epoch = team->agree_epoch = team->lag_epoch = team->lag_told = 0;
     team->lag_pending = team->lag_unannounced = 0;
     memset(team->placement, 0, sizeof(team->placement));
     team->placement_next = 0;

@@ -16,8 +16,8 @@
  * words and scratch (coll.h: struct coll_area). All of it is zeroed when a team claims the slot
  * but the scratch at its end, which every collective writes before it reads: left alone, its
  * pages are not touched until a team's collectives need them. */
-#define TEAM_SCRATCH_BYTES (2 * 65536 + 16 * 4096)
-#define TEAM_COLL_WORDS (176 + TEAM_SCRATCH_BYTES / 8)
+#define TEAM_SCRATCH_BYTES (2 * 65536 + 16 * 4096 + 128 * 256)
+#define TEAM_COLL_WORDS (304 + TEAM_SCRATCH_BYTES / 8)
 #define TEAM_LAG_FIRST (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
 #define TEAM_SLOT_WORDS (TEAM_LAG_FIRST + TEAM_ROUNDS + TEAM_COLL_WORDS)
 #define TEAM_SLOT_WORLD 0
@@ -35,6 +35,7 @@ struct strata_team {
     uint64_t sync_epoch;
     uint64_t agree_epoch;
     uint64_t lag_epoch;  /* lagged syncs begun */
+    uint64_t lag_told;   /* the latest of them the partner knows this PE entered (teams of two) */
     int lag_pending;     /* one was begun and not ended */
     int lag_unannounced; /* the last one began with TEAM_LAG_DEFERRED */
     /* The space whose team this team is or descends from (NULL: the default space); that space

@@ -156,32 +156,42 @@ static void reduction_stream(shmem_team_t team, int me, int n)
 }
 
 /* Broadcasts back to back into two dest buffers in turn, no sync between them: sizes below a
- * team of two's eager slot, the root changing every 19 calls, the other members lagging at each
- * change (so a root may run calls ahead); at two changes in three the first call is above the
- * slot, so tree and eager calls follow each other, whatever the calls' numbers modulo the slots
- * (19 is prime to them, and above their number: a root that ignored them would overwrite a slot not
- * yet read); each member checks every call's data as it returns. */
-#define BCAST_CALLS 96
-#define BCAST_ROOT_CALLS 19
-static void broadcast_stream(shmem_team_t team, int me, int n)
+ * team of two's eager slots (large and small in turn), the root changing every root_calls
+ * calls, the other members lagging at each change (so a root may run calls ahead); at two changes
+ * in three the first call is above the slots, so tree and eager calls follow each other,
+ * whatever the calls' numbers modulo the slots (root_calls is prime to them, and above their
+ * number: a root that ignored them would overwrite a slot not yet read); each member checks
+ * every call's data as it returns. */
+static void broadcast_stream(shmem_team_t team, int me, int n, const size_t *sizes, int kinds,
+                             int calls, int root_calls)
 {
-    static const size_t sizes[] = {1, 512, 3, 100, 9};
     long *dest[2] = {ldst, ldst + STREAM_MAX};
     long bad = 0;
-    for (int call = 0; call < BCAST_CALLS; call++) {
-        int change = call % BCAST_ROOT_CALLS == 0, root = call / BCAST_ROOT_CALLS % n;
-        size_t c = change && call / BCAST_ROOT_CALLS % 3 ? 5000 : sizes[call % 5];
+    for (int call = 0; call < calls; call++) {
+        int change = call % root_calls == 0, root = call / root_calls % n;
+        size_t c = change && call / root_calls % 3 ? 5000 : sizes[call % kinds];
         if (me == root)
             for (size_t i = 0; i < c; i++)
                 lsrc[i] = value(root, i) + call;
         if (me != root && change)
-            usleep(1000); /* the root may run ahead through the next calls */
+            usleep(5000); /* the root may run ahead through the next calls */
         shmem_long_broadcast(team, dest[call & 1], lsrc, c, root);
         for (size_t i = 0; i < c; i++)
             bad += dest[call & 1][i] != value(root, i) + call;
     }
-    CHECK(bad == 0, "broadcasts back to back on %d: %ld wrong", n, bad);
+    CHECK(bad == 0, "broadcasts back to back on %d (%d calls a root): %ld wrong", n, root_calls,
+          bad);
     shmem_team_sync(team);
+}
+
+/* Large and small slots in turn, 19 calls a root (above the 16 large slots); then on a team of
+ * two, small slots only, 131 calls a root (above the 128 small ones). */
+static void broadcast_streams(shmem_team_t team, int me, int n)
+{
+    static const size_t mixed[] = {1, 512, 3, 100, 9}, small[] = {1, 32, 3, 9};
+    broadcast_stream(team, me, n, mixed, 5, 96, 19);
+    if (n == 2)
+        broadcast_stream(team, me, n, small, 4, 3 * 131 + 1, 131);
 }
 
 static void run_team(shmem_team_t team)
@@ -196,7 +206,7 @@ static void run_team(shmem_team_t team)
         reductions(team, me, n, counts[k]);
     }
     reduction_stream(team, me, n);
-    broadcast_stream(team, me, n);
+    broadcast_streams(team, me, n);
 }
 
 /* The legacy forms over PE_start 0, stride 2^log_stride: pSync arrays taken in turn. */
