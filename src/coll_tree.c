@@ -69,12 +69,13 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
  * Both members keep the lag counters as the tree broadcast does, so the two kinds of call may
  * follow each other: the root's data stands for its entry, and the receiver announces its entry
  * only once half its slot kind's count of calls have gone by since its partner last learned of
- * one (deferring the others to a later team_lag_end). On entering a call it has then told of
- * one within that many calls before, so the root's wait ends; and the root takes one message
- * every 64 small calls (every 8 large ones) instead of one per call, which over TCP cost it as
- * much as its own send (8-byte broadcast between two nodes, alternated against sixteen 4 KiB
- * slots for every size: 6.5-7.6 against 7.1-7.9 us idle, medians 10.4 against 12.9 us with
- * another job's processes on the cores). */
+ * one (deferring the others to a later team_lag_end; a fixed rule by call number would leave a
+ * mixed stream's windows unannounced). Once it has entered a call, its partner knows of its entry
+ * into a call fewer than half that kind's slot count before, so the root's wait ends; and the
+ * root takes one message every 64 small calls (every 8 large ones) instead of one per call,
+ * which over TCP cost it as much as its own send (8-byte broadcast between two nodes,
+ * alternated against sixteen 4 KiB slots for every size: 6.5-7.6 against 7.1-7.9 us idle,
+ * medians 10.4 against 12.9 us with another job's processes on the cores). */
 static int eager_small(size_t bytes)
 {
     return bytes <= COLL_EAGER_SMALL_BYTES;
