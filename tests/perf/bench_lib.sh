@@ -44,6 +44,21 @@ launch_ms() {
     echo "$name $(((t1 - t0) / 1000000))"
 }
 
+# Another job on the same cores: start_load runs one busy process per core, stop_load ends them.
+load_pids=()
+start_load() {
+    local _
+    for _ in $(seq "$(nproc)"); do
+        sh -c 'while :; do :; done' &
+        load_pids+=($!)
+    done
+}
+stop_load() {
+    [ ${#load_pids[@]} -gt 0 ] && kill "${load_pids[@]}" 2>/dev/null
+    wait 2>/dev/null
+    load_pids=()
+}
+
 median() { # median METRIC FILE
     grep "^$1 " "$2" 2>/dev/null | awk '{print $2}' | sort -g |
         awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'

@@ -11,14 +11,8 @@ build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 runs=${3:-5}
 work=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-load.XXXXXX")
-load_pids=()
-stop_load() {
-    [ ${#load_pids[@]} -gt 0 ] && kill "${load_pids[@]}" 2>/dev/null
-    wait 2>/dev/null
-    load_pids=()
-}
-trap 'stop_load; rm -rf "$work"' EXIT
 . "$src/tests/perf/bench_lib.sh"
+trap 'stop_load; rm -rf "$work"' EXIT
 bench_lib_init
 
 build_latency_benches
@@ -35,10 +29,7 @@ measure() {
 
 measure idle
 cores=$(nproc)
-for _ in $(seq "$cores"); do
-    sh -c 'while :; do :; done' &
-    load_pids+=($!)
-done
+start_load
 measure loaded
 stop_load
 

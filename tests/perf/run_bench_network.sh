@@ -19,14 +19,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-net.XXXXXX")
 chmod 755 "$work"
 cluster=$work/cluster
 export UCX_TLS=${UCX_TLS:-tcp,self}
-load_pids=()
-stop_load() {
-    [ ${#load_pids[@]} -gt 0 ] && kill "${load_pids[@]}" 2>/dev/null
-    wait 2>/dev/null
-    load_pids=()
-}
-trap 'stop_load; bash "$src/tests/cluster/slurm_nodes.sh" stop "$cluster"; rm -rf "$work"' EXIT
 . "$src/tests/perf/bench_lib.sh"
+trap 'stop_load; bash "$src/tests/cluster/slurm_nodes.sh" stop "$cluster"; rm -rf "$work"' EXIT
 bench_lib_init
 
 for tool in srun slurmd ucx_perftest; do
@@ -67,10 +61,7 @@ perftest() {
 }
 
 if [ "$loaded" = loaded ]; then
-    for _ in $(seq "$(nproc)"); do
-        sh -c 'while :; do :; done' &
-        load_pids+=($!)
-    done
+    start_load
     echo "loaded: $(nproc) busy processes of another job on the $(nproc) cores"
 fi
 for i in $(seq "$runs"); do

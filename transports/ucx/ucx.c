@@ -40,6 +40,14 @@ int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *w
 
 static int ucx_pending_wait(struct transport_worker *w);
 
+/* Sets UCX's key to value unless the user's environment sets it (env: its variable's name). */
+static void ucx_config_default(ucp_config_t *config, const char *env, const char *key,
+                               const char *value)
+{
+    if (!getenv(env))
+        ucp_config_modify(config, key, value);
+}
+
 static int ucx_publish_address(struct transport_worker *w)
 {
     ucp_address_t *address;
@@ -184,23 +192,20 @@ int transport_init(const struct transport_config *config, struct transport **out
     /* A thread-safe worker is locked by every call; UCX's default lock spins, and a thread that
      * spins against a preempted holder (the progress thread, on a core shared by several PEs)
      * burns its whole time slice. A mutex puts it to sleep instead. */
-    if (!getenv("UCX_USE_MT_MUTEX"))
-        ucp_config_modify(ucp_config, "USE_MT_MUTEX", "y");
+    ucx_config_default(ucp_config, "UCX_USE_MT_MUTEX", "USE_MT_MUTEX", "y");
     /* UCX 1.13's TCP put protocol crashes a PE (its receive buffer released twice while an
      * acknowledgement is handled) when two PEs connect to each other at the same moment with
      * puts under way, as a collective's first round does: 3 of 100 jobs of 4 PEs over two
      * nodes, 0 of 300 without it. Puts over TCP then go as active messages. The key is the TCP
      * table's own name: UCX applies it to the transport's configuration ("TCP_PUT_ENABLE" is
      * rejected as unknown). */
-    if (!getenv("UCX_TCP_PUT_ENABLE"))
-        ucp_config_modify(ucp_config, "PUT_ENABLE", "n");
+    ucx_config_default(ucp_config, "UCX_TCP_PUT_ENABLE", "PUT_ENABLE", "n");
     /* A receive segment that holds a whole chunk of ours (AM_CHUNK and its headers): UCX then
      * hands the chunk over where it read it, instead of gathering 64 KiB segments into a buffer
      * of its own first. Between two nodes, alternated: 1 MiB put 363-397 -> 190-224 us, 1 MiB
      * alltoall 660-770 -> 360-400 us, broadcast 450-750 -> 400-410 us. Only pages that a message
      * fills are touched. */
-    if (!getenv("UCX_TCP_RX_SEG_SIZE"))
-        ucp_config_modify(ucp_config, "RX_SEG_SIZE", "512K");
+    ucx_config_default(ucp_config, "UCX_TCP_RX_SEG_SIZE", "RX_SEG_SIZE", "512K");
     /* WAKEUP: the progress thread sleeps on the worker's event descriptor. It narrows the choice
      * of transports only for tag matching, which is not used. */
     ucp_params_t params = {
