@@ -26,6 +26,20 @@ static int iterations(size_t bytes)
     return bytes <= 4096 ? 2000 : bytes <= 65536 ? 200 : 20;
 }
 
+/* Collective op (0 broadcast, 1 fcollect, 2 sum reduction, 3 alltoall) of words 64-bit words
+ * per PE over all n PEs. */
+static void collective(int op, char *dst, const char *src, size_t words, int n, long *ps)
+{
+    if (op == 0)
+        shmem_broadcast64(dst, src, words, 0, 0, 0, n, ps);
+    else if (op == 1)
+        shmem_fcollect64(dst, src, words, 0, 0, n, ps);
+    else if (op == 2)
+        shmem_long_sum_to_all((long *)dst, (long *)src, (int)words, 0, 0, n, pwrk, ps);
+    else
+        shmem_alltoall64(dst, src, words, 0, 0, n, ps);
+}
+
 int main(void)
 {
     for (int i = 0; i < 4096; i++)
@@ -50,19 +64,15 @@ int main(void)
         int iters = iterations(bytes);
         double times[4];
         for (int op = 0; op < 4; op++) {
+            /* One call untimed: the first use of a size faults in pages of dst and of the
+             * library's buffers, which a few runs would otherwise average into the figure.
+             * Barriers around it, so that no pSync is reused without one in between. */
+            shmem_barrier_all();
+            collective(op, dst, src, words, n, psync[0]);
             shmem_barrier_all();
             t0 = now_us();
-            for (int i = 0; i < iters; i++) {
-                long *ps = psync[i & 1];
-                if (op == 0)
-                    shmem_broadcast64(dst, src, words, 0, 0, 0, n, ps);
-                else if (op == 1)
-                    shmem_fcollect64(dst, src, words, 0, 0, n, ps);
-                else if (op == 2)
-                    shmem_long_sum_to_all((long *)dst, (long *)src, (int)words, 0, 0, n, pwrk, ps);
-                else
-                    shmem_alltoall64(dst, src, words, 0, 0, n, ps);
-            }
+            for (int i = 0; i < iters; i++)
+                collective(op, dst, src, words, n, psync[i & 1]);
             times[op] = (now_us() - t0) / iters;
         }
         if (me == 0)
