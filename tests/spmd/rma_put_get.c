@@ -49,11 +49,20 @@
     }
 STRATA_RMA_TYPES(TEST_TYPE)
 
-/* putmem/getmem at sizes that are not multiples of anything, at unaligned offsets. */
+/* Byte i of PE pe's source: a hash of i, so that a block landing in another block's place
+ * shows whatever the blocks' sizes (the transport may cut a transfer into pieces of a power of
+ * two). */
+static unsigned char mem_byte(size_t i, int pe)
+{
+    return (unsigned char)(((i + 1) * 2654435761u) >> 13) ^ (unsigned char)(pe * 31);
+}
+
+/* putmem/getmem at sizes that are not multiples of anything, at unaligned offsets: up to 2.5 MiB,
+ * which a transport moving large transfers a piece at a time cuts into several. */
 static void test_mem(int me, int n)
 {
-    const size_t sizes[] = {1, 7, 4099, 1 << 20};
-    const size_t max = (1 << 20) + 64;
+    const size_t sizes[] = {1, 7, 4099, 1 << 20, (5 << 19) + 3};
+    const size_t max = (5 << 19) + 64;
     unsigned char *dest = shmem_malloc(max), *src = shmem_malloc(max);
     unsigned char *got = malloc(max);
     int right = (me + 1) % n, left = (me + n - 1) % n;
@@ -61,14 +70,13 @@ static void test_mem(int me, int n)
         size_t len = sizes[s], off = s * 3 + 1;
         memset(dest, 0xEE, max);
         for (size_t i = 0; i < max; i++)
-            src[i] = (unsigned char)(i * 7 + (size_t)me * 31);
+            src[i] = mem_byte(i, me);
         shmem_barrier_all();
         shmem_putmem(dest + off, src + off, len, right);
         shmem_barrier_all();
         size_t bad = 0;
         for (size_t i = 0; i < max; i++) {
-            unsigned char expect =
-                i >= off && i < off + len ? (unsigned char)(i * 7 + (size_t)left * 31) : 0xEE;
+            unsigned char expect = i >= off && i < off + len ? mem_byte(i, left) : 0xEE;
             bad += dest[i] != expect;
         }
         CHECK(bad == 0, "putmem of %zu bytes at offset %zu: %zu wrong bytes", len, off, bad);
@@ -81,7 +89,7 @@ static void test_mem(int me, int n)
                 shmem_getmem(got + 1, src + off, len, right);
             bad = got[0] != 0xEE || (len + 1 < max && got[len + 1] != 0xEE);
             for (size_t i = 0; i < len; i++)
-                bad += got[i + 1] != (unsigned char)((i + off) * 7 + (size_t)right * 31);
+                bad += got[i + 1] != mem_byte(i + off, right);
             CHECK(bad == 0, "%sgetmem of %zu bytes at offset %zu: %zu wrong bytes",
                   form ? "ctx_" : "", len, off, bad);
         }
@@ -93,9 +101,8 @@ static void test_mem(int me, int n)
         shmem_barrier_all();
         bad = 0;
         for (size_t i = 0; i < max; i++) {
-            unsigned char expect = i >= off + 2 && i < off + 2 + len
-                                       ? (unsigned char)((i - off - 2) * 7 + (size_t)left * 31)
-                                       : 0xEE;
+            unsigned char expect =
+                i >= off + 2 && i < off + 2 + len ? mem_byte(i - off - 2, left) : 0xEE;
             bad += dest[i] != expect;
         }
         CHECK(bad == 0, "ctx_putmem of %zu bytes at offset %zu: %zu wrong bytes", len, off + 2,

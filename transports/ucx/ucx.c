@@ -535,6 +535,10 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
                : len <= UCX_BATCH_PUT_MAX
                    ? ucx_am_batch_put(w, pe, id, offset, buf, len)
                    : ucx_am_post(w, pe, id, offset, buf, len, 0, 0, UCX_POST_NO_OP, 0, 0, 1);
+    /* UCX's emulated get answers in transmit segments (8 KiB), a send each at the target; this
+     * PE's own answers each carry up to a chunk. A non-blocking get is then done at once. */
+    if (op == UCX_GET && w->peers[pe].by_message && len >= UCX_AM_GET_MIN)
+        return transport_am_get(w, pe, id, offset, buf, len);
     ucp_request_param_t param = {0};
     int put = op != UCX_GET;
     ucs_status_ptr_t request = put ? ucp_put_nbx(ep, buf, len, addr, rkey, &param)

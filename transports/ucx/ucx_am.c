@@ -79,8 +79,27 @@ static void am_send_done(void *request, ucs_status_t status, void *buffer)
     ucp_request_free(request);
 }
 
-/* Answers a request from inside a handler, which may not wait: header and payload travel in one
- * malloc'd buffer that the send completion frees. */
+/* Sends an answer made in buffer (malloc'd: the header, then len bytes of payload) from inside
+ * a handler, which may not wait: the send completion frees it. */
+static void am_reply_send(ucp_ep_h ep, unsigned id, char *buffer, size_t len)
+{
+    ucp_request_param_t param = {
+        .op_attr_mask =
+            UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .flags = UCP_AM_SEND_FLAG_EAGER,
+        .cb.send = am_send_done,
+        .user_data = buffer,
+    };
+    size_t header_len = sizeof(struct am_reply_header);
+    ucs_status_ptr_t request =
+        ucp_am_send_nbx(ep, id, buffer, header_len, buffer + header_len, len, &param);
+    if (UCS_PTR_IS_ERR(request))
+        ucx_fail("ucp_am_send_nbx (reply)", UCS_PTR_STATUS(request));
+    if (!UCS_PTR_IS_PTR(request))
+        free(buffer);
+}
+
+/* Answers a request with header and a copy of len bytes of payload. */
 static void am_reply(ucp_ep_h ep, unsigned id, const struct am_reply_header *header,
                      const void *payload, size_t len)
 {
@@ -92,19 +111,7 @@ static void am_reply(ucp_ep_h ep, unsigned id, const struct am_reply_header *hea
     memcpy(buffer, header, sizeof(*header));
     if (len)
         memcpy(buffer + sizeof(*header), payload, len);
-    ucp_request_param_t param = {
-        .op_attr_mask =
-            UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .flags = UCP_AM_SEND_FLAG_EAGER,
-        .cb.send = am_send_done,
-        .user_data = buffer,
-    };
-    ucs_status_ptr_t request =
-        ucp_am_send_nbx(ep, id, buffer, sizeof(*header), buffer + sizeof(*header), len, &param);
-    if (UCS_PTR_IS_ERR(request))
-        ucx_fail("ucp_am_send_nbx (reply)", UCS_PTR_STATUS(request));
-    if (!UCS_PTR_IS_PTR(request))
-        free(buffer);
+    am_reply_send(ep, id, buffer, len);
 }
 
 static int am_payload_ok(const ucp_am_recv_param_t *param)
@@ -138,11 +145,15 @@ static ucs_status_t am_on_get(void *arg, const void *header, size_t header_len, 
     struct am_request_header h_copy, *h = &h_copy;
     memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
     struct am_reply_header reply = {h->token, 0, -1};
-    void *buffer = malloc(h->len ? h->len : 1);
-    if (buffer)
-        reply.status = w->t->target_ops->read(h->id, h->offset, buffer, h->len);
-    am_reply(param->reply_ep, AM_GET_REPLY, &reply, buffer, reply.status ? 0 : h->len);
-    free(buffer);
+    /* The data is read straight into the answer, behind its header: one copy. */
+    char *buffer = malloc(sizeof(reply) + h->len);
+    if (!buffer) {
+        am_reply(param->reply_ep, AM_GET_REPLY, &reply, NULL, 0);
+        return UCS_OK;
+    }
+    reply.status = w->t->target_ops->read(h->id, h->offset, buffer + sizeof(reply), h->len);
+    memcpy(buffer, &reply, sizeof(reply));
+    am_reply_send(param->reply_ep, AM_GET_REPLY, buffer, reply.status ? 0 : h->len);
     return UCS_OK;
 }
 
@@ -416,18 +427,36 @@ int ucx_am_wait_puts(struct transport_worker *w)
     return 0;
 }
 
+/* Requests of a get in flight at once: the target answers one while the next is on its way,
+ * and the answers in flight stay within UCX's receive segments (2 MiB of 512 KiB). */
+#define AM_GET_WINDOW 4
+
+/* The get asks for its data a chunk at a time, up to AM_GET_WINDOW chunks ahead of the answers,
+ * and each answer's handler copies it into place. */
 int transport_am_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest,
                      size_t len)
 {
-    for (size_t done = 0; done < len; done += AM_CHUNK) {
-        size_t chunk = len - done < AM_CHUNK ? len - done : AM_CHUNK;
-        struct am_wait wait = {.dest = (char *)dest + done, .len = chunk};
-        struct am_request_header h = {
-            .offset = offset + done, .len = chunk, .token = (uintptr_t)&wait, .id = id};
-        if (am_send(w, pe, AM_GET, &h, NULL, 0) || am_wait_reply(w, &wait))
-            return -1;
+    struct am_wait waits[AM_GET_WINDOW];
+    size_t chunks = (len + AM_CHUNK - 1) / AM_CHUNK, sent = 0, answered = 0;
+    int rc = 0;
+    for (;;) {
+        while (!rc && sent < chunks && sent - answered < AM_GET_WINDOW) {
+            size_t at = sent * AM_CHUNK, chunk = len - at < AM_CHUNK ? len - at : AM_CHUNK;
+            struct am_wait *wait = &waits[sent % AM_GET_WINDOW];
+            *wait = (struct am_wait){.dest = (char *)dest + at, .len = chunk};
+            struct am_request_header h = {
+                .offset = offset + at, .len = chunk, .token = (uintptr_t)wait, .id = id};
+            if (am_send(w, pe, AM_GET, &h, NULL, 0))
+                rc = -1;
+            else
+                sent++;
+        }
+        if (answered == sent)
+            return rc; /* done, or failed with nothing in flight (waits live on this stack) */
+        if (am_wait_reply(w, &waits[answered % AM_GET_WINDOW]))
+            rc = -1;
+        answered++;
     }
-    return 0;
 }
 
 int transport_am_atomic(struct transport_worker *w, enum transport_amo op, int pe, int id,

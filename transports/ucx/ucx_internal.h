@@ -154,6 +154,9 @@ int ucx_am_batch_put(struct transport_worker *w, int pe, int id, size_t offset, 
 /* Sends w's batch, if it holds any record. try: unless another thread is at it (a wait's step,
  * which may come from inside a send of this thread). Returns 0 or -1. */
 int ucx_am_batch_send(struct transport_worker *w, int try);
+/* Gets of at least this many bytes from a peer reached by message go as this PE's own requests
+ * (transport_am_get) rather than UCX's emulated get. */
+#define UCX_AM_GET_MIN 4096
 /* Waits until every ucx_am_put of w has been acknowledged. */
 int ucx_am_wait_puts(struct transport_worker *w);
 /* Counts an operation to a peer reached by message that a flush must confirm. */
