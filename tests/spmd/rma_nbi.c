@@ -260,6 +260,43 @@ static void test_streams(int me, int n)
 }
 
 /* argv[1]: how many put_nbi the reused-source test issues (default 4096). */
+/* Large non-blocking gets: several of just over 1 MiB from every PE outstanding at once (more
+ * bytes than a transport may keep in flight, so some wait for others' answers), all in place
+ * after the quiet, byte for byte. */
+#define LARGE_GET ((1 << 20) + 3)
+#define LARGE_GETS 3
+
+static unsigned char large_byte(size_t i, int pe)
+{
+    return (unsigned char)(((i + 1) * 2654435761u) >> 11) ^ (unsigned char)(pe * 57);
+}
+
+static void test_large_gets(int me, int n)
+{
+    unsigned char *src = shmem_malloc(LARGE_GET + LARGE_GETS);
+    unsigned char *got = malloc((size_t)n * LARGE_GETS * LARGE_GET);
+    for (size_t i = 0; i < LARGE_GET + LARGE_GETS; i++)
+        src[i] = large_byte(i, me);
+    memset(got, 0xEE, (size_t)n * LARGE_GETS * LARGE_GET);
+    shmem_barrier_all();
+    for (int k = 0; k < LARGE_GETS; k++)
+        for (int pe = 0; pe < n; pe++)
+            shmem_getmem_nbi(got + ((size_t)k * n + pe) * LARGE_GET, src + k, LARGE_GET, pe);
+    shmem_quiet();
+    for (int k = 0; k < LARGE_GETS; k++)
+        for (int pe = 0; pe < n; pe++) {
+            const unsigned char *row = got + ((size_t)k * n + pe) * LARGE_GET;
+            size_t bad = 0;
+            for (size_t i = 0; i < LARGE_GET; i++)
+                bad += row[i] != large_byte(i + (size_t)k, pe);
+            CHECK(bad == 0, "getmem_nbi %d of %d bytes from PE %d: %zu wrong bytes", k, LARGE_GET,
+                  pe, bad);
+        }
+    shmem_barrier_all();
+    free(got);
+    shmem_free(src);
+}
+
 int main(int argc, char **argv)
 {
     shmem_init();
@@ -271,6 +308,7 @@ int main(int argc, char **argv)
     STRATA_RMA_SIZES(RUN_SIZED)
     test_many(me, n);
     test_streams(me, n);
+    test_large_gets(me, n);
     test_reused_source(me, n, argc > 1 ? atoi(argv[1]) : 4096);
     return check_finish();
 }

@@ -141,7 +141,7 @@ void transport_worker_release(struct transport_worker *w)
         return;
     ucx_pending_wait(w);
     ucx_am_wait_acks(w);
-    ucx_am_wait_puts(w);
+    ucx_am_wait_answers(w);
     ucx_am_flush(w, -1);
     pthread_mutex_lock(&w->t->workers_lock);
     w->idle = 1;
@@ -536,9 +536,10 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
                    ? ucx_am_batch_put(w, pe, id, offset, buf, len)
                    : ucx_am_post(w, pe, id, offset, buf, len, 0, 0, UCX_POST_NO_OP, 0, 0, 1);
     /* UCX's emulated get answers in transmit segments (8 KiB), a send each at the target; this
-     * PE's own answers each carry up to a chunk. A non-blocking get is then done at once. */
+     * PE's own answers each carry up to a chunk. */
     if (op == UCX_GET && w->peers[pe].by_message && len >= UCX_AM_GET_MIN)
-        return transport_am_get(w, pe, id, offset, buf, len);
+        return nbi ? ucx_am_get_nbi(w, pe, id, offset, buf, len)
+                   : transport_am_get(w, pe, id, offset, buf, len);
     ucp_request_param_t param = {0};
     int put = op != UCX_GET;
     ucs_status_ptr_t request = put ? ucp_put_nbx(ep, buf, len, addr, rkey, &param)
@@ -683,7 +684,7 @@ static int ucx_flush_endpoints(struct transport_worker *w, int every_peer)
  * seen answered makes UCX complain. */
 int transport_flush_all(struct transport_worker *w)
 {
-    return ucx_pending_wait(w) || ucx_am_wait_acks(w) || ucx_am_wait_puts(w) ||
+    return ucx_pending_wait(w) || ucx_am_wait_acks(w) || ucx_am_wait_answers(w) ||
                    ucx_am_flush(w, -1) || ucx_flush_endpoints(w, 1)
                ? -1
                : 0;
@@ -695,7 +696,7 @@ int transport_flush(struct transport_worker *w, int pe)
     unsigned long issued = __atomic_load_n(&w->counts.issued, __ATOMIC_ACQUIRE);
     if (issued == __atomic_load_n(&w->counts.flushed, __ATOMIC_ACQUIRE))
         return 0;
-    if (ucx_pending_wait(w) || ucx_am_wait_acks(w) || ucx_am_wait_puts(w) || ucx_am_flush(w, pe))
+    if (ucx_pending_wait(w) || ucx_am_wait_acks(w) || ucx_am_wait_answers(w) || ucx_am_flush(w, pe))
         return -1;
     if (pe >= 0) {
         const struct ucx_peer *peer = &w->peers[pe];

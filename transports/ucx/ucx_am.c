@@ -42,13 +42,15 @@ struct am_batch_record {
 /* Up to one UCX TCP segment (8 KiB by default): one system call sends it. */
 #define UCX_BATCH_BYTES 8000
 
-/* What an initiator waits on: the reply handler fills it in and sets done last. */
+/* What an initiator waits on: the reply handler fills it in and sets done last. A non-blocking
+ * get's chunk has nobody waiting on it: its handler frees it and counts it off unanswered. */
 struct am_wait {
     void *dest;
     size_t len;
     uint64_t old;
     int status;
     int done;
+    uint64_t *unanswered; /* non-blocking get: the worker's count; else NULL */
 };
 
 struct am_request_header {
@@ -252,6 +254,14 @@ static ucs_status_t am_on_reply(void *arg, const void *header, size_t header_len
     wait->old = h->old;
     if (!h->status && wait->dest)
         memcpy(wait->dest, data, len < wait->len ? len : wait->len);
+    if (wait->unanswered) {
+        if (h->status)
+            log_error("transport", "a target failed to read %zu bytes for a non-blocking get",
+                      wait->len);
+        __atomic_fetch_sub(wait->unanswered, 1, __ATOMIC_RELEASE);
+        free(wait);
+        return UCS_OK;
+    }
     __atomic_store_n(&wait->done, 1, __ATOMIC_RELEASE);
     return UCS_OK;
 }
@@ -421,10 +431,21 @@ int ucx_am_put(struct transport_worker *w, int pe, int id, size_t offset, const 
     return am_put_acknowledged(w, pe, id, offset, src, len, &w->puts_unacked);
 }
 
-int ucx_am_wait_puts(struct transport_worker *w)
+int ucx_am_wait_answers(struct transport_worker *w)
 {
-    UCX_WAIT_WHILE(w, __atomic_load_n(&w->puts_unacked, __ATOMIC_ACQUIRE));
+    UCX_WAIT_WHILE(w, __atomic_load_n(&w->puts_unacked, __ATOMIC_ACQUIRE) ||
+                          __atomic_load_n(&w->gets_unanswered, __ATOMIC_ACQUIRE));
     return 0;
+}
+
+/* Asks pe for the chunk bytes at (id, offset) on behalf of wait, whose handler puts them at
+ * wait->dest. */
+static int am_get_request(struct transport_worker *w, int pe, int id, size_t offset,
+                          struct am_wait *wait)
+{
+    struct am_request_header h = {
+        .offset = offset, .len = wait->len, .token = (uintptr_t)wait, .id = id};
+    return am_send(w, pe, AM_GET, &h, NULL, 0);
 }
 
 /* Requests of a get in flight at once: the target answers one while the next is on its way,
@@ -444,9 +465,7 @@ int transport_am_get(struct transport_worker *w, int pe, int id, size_t offset, 
             size_t at = sent * AM_CHUNK, chunk = len - at < AM_CHUNK ? len - at : AM_CHUNK;
             struct am_wait *wait = &waits[sent % AM_GET_WINDOW];
             *wait = (struct am_wait){.dest = (char *)dest + at, .len = chunk};
-            struct am_request_header h = {
-                .offset = offset + at, .len = chunk, .token = (uintptr_t)wait, .id = id};
-            if (am_send(w, pe, AM_GET, &h, NULL, 0))
+            if (am_get_request(w, pe, id, offset + at, wait))
                 rc = -1;
             else
                 sent++;
@@ -457,6 +476,32 @@ int transport_am_get(struct transport_worker *w, int pe, int id, size_t offset, 
             rc = -1;
         answered++;
     }
+}
+
+/* Chunks of non-blocking gets in flight per worker: beyond it a get waits for answers first, so
+ * that a stream of them cannot make its targets hold unbounded answers (4 MiB). */
+#define AM_GET_NBI_MAX 16
+
+int ucx_am_get_nbi(struct transport_worker *w, int pe, int id, size_t offset, void *dest,
+                   size_t len)
+{
+    for (size_t at = 0; at < len; at += AM_CHUNK) {
+        UCX_WAIT_WHILE(w, __atomic_load_n(&w->gets_unanswered, __ATOMIC_ACQUIRE) >= AM_GET_NBI_MAX);
+        struct am_wait *wait = malloc(sizeof(*wait));
+        if (!wait)
+            return -1;
+        *wait = (struct am_wait){.dest = (char *)dest + at,
+                                 .len = len - at < AM_CHUNK ? len - at : AM_CHUNK,
+                                 .unanswered = &w->gets_unanswered};
+        __atomic_fetch_add(&w->gets_unanswered, 1, __ATOMIC_RELAXED);
+        if (am_get_request(w, pe, id, offset + at, wait)) {
+            __atomic_fetch_sub(&w->gets_unanswered, 1, __ATOMIC_RELAXED);
+            free(wait);
+            return -1;
+        }
+        ucx_issued(w);
+    }
+    return 0;
 }
 
 int transport_am_atomic(struct transport_worker *w, enum transport_amo op, int pe, int id,

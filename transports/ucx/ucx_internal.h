@@ -51,6 +51,9 @@ struct transport_worker {
      * owner can touch (a fence waits for them), and to peers reached by message (only a flush
      * does: their lane keeps them in order). */
     uint64_t am_unacked, puts_unacked;
+    /* Chunks of non-blocking gets from peers reached by message not yet answered (a flush
+     * waits for them). */
+    uint64_t gets_unanswered;
     /* Short non-blocking puts to one peer reached by message, gathered into one message
      * (ucx_am_batch_put): sent when a put to another peer or any other message to this one comes,
      * when full, at a fence or a flush, and when the PE waits. */
@@ -157,8 +160,12 @@ int ucx_am_batch_send(struct transport_worker *w, int try);
 /* Gets of at least this many bytes from a peer reached by message go as this PE's own requests
  * (transport_am_get) rather than UCX's emulated get. */
 #define UCX_AM_GET_MIN 4096
-/* Waits until every ucx_am_put of w has been acknowledged. */
-int ucx_am_wait_puts(struct transport_worker *w);
+/* A non-blocking get of len bytes (at least UCX_AM_GET_MIN) from a peer reached by message:
+ * dest is filled by the time a flush of w returns. Returns 0 or -1. */
+int ucx_am_get_nbi(struct transport_worker *w, int pe, int id, size_t offset, void *dest,
+                   size_t len);
+/* Waits until every ucx_am_put of w has been acknowledged and every ucx_am_get_nbi answered. */
+int ucx_am_wait_answers(struct transport_worker *w);
 /* Counts an operation to a peer reached by message that a flush must confirm. */
 static inline void ucx_posted(struct transport_worker *w, int pe)
 {
