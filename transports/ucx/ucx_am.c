@@ -43,14 +43,15 @@ struct am_batch_record {
 #define UCX_BATCH_BYTES 8000
 
 /* What an initiator waits on: the reply handler fills it in and sets done last. A non-blocking
- * get's chunk has nobody waiting on it: its handler frees it and counts it off unanswered. */
+ * get's chunk has nobody waiting on it: its handler frees it and counts it off its worker's
+ * gets_unanswered. */
 struct am_wait {
     void *dest;
     size_t len;
     uint64_t old;
     int status;
     int done;
-    uint64_t *unanswered; /* non-blocking get: the worker's count; else NULL */
+    struct transport_worker *nbi_worker; /* non-blocking get: the worker that counts it */
 };
 
 struct am_request_header {
@@ -254,12 +255,12 @@ static ucs_status_t am_on_reply(void *arg, const void *header, size_t header_len
     wait->old = h->old;
     if (!h->status && wait->dest)
         memcpy(wait->dest, data, len < wait->len ? len : wait->len);
-    if (wait->unanswered) {
+    struct transport_worker *nbi_worker = wait->nbi_worker;
+    if (nbi_worker) {
         if (h->status)
-            log_error("transport", "a target failed to read %zu bytes for a non-blocking get",
-                      wait->len);
-        __atomic_fetch_sub(wait->unanswered, 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&nbi_worker->gets_failed, 1, __ATOMIC_RELAXED);
         free(wait);
+        __atomic_fetch_sub(&nbi_worker->gets_unanswered, 1, __ATOMIC_RELEASE);
         return UCS_OK;
     }
     __atomic_store_n(&wait->done, 1, __ATOMIC_RELEASE);
@@ -435,6 +436,10 @@ int ucx_am_wait_answers(struct transport_worker *w)
 {
     UCX_WAIT_WHILE(w, __atomic_load_n(&w->puts_unacked, __ATOMIC_ACQUIRE) ||
                           __atomic_load_n(&w->gets_unanswered, __ATOMIC_ACQUIRE));
+    if (__atomic_exchange_n(&w->gets_failed, 0, __ATOMIC_ACQ_REL)) {
+        log_error("transport", "a target could not read the data of a non-blocking get");
+        return -1;
+    }
     return 0;
 }
 
@@ -492,7 +497,7 @@ int ucx_am_get_nbi(struct transport_worker *w, int pe, int id, size_t offset, vo
             return -1;
         *wait = (struct am_wait){.dest = (char *)dest + at,
                                  .len = len - at < AM_CHUNK ? len - at : AM_CHUNK,
-                                 .unanswered = &w->gets_unanswered};
+                                 .nbi_worker = w};
         __atomic_fetch_add(&w->gets_unanswered, 1, __ATOMIC_RELAXED);
         if (am_get_request(w, pe, id, offset + at, wait)) {
             __atomic_fetch_sub(&w->gets_unanswered, 1, __ATOMIC_RELAXED);

@@ -52,8 +52,9 @@ struct transport_worker {
      * does: their lane keeps them in order). */
     uint64_t am_unacked, puts_unacked;
     /* Chunks of non-blocking gets from peers reached by message not yet answered (a flush
-     * waits for them). */
+     * waits for them), and whether a target failed one since the last flush. */
     uint64_t gets_unanswered;
+    int gets_failed;
     /* Short non-blocking puts to one peer reached by message, gathered into one message
      * (ucx_am_batch_put): sent when a put to another peer or any other message to this one comes,
      * when full, at a fence or a flush, and when the PE waits. */
