@@ -62,6 +62,14 @@ static inline int check_node_direct(void)
     return !knob || strcmp(knob, "0");
 }
 
+/* Byte i of PE pe's test data: a hash of i, so that a block landing in another block's place
+ * shows whatever the blocks' sizes (a transport may cut a transfer into pieces of a power of
+ * two, which a pattern repeating every 256 bytes would hide). */
+static inline unsigned char check_pattern_byte(size_t i, int pe)
+{
+    return (unsigned char)(((i + 1) * 2654435761u) >> 13) ^ (unsigned char)(pe * 31);
+}
+
 static inline int check_finish(void)
 {
     int failed = check_failures;

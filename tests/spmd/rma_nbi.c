@@ -266,17 +266,12 @@ static void test_streams(int me, int n)
 #define LARGE_GET ((1 << 20) + 3)
 #define LARGE_GETS 3
 
-static unsigned char large_byte(size_t i, int pe)
-{
-    return (unsigned char)(((i + 1) * 2654435761u) >> 11) ^ (unsigned char)(pe * 57);
-}
-
 static void test_large_gets(int me, int n)
 {
     unsigned char *src = shmem_malloc(LARGE_GET + LARGE_GETS);
     unsigned char *got = malloc((size_t)n * LARGE_GETS * LARGE_GET);
     for (size_t i = 0; i < LARGE_GET + LARGE_GETS; i++)
-        src[i] = large_byte(i, me);
+        src[i] = check_pattern_byte(i, me);
     memset(got, 0xEE, (size_t)n * LARGE_GETS * LARGE_GET);
     shmem_barrier_all();
     for (int k = 0; k < LARGE_GETS; k++)
@@ -288,7 +283,7 @@ static void test_large_gets(int me, int n)
             const unsigned char *row = got + ((size_t)k * n + pe) * LARGE_GET;
             size_t bad = 0;
             for (size_t i = 0; i < LARGE_GET; i++)
-                bad += row[i] != large_byte(i + (size_t)k, pe);
+                bad += row[i] != check_pattern_byte(i + (size_t)k, pe);
             CHECK(bad == 0, "getmem_nbi %d of %d bytes from PE %d: %zu wrong bytes", k, LARGE_GET,
                   pe, bad);
         }

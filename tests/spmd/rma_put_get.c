@@ -49,14 +49,6 @@
     }
 STRATA_RMA_TYPES(TEST_TYPE)
 
-/* Byte i of PE pe's source: a hash of i, so that a block landing in another block's place
- * shows whatever the blocks' sizes (the transport may cut a transfer into pieces of a power of
- * two). */
-static unsigned char mem_byte(size_t i, int pe)
-{
-    return (unsigned char)(((i + 1) * 2654435761u) >> 13) ^ (unsigned char)(pe * 31);
-}
-
 /* putmem/getmem at sizes that are not multiples of anything, at unaligned offsets: up to 2.5 MiB,
  * which a transport moving large transfers a piece at a time cuts into several. */
 static void test_mem(int me, int n)
@@ -70,13 +62,13 @@ static void test_mem(int me, int n)
         size_t len = sizes[s], off = s * 3 + 1;
         memset(dest, 0xEE, max);
         for (size_t i = 0; i < max; i++)
-            src[i] = mem_byte(i, me);
+            src[i] = check_pattern_byte(i, me);
         shmem_barrier_all();
         shmem_putmem(dest + off, src + off, len, right);
         shmem_barrier_all();
         size_t bad = 0;
         for (size_t i = 0; i < max; i++) {
-            unsigned char expect = i >= off && i < off + len ? mem_byte(i, left) : 0xEE;
+            unsigned char expect = i >= off && i < off + len ? check_pattern_byte(i, left) : 0xEE;
             bad += dest[i] != expect;
         }
         CHECK(bad == 0, "putmem of %zu bytes at offset %zu: %zu wrong bytes", len, off, bad);
@@ -89,7 +81,7 @@ static void test_mem(int me, int n)
                 shmem_getmem(got + 1, src + off, len, right);
             bad = got[0] != 0xEE || (len + 1 < max && got[len + 1] != 0xEE);
             for (size_t i = 0; i < len; i++)
-                bad += got[i + 1] != mem_byte(i + off, right);
+                bad += got[i + 1] != check_pattern_byte(i + off, right);
             CHECK(bad == 0, "%sgetmem of %zu bytes at offset %zu: %zu wrong bytes",
                   form ? "ctx_" : "", len, off, bad);
         }
@@ -102,7 +94,7 @@ static void test_mem(int me, int n)
         bad = 0;
         for (size_t i = 0; i < max; i++) {
             unsigned char expect =
-                i >= off + 2 && i < off + 2 + len ? mem_byte(i - off - 2, left) : 0xEE;
+                i >= off + 2 && i < off + 2 + len ? check_pattern_byte(i - off - 2, left) : 0xEE;
             bad += dest[i] != expect;
         }
         CHECK(bad == 0, "ctx_putmem of %zu bytes at offset %zu: %zu wrong bytes", len, off + 2,
