@@ -160,7 +160,7 @@ spmd_device_tests() {
 spmd_gpu_tests() {
     local name=$1 double=$2 type=$3
     shift 3
-    if [ ! -f "$double" ]; then
+    if [ -n "$double" ] && [ ! -f "$double" ]; then
         echo "SKIP: $name kind (built without its headers: configure --with-$type=DIR)"
         return
     fi
@@ -187,6 +187,10 @@ spmd_gpu_tests() {
         run "spmd/gpu_host_copies -np $np, $name (registered host heaps)" "${with_gpu[@]}" \
             "${launch[@]}" "$np" "$build/tests/spmd/gpu_host_copies"
     done
+    for np in $(nps 1 2 4); do
+        run "spmd/gpu_patterns -np $np, $name (the GPU's own memsets moved)" "${with_gpu[@]}" \
+            "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
+    done
     for np in $(nps 1 3); do
         run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=$type)" "${with_gpu[@]}" \
             SHMEM_DEFAULT_SPACE=$type "${launch[@]}" "$np" "$build/tests/spmd/default_device"
@@ -195,6 +199,11 @@ spmd_gpu_tests() {
 
 spmd_cuda_tests() {
     spmd_gpu_tests CUDA "$cuda_double" cuda SHMEM_TEST_CUDA_DRIVER="$cuda_double"
+    # The same on this machine's own NVIDIA GPU, where it has one: all PEs share GPU 0.
+    if [ -f "$cuda_double" ] && env -u SHMEM_TEST_CUDA_DRIVER "$build/oshrun/oshinfo" 2>/dev/null |
+        grep -q '^  cuda: [1-9]'; then
+        spmd_gpu_tests "CUDA GPU" "" cuda
+    fi
 }
 
 # The HIP kind on its double as the PEs' GPU of any vendor too (SHMEM_DEVICE_GPU in spaces_device):

@@ -34,26 +34,74 @@ typedef int (*cu_retain_fn)(void **context, int device);
 typedef int (*cu_set_fn)(void *context);
 typedef int (*cu_alloc_fn)(unsigned long long *ptr, size_t size);
 typedef int (*cu_free_fn)(unsigned long long ptr);
+typedef int (*cu_memset_fn)(unsigned long long dst, unsigned char byte, size_t len, void *stream);
+typedef int (*cu_copy_fn)(unsigned long long dst, unsigned long long src, size_t len);
+typedef int (*gpu_sync_fn)(void *stream);
 typedef int (*hip_malloc_fn)(void **ptr, size_t size);
 typedef int (*hip_free_fn)(void *ptr);
+typedef int (*hip_memset_fn)(void *dst, int byte, size_t len, void *stream);
+typedef int (*hip_copy_fn)(void *dst, const void *src, size_t len, int kind, void *stream);
+
+/* The CUDA driver with device 0's primary context current on this thread (the context the
+ * library's spaces use), or NULL. */
+static inline void *gpu_runtime_cuda_current(void)
+{
+    void *lib = gpu_runtime_open(RTLD_NOW), *context;
+    cu_init_fn init = lib ? (cu_init_fn)dlsym(lib, "cuInit") : NULL;
+    cu_retain_fn retain = lib ? (cu_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain") : NULL;
+    cu_set_fn set = lib ? (cu_set_fn)dlsym(lib, "cuCtxSetCurrent") : NULL;
+    if (!init || !retain || !set || init(0) || retain(&context, 0) || set(context))
+        return NULL;
+    return lib;
+}
 
 /* A buffer of the program's own on device 0 (cuMemAlloc, hipMalloc), or NULL. */
 static inline void *gpu_runtime_malloc(size_t size)
 {
-    void *lib = gpu_runtime_open(RTLD_NOW), *context, *ptr = NULL;
-    if (lib && gpu_runtime_is_hip()) {
-        hip_malloc_fn alloc = (hip_malloc_fn)dlsym(lib, "hipMalloc");
+    void *ptr = NULL;
+    if (gpu_runtime_is_hip()) {
+        void *lib = gpu_runtime_open(RTLD_NOW);
+        hip_malloc_fn alloc = lib ? (hip_malloc_fn)dlsym(lib, "hipMalloc") : NULL;
         return alloc && !alloc(&ptr, size) ? ptr : NULL;
     }
-    cu_init_fn init = lib ? (cu_init_fn)dlsym(lib, "cuInit") : NULL;
-    cu_retain_fn retain = lib ? (cu_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain") : NULL;
-    cu_set_fn set = lib ? (cu_set_fn)dlsym(lib, "cuCtxSetCurrent") : NULL;
+    void *lib = gpu_runtime_cuda_current();
     cu_alloc_fn alloc = lib ? (cu_alloc_fn)dlsym(lib, "cuMemAlloc_v2") : NULL;
     unsigned long long address;
-    if (!init || !retain || !set || !alloc || init(0) || retain(&context, 0) || set(context) ||
-        alloc(&address, size))
+    if (!alloc || alloc(&address, size))
         return NULL;
     return (void *)(uintptr_t)address;
+}
+
+/* Sets len bytes of device memory to byte with the runtime's own memset on its default stream
+ * (the GPU writes them, not the library), and waits for it; 0 on success. */
+static inline int gpu_runtime_fill(void *dev, int byte, size_t len)
+{
+    if (gpu_runtime_is_hip()) {
+        void *lib = gpu_runtime_open(RTLD_NOW);
+        hip_memset_fn set = lib ? (hip_memset_fn)dlsym(lib, "hipMemsetAsync") : NULL;
+        gpu_sync_fn sync = lib ? (gpu_sync_fn)dlsym(lib, "hipStreamSynchronize") : NULL;
+        return set && sync ? set(dev, byte, len, NULL) || sync(NULL) : -1;
+    }
+    void *lib = gpu_runtime_cuda_current();
+    cu_memset_fn set = lib ? (cu_memset_fn)dlsym(lib, "cuMemsetD8Async") : NULL;
+    gpu_sync_fn sync = lib ? (gpu_sync_fn)dlsym(lib, "cuStreamSynchronize") : NULL;
+    return set && sync ? set((uintptr_t)dev, (unsigned char)byte, len, NULL) || sync(NULL) : -1;
+}
+
+/* Copies len bytes of device memory into host memory with the runtime's own copy, complete on
+ * return; 0 on success. */
+static inline int gpu_runtime_read(void *host, const void *dev, size_t len)
+{
+    if (gpu_runtime_is_hip()) {
+        void *lib = gpu_runtime_open(RTLD_NOW);
+        hip_copy_fn copy = lib ? (hip_copy_fn)dlsym(lib, "hipMemcpyAsync") : NULL;
+        gpu_sync_fn sync = lib ? (gpu_sync_fn)dlsym(lib, "hipStreamSynchronize") : NULL;
+        return copy && sync ? copy(host, dev, len, 4 /* hipMemcpyDefault */, NULL) || sync(NULL)
+                            : -1;
+    }
+    void *lib = gpu_runtime_cuda_current();
+    cu_copy_fn copy = lib ? (cu_copy_fn)dlsym(lib, "cuMemcpy") : NULL;
+    return copy ? copy((uintptr_t)host, (uintptr_t)dev, len) : -1;
 }
 
 /* Frees a buffer of gpu_runtime_malloc; 0 on success. */
