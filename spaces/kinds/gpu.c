@@ -273,12 +273,26 @@ static void gpu_copy_async(void *dst, const void *src, size_t len, int queue)
     gpu_check(gpu_rt->copy_async(dst, src, len, gpu_stream(queue)), "copy");
 }
 
+/* A copy between host memory at host (its source or its destination) and the GPU, in pieces that
+ * each stay within one granule of the host side: the runtime answers an invalid value for a copy
+ * that runs out of the registration it starts in, and gpu_pin_host registers a granule at a time
+ * (whatever the size of the copy that made it do so). */
+static void gpu_copy_host_async(void *dst, const void *src, size_t len, const void *host, int queue)
+{
+    uintptr_t at = (uintptr_t)host;
+    for (size_t done = 0, piece; done < len; done += piece) {
+        piece = GPU_PIN_GRANULE - ((at + done) & (GPU_PIN_GRANULE - 1));
+        piece = piece < len - done ? piece : len - done;
+        gpu_copy_async((char *)dst + done, (const char *)src + done, piece, queue);
+    }
+}
+
 /* On queue 0: a read sees the writes that landed before it (kind.h), whatever their queue. */
 void gpu_copy_to_host(void *dst, const void *src, size_t len)
 {
     gpu_rt->enter();
     gpu_pin_host(dst, len);
-    gpu_copy_async(dst, src, len, 0);
+    gpu_copy_host_async(dst, src, len, dst, 0);
     gpu_check(gpu_rt->stream_sync(gpu_stream(0)), "stream synchronize");
 }
 
@@ -291,7 +305,7 @@ void gpu_copy_from_host(void *dst, const void *src, size_t len, int queue)
         return;
     }
     gpu_pin_host(src, len);
-    gpu_copy_async(dst, src, len, queue);
+    gpu_copy_host_async(dst, src, len, src, queue);
     if (gpu_rt->memory(src) == GPU_MEMORY_PINNED) /* read later by DMA: reusable on return */
         gpu_check(gpu_rt->stream_sync(gpu_stream(queue)), "stream synchronize");
 }

@@ -51,12 +51,17 @@ static struct pinned *pinned_of(uintptr_t p)
     return NULL;
 }
 
-/* Where the bytes at address p really are (host memory: p itself); NULL when len overruns. */
+/* Where the bytes at address p really are (host memory: p itself); NULL when len overruns its
+ * allocation, or the registration its first byte is in, as a real driver answers an invalid
+ * value for a copy that runs out of the pinned range it starts in. */
 static char *bytes_at(uintptr_t p, size_t len)
 {
     pthread_mutex_lock(&lock);
     struct block *b = block_of(p);
-    char *at = b ? (p - b->base + len <= b->size ? b->storage + (p - b->base) : NULL) : (char *)p;
+    struct pinned *h = b ? NULL : pinned_of(p);
+    char *at = b   ? (p - b->base + len <= b->size ? b->storage + (p - b->base) : NULL)
+               : h ? (p - h->base + len <= h->size ? (char *)p : NULL)
+                   : (char *)p;
     pthread_mutex_unlock(&lock);
     return at;
 }

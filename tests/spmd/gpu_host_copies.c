@@ -12,6 +12,7 @@
 #include "gpu_runtime.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 enum { WORDS = 512 * 1024 }; /* 4 MiB: large enough to be registered */
 
@@ -141,6 +142,35 @@ static long wrong_words(const long *buffer, int writer)
     return wrong;
 }
 
+/* A copy of 40 MiB between this PE's host heap and its GPU heap, each way: its host side covers
+ * a boundary of the library's 32 MiB registration granules, so two registrations, which the
+ * runtime refuses to copy across in one piece (a real driver and the doubles alike). */
+static void check_granule_crossing(shmem_space_t gpu, shmem_space_t cpu, int me)
+{
+    enum { SPAN = 5 << 20 }; /* words */
+    long *host = shmem_space_malloc(cpu, SPAN * sizeof(long));
+    long *device = shmem_space_malloc(gpu, SPAN * sizeof(long));
+    long *seen = malloc(SPAN * sizeof(long)), wrong = 0;
+    CHECK(host && device && seen, "40 MiB in each space");
+    for (long i = 0; host && i < SPAN; i++)
+        host[i] = expected(me, i);
+    shmem_long_put(device, host, SPAN, me);
+    shmem_quiet();
+    shmem_getmem(seen, device, SPAN * sizeof(long), me); /* into private memory */
+    for (long i = 0; seen && i < SPAN; i++)
+        wrong += seen[i] != expected(me, i);
+    CHECK(wrong == 0, "40 MiB from the host heap into the GPU heap: %ld words wrong", wrong);
+    memset(host, 0, SPAN * sizeof(long));
+    shmem_long_get(host, device, SPAN, me);
+    wrong = 0;
+    for (long i = 0; host && i < SPAN; i++)
+        wrong += host[i] != expected(me, i);
+    CHECK(wrong == 0, "40 MiB from the GPU heap into the host heap: %ld words wrong", wrong);
+    free(seen);
+    shmem_space_free(gpu, device);
+    shmem_space_free(cpu, host);
+}
+
 int main(void)
 {
     shmem_init();
@@ -181,6 +211,7 @@ int main(void)
     if (registered)
         CHECK(registered() > before, "large copies registered host memory: %zu bytes",
               registered());
+    check_granule_crossing(gpu, cpu, me);
 
     shmem_barrier_all();
     shmem_space_free(gpu, device2);
