@@ -69,7 +69,7 @@ static inline void rma_put(shmem_ctx_t ctx, const char *routine, void *dest, con
             rma_report_transport(routine, pe);
         return;
     }
-    staged_put(ctx, routine, &target, src, src_kind, len, pe);
+    staged_put(ctx, routine, &target, src, src_kind, len, pe, nbi);
 }
 
 static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, const void *src,
@@ -92,7 +92,7 @@ static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, con
             rma_report_transport(routine, pe);
         return;
     }
-    staged_get(ctx, routine, &target, dest, dest_kind, len, pe);
+    staged_get(ctx, routine, &target, dest, dest_kind, len, pe, nbi);
 }
 
 void rma_notify(const char *routine, uint64_t *word, uint64_t value, int pe)

@@ -93,12 +93,15 @@ static int staged_direct(const struct route_target *target, const struct kind_op
 /* A side in host memory and the other reached by a kind's copy engine move in one copy; a
  * bounce buffer, in chunks, is only for two sides that no single mechanism reaches. */
 void staged_put(shmem_ctx_t ctx, const char *routine, const struct route_target *target,
-                const void *src, const struct kind_ops *src_kind, size_t len, int pe)
+                const void *src, const struct kind_ops *src_kind, size_t len, int pe, int nbi)
 {
     const struct kind_ops *kind = target->region->kind;
     if (staged_direct(target, src_kind)) {
         src_kind->copy(target->pointer, src, len, ctx->queue);
-        kind_land(src_kind, ctx->queue); /* it reads src later; src is the caller's on return */
+        if (nbi)
+            kind_wrote(src_kind, ctx->queue);
+        else
+            kind_land(src_kind, ctx->queue); /* it reads src later; src is the caller's on return */
         return;
     }
     if (src_kind && target->kind == ROUTE_LOAD_STORE) { /* straight into the mapped copy */
@@ -122,12 +125,16 @@ void staged_put(shmem_ctx_t ctx, const char *routine, const struct route_target 
 }
 
 void staged_get(shmem_ctx_t ctx, const char *routine, const struct route_target *target, void *dest,
-                const struct kind_ops *dest_kind, size_t len, int pe)
+                const struct kind_ops *dest_kind, size_t len, int pe, int nbi)
 {
     const struct kind_ops *kind = target->region->kind;
     int queue = ctx->queue;
     if (staged_direct(target, dest_kind)) {
         dest_kind->copy(dest, target->pointer, len, queue);
+        if (nbi) {
+            kind_wrote(dest_kind, queue); /* dest is filled by the quiet */
+            return;
+        }
     } else if (dest_kind && target->kind == ROUTE_LOAD_STORE) { /* straight from the mapped copy */
         dest_kind->copy_from_host(dest, target->pointer, len, queue);
     } else if (!dest_kind && target->kind == ROUTE_KIND_COPY) { /* straight into host memory */

@@ -10,12 +10,13 @@
 #include "route.h"
 
 /* A put or get on any route, with a local buffer of a kind (NULL: host memory), on ctx (whose
- * queue the kinds' writes go on). Completes before it returns (non-blocking forms included, which
- * the spec allows), but for a write into a target's kind memory, owed to ctx's quiet or fence. */
+ * queue the kinds' writes go on). Completes before it returns, but for a write into a target's
+ * kind memory, owed to ctx's quiet or fence; a non-blocking one (nbi) between two buffers of one
+ * kind is all owed to the quiet, as the spec allows: its source may be read until then. */
 void staged_put(shmem_ctx_t ctx, const char *routine, const struct route_target *target,
-                const void *src, const struct kind_ops *src_kind, size_t len, int pe);
+                const void *src, const struct kind_ops *src_kind, size_t len, int pe, int nbi);
 void staged_get(shmem_ctx_t ctx, const char *routine, const struct route_target *target, void *dest,
-                const struct kind_ops *dest_kind, size_t len, int pe);
+                const struct kind_ops *dest_kind, size_t len, int pe, int nbi);
 /* An atomic on a word reached by the kind's copy engine or by its owner, one at a time. */
 uint64_t staged_atomic(const char *routine, enum transport_amo op,
                        const struct route_target *target, size_t size, uint64_t value,

@@ -92,8 +92,8 @@ static const char *const cuda_reduce_names[KIND_REDUCTIONS_COUNT] = {
 /* ---- PTX: the batch scatter ---- */
 
 /* strata_scatter(entries, data, count): entry i (struct gpu_batch_entry: dst, offset, len)
- * copies len bytes at data + offset to dst, by words when dst and len allow, else by bytes; the
- * threads of the grid share the entries. */
+ * copies len bytes at data + offset (wrapping: GPU memory elsewhere) to dst, by words when dst,
+ * source and len allow, else by bytes; the threads of the grid share the entries. */
 #define CUDA_SCATTER_COPY(LABEL, SIZE, TYPE, REG)                                                  \
     LABEL ":\n"                                                                                    \
           "  setp.ge.u64 %q, %j, %len;\n"                                                          \
@@ -132,6 +132,7 @@ static const char *const cuda_reduce_names[KIND_REDUCTIONS_COUNT] = {
     "  add.u64 %src, %data, %off;\n"                                                               \
     "  mov.u64 %j, 0;\n"                                                                           \
     "  or.b64 %misaligned, %dst, %len;\n"                                                          \
+    "  or.b64 %misaligned, %misaligned, %src;\n"                                                   \
     "  and.b64 %misaligned, %misaligned, 7;\n"                                                     \
     "  setp.ne.u64 %q, %misaligned, 0;\n"                                                          \
     "  @%q bra BYTES;\n" CUDA_SCATTER_COPY("WORDS", 8, "u64", "%word")                             \

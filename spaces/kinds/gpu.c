@@ -226,7 +226,10 @@ static void gpu_pin_range(uintptr_t lo, uintptr_t hi)
     for (int i = 0; i < gpu_pinned_count; i++)
         if (gpu_pinned[i].base == lo)
             return;
-    if (gpu_pinned_count == GPU_PINNED_MAX || gpu_rt->host_register((void *)lo, hi - lo))
+    int rc = gpu_pinned_count == GPU_PINNED_MAX ? -1 : gpu_rt->host_register((void *)lo, hi - lo);
+    LOG(LOG_MEM, "spaces", "registering host memory [%p, %p) with %s: %s (%d)", (void *)lo,
+        (void *)hi, gpu_rt->name, rc ? "failed, it stays pageable" : "done", rc);
+    if (rc)
         return;
     gpu_pinned[gpu_pinned_count++] = (struct gpu_pinned){lo, hi - lo};
 }
@@ -311,11 +314,15 @@ void gpu_copy_from_host(void *dst, const void *src, size_t len, int queue)
 }
 
 /* Device to device (this GPU's memory, a node peer's attached heap): the source is read in
- * stream order, before anything written on queue after the copy was issued. */
+ * stream order, before anything written on queue after the copy was issued. A small copy joins
+ * the batch, which keeps that order: the batch is issued before any other work on the stream. */
 void gpu_copy(void *dst, const void *src, size_t len, int queue)
 {
     gpu_rt->enter();
-    gpu_copy_async(dst, src, len, queue);
+    if (len <= GPU_BATCH_SMALL)
+        gpu_batch_copy(queue, dst, src, len);
+    else
+        gpu_copy_async(dst, src, len, queue);
 }
 
 void gpu_fill(void *dst, int byte, size_t len, int queue)

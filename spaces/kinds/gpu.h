@@ -96,6 +96,9 @@ void gpu_host_unmapping(void *base, size_t len);
 #define GPU_BATCH_SMALL 512 /* bytes: larger writes are copies of their own */
 /* Queues a write of len (at most GPU_BATCH_SMALL) bytes of src to dst; src is copied now. */
 void gpu_batch_write(int queue, void *dst, const void *src, size_t len);
+/* Queues a copy of len (at most GPU_BATCH_SMALL) bytes of GPU memory at src to dst; src is read
+ * when the batch runs. */
+void gpu_batch_copy(int queue, void *dst, const void *src, size_t len);
 /* Issues queue's batched writes on its stream. Called before any other work is issued there, so
  * the stream applies every write in the order the library made it. */
 void gpu_batch_flush(int queue);

@@ -47,7 +47,8 @@ static void gpu_batch_issue(struct gpu_batch_pair *pair, int queue)
     } else {
         for (unsigned i = 0; i < b->count; i++)
             gpu_check(gpu_rt->copy_async((void *)(uintptr_t)b->entry[i].dst,
-                                         b->data + b->entry[i].offset, b->entry[i].len, stream),
+                                         (void *)((uintptr_t)b->data + b->entry[i].offset),
+                                         b->entry[i].len, stream),
                       "copy (batch)");
     }
     b->in_flight = 1;
@@ -86,19 +87,35 @@ static struct gpu_batch *gpu_batch_ready(struct gpu_batch_pair *pair, int queue)
     return b;
 }
 
-void gpu_batch_write(int queue, void *dst, const void *src, size_t len)
+/* Adds an entry for len bytes to dst: from host memory at host, copied into the batch's data now,
+ * or (host NULL) from GPU memory at device, read when the batch runs. An entry's source is the
+ * batch's data plus its offset, so a device source is an offset that wraps around to it. */
+static void gpu_batch_add(int queue, void *dst, const void *host, const void *device, size_t len)
 {
     struct gpu_batch_pair *pair = &gpu_batch_pairs[queue];
     pthread_mutex_lock(&pair->lock);
     struct gpu_batch *b = gpu_batch_ready(pair, queue);
-    if (b->count == GPU_BATCH_ENTRIES || b->used + len > GPU_BATCH_DATA) {
+    size_t data = host ? len : 0;
+    if (b->count == GPU_BATCH_ENTRIES || b->used + data > GPU_BATCH_DATA) {
         gpu_batch_issue(pair, queue);
         b = gpu_batch_ready(pair, queue);
     }
-    b->entry[b->count++] = (struct gpu_batch_entry){(uintptr_t)dst, b->used, len};
-    memcpy(b->data + b->used, src, len);
-    b->used += (len + 7) & ~(size_t)7; /* entries stay word-aligned for the kernel */
+    uint64_t offset = host ? b->used : (uint64_t)(uintptr_t)device - (uint64_t)(uintptr_t)b->data;
+    b->entry[b->count++] = (struct gpu_batch_entry){(uintptr_t)dst, offset, len};
+    if (host)
+        memcpy(b->data + b->used, host, len);
+    b->used += (data + 7) & ~(size_t)7; /* entries stay word-aligned for the kernel */
     pthread_mutex_unlock(&pair->lock);
+}
+
+void gpu_batch_write(int queue, void *dst, const void *src, size_t len)
+{
+    gpu_batch_add(queue, dst, src, NULL, len);
+}
+
+void gpu_batch_copy(int queue, void *dst, const void *src, size_t len)
+{
+    gpu_batch_add(queue, dst, NULL, src, len);
 }
 
 void gpu_batch_flush(int queue)

@@ -3,7 +3,9 @@
  *   gpu_put_<size>_GBps, gpu_get_<size>_GBps   PE 0's GPU heap <-> PE 1's GPU heap
  *   host_to_gpu_<size>_GBps, gpu_to_host_<size>_GBps   PE 0's host heap <-> its GPU heap
  *   private_to_gpu_16MiB_GBps             a cuMemAlloc'd buffer of PE 0 -> PE 1's GPU heap
- *   gpu_put_nbi_8B_Mps                    8-byte put_nbi to PE 1's GPU heap, per second
+ *   host_put_8B_us                        8 bytes of host memory into PE 1's GPU heap (+ quiet)
+ *   gpu_put_nbi_8B_Mps, host_put_nbi_8B_Mps   8-byte put_nbi from PE 0's GPU heap, from host
+ *                                         memory, to PE 1's GPU heap, millions per second
  *   gpu_fetch_add_us                      fetch-add on a word of PE 1's GPU heap
  *   gpu_broadcast_1MiB_us, gpu_sum_reduce_1MiB_us   team collectives on GPU buffers (float)
  * The driver is libcuda.so.1, or the file SHMEM_TEST_CUDA_DRIVER names. */
@@ -93,6 +95,18 @@ static void print_bandwidths(const char *name, double (*time_of)(size_t, void *)
 }
 
 static char *gpu_a, *gpu_b, *host_heap, *private_buffer;
+static char host_word[8]; /* the program's own host memory */
+
+/* Millions of 8-byte put_nbi per second from src into PE 1's GPU heap, completed by a quiet. */
+static double nbi_rate(const char *src)
+{
+    int n = 20000;
+    double t0 = now_s();
+    for (int i = 0; i < n; i++)
+        shmem_putmem_nbi(gpu_b + 8 * (i % 1024), src, 8, 1);
+    shmem_quiet();
+    return n / (now_s() - t0) / 1e6;
+}
 
 static double put_time(size_t len, void *arg)
 {
@@ -138,8 +152,10 @@ int main(void)
     }
 
     double put8 = transfer_time(PUT, gpu_b, gpu_a, 8), get8 = transfer_time(GET, gpu_b, gpu_a, 8);
+    double host8 = transfer_time(PUT, gpu_b, host_word, 8);
     if (me == 0)
-        printf("gpu_put_8B_us %.3f\ngpu_get_8B_us %.3f\n", put8 * 1e6, get8 * 1e6);
+        printf("gpu_put_8B_us %.3f\ngpu_get_8B_us %.3f\nhost_put_8B_us %.3f\n", put8 * 1e6,
+               get8 * 1e6, host8 * 1e6);
     print_bandwidths("gpu_put", put_time, NULL);
     print_bandwidths("gpu_get", get_time, NULL);
     print_bandwidths("host_to_gpu", host_to_gpu, NULL);
@@ -150,12 +166,9 @@ int main(void)
 
     shmem_barrier_all();
     if (me == 0) {
-        int n = 20000;
-        double t0 = now_s();
-        for (int i = 0; i < n; i++)
-            shmem_putmem_nbi(gpu_b + 8 * (i % 1024), gpu_a, 8, 1);
-        shmem_quiet();
-        printf("gpu_put_nbi_8B_Mps %.3f\n", n / (now_s() - t0) / 1e6);
+        printf("gpu_put_nbi_8B_Mps %.3f\n", nbi_rate(gpu_a));
+        printf("host_put_nbi_8B_Mps %.3f\n", nbi_rate(host_word));
+        double t0;
         long *word = (long *)gpu_b;
         double best = 1e30;
         for (int batch = 0; batch < 3; batch++) {

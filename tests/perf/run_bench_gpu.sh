@@ -44,7 +44,7 @@ for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
     limit=""
     [ -n "$name" ] && limit=$(median "$name" "$work/limits.txt")
     case "$metric" in
-    gpu_put_nbi_8B_Mps) # one copy at a time, as a rate
+    *_put_nbi_8B_Mps) # one copy at a time, as a rate
         us=$(median ipc_d2d_8B_us "$work/limits.txt")
         limit=$(awk -v us="$us" 'BEGIN {if (us > 0) printf "%.3f", 1 / us}') ;;
     gpu_*_1MiB_us) # one device-to-device copy of the whole buffer

@@ -63,6 +63,14 @@ static int prefix_at(const struct expected *e, size_t offset)
     return offset < e->len ? pattern_at(e->pe, offset) : 0;
 }
 
+/* 3-byte pieces at offsets 8001 + 4k, counted from e->len = 8000 (the buffer checked starts
+ * there): the byte before each piece stays zero. */
+static int pieces_at(const struct expected *e, size_t offset)
+{
+    size_t at = e->len + offset;
+    return offset % 4 != 0 && at + (4 - offset % 4) <= 12000 ? pattern_at(e->pe, at) : 0;
+}
+
 /* Longs put with a target stride of 3 from a source stride of 2: target element 3k holds source
  * element 2k for k < count; the rest stays zero. */
 static int iput_at(const struct expected *e, size_t offset)
@@ -98,6 +106,31 @@ static void test_put_get(unsigned char *src, unsigned char *dst)
         check_bytes(dst, LEN, &(struct expected){prefix_at, next, sizes[i], 0}, what);
         shmem_barrier_all();
     }
+
+    /* Non-blocking, device to device: the source may be read, and dest filled, as late as the
+     * quiet. Then 1000 words one put_nbi each, and 3-byte pieces between odd offsets. */
+    zero(dst, LEN);
+    shmem_barrier_all();
+    shmem_putmem_nbi(dst, src, LEN, next);
+    shmem_quiet();
+    shmem_barrier_all();
+    check_bytes(dst, LEN, &(struct expected){prefix_at, prev, LEN, 0}, "put_nbi");
+    zero(dst, LEN);
+    shmem_getmem_nbi(dst, src, LEN, next);
+    shmem_quiet();
+    check_bytes(dst, LEN, &(struct expected){prefix_at, next, LEN, 0}, "get_nbi");
+    zero(dst, LEN);
+    shmem_barrier_all();
+    for (size_t i = 0; i < 1000; i++)
+        shmem_putmem_nbi(dst + 8 * i, src + 8 * i, 8, next);
+    for (size_t at = 8001; at + 3 <= 12000; at += 4)
+        shmem_putmem_nbi(dst + at, src + at, 3, next);
+    shmem_quiet();
+    shmem_barrier_all();
+    check_bytes(dst, 8000, &(struct expected){prefix_at, prev, 8000, 0}, "1000 8-byte put_nbi");
+    check_bytes(dst + 8000, 4000, &(struct expected){pieces_at, prev, 8000, 0},
+                "3-byte put_nbi pieces");
+    shmem_barrier_all();
 
     size_t count = LEN / 8 / 3;
     zero(dst, LEN);
