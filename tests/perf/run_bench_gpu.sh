@@ -32,11 +32,12 @@ limit_of() {
     host_to_gpu_*) echo "pinned_h2d_${1#host_to_gpu_}" ;;
     gpu_to_host_*) echo "pinned_d2h_${1#gpu_to_host_}" ;;
     private_to_gpu_16MiB_GBps) echo ipc_d2d_16MiB_GBps ;;
+    private_host_to_gpu_16MiB_GBps) echo pinned_h2d_16MiB_GBps ;;
     *_8B_us | gpu_fetch_add_us) echo ipc_d2d_8B_us ;;
     esac
 }
 
-printf '%-28s %12s %12s %9s\n' "figure" "Strata" "limit" "/limit"
+printf '%-32s %12s %12s %9s\n' "figure" "Strata" "limit" "/limit"
 json=""
 for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
     ours=$(median "$metric" "$work/strata.txt")
@@ -52,7 +53,7 @@ for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
         limit=$(awk -v g="$gbps" 'BEGIN {if (g > 0) printf "%.1f", 1048576 / g / 1000}') ;;
     esac
     to_limit=$(ratio "$ours" "$limit")
-    printf '%-28s %12s %12s %9s\n' "$metric" "$ours" "${limit:--}" "$to_limit"
+    printf '%-32s %12s %12s %9s\n' "$metric" "$ours" "${limit:--}" "$to_limit"
     json="$json${json:+, }\"$metric\": {\"strata\": $ours, \"limit\": $(json_num "$limit"), \"to_limit\": $(json_num "$to_limit")}"
 done
 echo "Limits (medians):"
