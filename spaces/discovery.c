@@ -81,6 +81,10 @@ static int discovery_topology_load(hwloc_topology_t *topo, const char *xml)
     if (hwloc_topology_init(topo))
         return -1;
     hwloc_topology_set_io_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    /* A topology read from a file describes another machine: this process's allowed CPUs (a
+     * container's cpuset) say nothing of it. */
+    if (xml)
+        hwloc_topology_set_flags(*topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
     if ((xml && hwloc_topology_set_xml(*topo, xml)) || hwloc_topology_load(*topo)) {
         hwloc_topology_destroy(*topo);
         return -1;

@@ -137,7 +137,7 @@ spmd_device_tests() {
     run "spmd/spaces_device -np 4, devices on PEs 1-3, no progress thread" env \
         SHMEM_TEST_DEVICE_PES=1-3 SHMEM_PROGRESS_THREAD=0 "${launch[@]}" 4 \
         "$build/tests/spmd/spaces_device"
-    run "spmd/spaces_device -np 2, no device anywhere" "${launch[@]}" 2 \
+    run "spmd/spaces_device -np 2, no device anywhere" env SHMEM_DEVICE_MAP=-,- "${launch[@]}" 2 \
         "$build/tests/spmd/spaces_device"
     for np in $(nps 1 3); do
         run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=gpu)" env SHMEM_DEFAULT_SPACE=gpu \

@@ -343,6 +343,9 @@ static void check_space_exhaustion(void)
 
 int main(void)
 {
+    /* No PE gets a GPU, also on a machine that has one: the GPU check below is about device-less
+     * PEs (the library still enumerates the devices). */
+    setenv("SHMEM_DEVICE_MAP", "-,-,-,-,-,-,-,-", 0);
     shmem_init();
     check_default_space();
     proposal_free_example();

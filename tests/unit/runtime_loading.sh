@@ -12,12 +12,17 @@ mkdir "$work/lib" "$work/cwd"
 cc -shared -fPIC -o "$work/lib/libcuda.so.1" "$4" &&
     cp "$work/lib/libcuda.so.1" "$work/cwd/libcuda.so.1" || exit 1
 export STRATA_TEST_RUNTIME_MARK=$work/mark
+# No PE gets a GPU, also where the machine has one (the GPU program expects none); the runtime
+# is still loaded to enumerate devices. LD_LIBRARY_PATH keeps what it held after the test's
+# entries: the job's own libraries may be found through it.
+export SHMEM_DEVICE_MAP=-,-
+outer_path=${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 failed=0
 
 # loaded NAME EXPECTED(yes|no) DIR LD_LIBRARY_PATH PROGRAM
 loaded() {
     rm -f "$STRATA_TEST_RUNTIME_MARK"
-    (cd "$3" && LD_LIBRARY_PATH=$4 "$oshrun" -np 2 "$5" >"$work/out" 2>&1)
+    (cd "$3" && LD_LIBRARY_PATH=$4$outer_path "$oshrun" -np 2 "$5" >"$work/out" 2>&1)
     local rc=$? seen=no
     [ -e "$STRATA_TEST_RUNTIME_MARK" ] && seen=yes
     if [ "$rc" = 0 ] && [ "$seen" = "$2" ]; then
