@@ -529,16 +529,26 @@ static int make_tmpdir(void)
     return 0;
 }
 
+/* hwloc's accelerator components, kept out of the PMIx server's topology: the OpenCL one loads
+ * each vendor's ICD (NVIDIA's loads libcuda.so.1), which a launcher has no use for. The PEs'
+ * environment does not get the setting: the program's own hwloc may want them. */
+#define SERVER_HWLOC_COMPONENTS "-opencl,-cuda,-nvml,-rsmi,-levelzero,-gl"
+
 static int server_start(void)
 {
     /* The hash store starts faster than the shared-memory store and is all one node needs. */
     setenv("PMIX_MCA_gds", "hash", 0);
+    int components_given = getenv("HWLOC_COMPONENTS") != NULL;
+    if (!components_given)
+        setenv("HWLOC_COMPONENTS", SERVER_HWLOC_COMPONENTS, 1);
     pmix_info_t info[2];
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, job.tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, job.tmpdir, PMIX_STRING);
     pmix_status_t rc = PMIx_server_init(&server_module, info, 2);
     PMIX_INFO_DESTRUCT(&info[0]);
     PMIX_INFO_DESTRUCT(&info[1]);
+    if (!components_given)
+        unsetenv("HWLOC_COMPONENTS");
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "oshrun: PMIx server start failed: %s\n", PMIx_Error_string(rc));
         return -1;

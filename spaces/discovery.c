@@ -81,10 +81,15 @@ static int discovery_topology_load(hwloc_topology_t *topo, const char *xml)
     if (hwloc_topology_init(topo))
         return -1;
     hwloc_topology_set_io_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    /* A topology read from a file describes another machine: this process's allowed CPUs (a
-     * container's cpuset) say nothing of it. */
-    if (xml)
-        hwloc_topology_set_flags(*topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    /* hwloc's accelerator components would initialize OpenCL, CUDA, ROCm or Level Zero in the
+     * process: the OpenCL one loads every vendor's ICD, and NVIDIA's loads libcuda.so.1 through
+     * the loader's search (current directory included). Strata loads one GPU runtime, its own
+     * way, and finds GPUs as PCI devices and through that runtime. */
+    static const char *const accelerator_components[] = {"opencl", "cuda",      "nvml",
+                                                         "rsmi",   "levelzero", "gl"};
+    for (size_t i = 0; i < sizeof(accelerator_components) / sizeof(*accelerator_components); i++)
+        hwloc_topology_set_components(*topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+                                      accelerator_components[i]);
     if ((xml && hwloc_topology_set_xml(*topo, xml)) || hwloc_topology_load(*topo)) {
         hwloc_topology_destroy(*topo);
         return -1;

@@ -34,7 +34,8 @@ run "libstrata exports only the OpenSHMEM API" bash "$src/tests/unit/exports.sh"
     "$build/.libs/libstrata.so"
 run "GPU runtimes loaded only for GPU spaces, never from the current directory" bash \
     "$src/tests/unit/runtime_loading.sh" "$oshrun" "$build/tests/spmd/hello" \
-    "$build/tests/spmd/spaces_device" "$src/tests/unit/fake_runtime.c"
+    "$build/tests/spmd/spaces_device" "$src/tests/unit/fake_runtime.c" \
+    "$([ -f "$cuda_double" ] && echo "$cuda_double")"
 # The README's knob table is generated from the knob table in the code: it must match.
 run "README knob table matches oshinfo" bash -c \
     "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,/^\$/p' '$src/README.md' | sed '/^\$/d')"

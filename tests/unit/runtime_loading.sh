@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU runtimes are loaded only when a space asks for a GPU, and never from the current
-# directory, whatever LD_LIBRARY_PATH says. A fake libcuda.so.1 marks every load.
-# Usage: runtime_loading.sh OSHRUN CPU_PROGRAM GPU_PROGRAM FAKE_RUNTIME_SOURCE
+# directory, whatever LD_LIBRARY_PATH says; hwloc's OpenCL component, which would load them
+# through each vendor's ICD, never runs. A fake libcuda.so.1 marks every load.
+# Usage: runtime_loading.sh OSHRUN CPU_PROGRAM GPU_PROGRAM FAKE_RUNTIME_SOURCE [CUDA_DOUBLE]
 set -u
 oshrun=$1
 cpu_program=$2
@@ -40,4 +41,17 @@ loaded "an empty LD_LIBRARY_PATH entry does not mean the current directory" no "
     ":/nonexistent" "$gpu_program"
 loaded "a relative LD_LIBRARY_PATH entry is not searched" no "$work/cwd" "." "$gpu_program"
 loaded "absolute entries beside a relative one are" yes "$work/cwd" ".:$work/lib" "$gpu_program"
+# hwloc's OpenCL component loads every vendor's ICD (NVIDIA's loads libcuda.so.1) where it runs:
+# neither oshrun's PMIx server nor a PE may run it. A fake ICD leaves the same mark.
+mkdir "$work/vendors" && echo "$work/lib/libcuda.so.1" >"$work/vendors/fake.icd"
+export OCL_ICD_VENDORS=$work/vendors
+loaded "no OpenCL ICD loaded by a CPU-only job (hwloc's OpenCL component)" no "$work" \
+    /nonexistent "$cpu_program"
+if [ -n "${5:-}" ]; then # the CUDA driver's double: a device to discover
+    export SHMEM_TEST_CUDA_DRIVER=$5
+    loaded "no OpenCL ICD loaded by a GPU space's device discovery" no "$work" /nonexistent \
+        "$gpu_program"
+    unset SHMEM_TEST_CUDA_DRIVER
+fi
+unset OCL_ICD_VENDORS
 [ "$failed" = 0 ]
