@@ -34,11 +34,12 @@ trap cleanup EXIT
 gate=$work/gate
 timeout -k 3 30 "$oshrun" -np 2 "$client" gate "$gate" "$marker" >"$work/job" 2>&1 &
 job=$!
+# PE 1 is the process of the job (the marker is in its command line, whatever name a build's
+# wrapper gives it) that was told PMIX_RANK=1; the job's own limit is the wait's.
 pe1=""
-for _ in $(seq 100); do
-    launcher=$(pgrep -P "$job" -x oshrun)
-    for pe in $(pgrep -P "${launcher:-0}" -x "$(basename "$client")"); do
-        tr '\0' '\n' <"/proc/$pe/environ" 2>/dev/null | grep -qx 'PMIX_RANK=1' && pe1=$pe
+for _ in $(seq 250); do
+    for pid in $(pgrep -f -- "$marker"); do
+        tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'PMIX_RANK=1' && pe1=$pid
     done
     [ -n "$pe1" ] && break
     sleep 0.1
@@ -46,7 +47,10 @@ done
 # Worst case: the intruder knows everything PE 1 was told.
 mapfile -t pmix_env < <(tr '\0' '\n' <"/proc/${pe1:-0}/environ" 2>/dev/null | grep '^PMIX_')
 if ! printf '%s\n' "${pmix_env[@]}" | grep -q '^PMIX_SERVER_URI'; then
-    echo "FAIL: PE 1's PMIx environment not found"
+    echo "FAIL: PE 1's PMIx environment not found; the job's processes:"
+    pgrep -a -f -- "$marker" | sed 's/^/    | /'
+    touch "$gate" # the job still ends by itself, cleaning up after itself
+    wait "$job"
     exit 1
 fi
 timeout -k 3 20 runuser -u "$user" -- env -i "${pmix_env[@]}" "$work/intruder" 0 0 \
