@@ -33,9 +33,10 @@ static int reps_for(size_t len)
 
 enum transfer { PUT, GET };
 
-/* Seconds per blocking transfer of len bytes between PE 0's local and PE 1's remote (best of 3
- * batches), on PE 0; PE 1 only waits. */
-static double transfer_time(enum transfer how, void *remote, void *local, size_t len)
+/* Seconds per blocking transfer of len bytes between PE 0's local and PE pe's remote (best of 3
+ * batches), on PE 0 while PE 1 only waits. pe 0 times a copy within PE 0 (host <-> GPU heap):
+ * two PEs copying at once would share the host link. */
+static double transfer_time(enum transfer how, void *remote, void *local, size_t len, int pe)
 {
     double best = 1e30;
     int reps = reps_for(len);
@@ -45,32 +46,12 @@ static double transfer_time(enum transfer how, void *remote, void *local, size_t
             double t0 = now_s();
             for (int i = 0; i < reps; i++) {
                 if (how == PUT) {
-                    shmem_putmem(remote, local, len, 1);
+                    shmem_putmem(remote, local, len, pe);
                     shmem_quiet();
                 } else {
-                    shmem_getmem(local, remote, len, 1);
+                    shmem_getmem(local, remote, len, pe);
                 }
             }
-            double t = (now_s() - t0) / reps;
-            best = t < best ? t : best;
-        }
-    shmem_barrier_all();
-    return best;
-}
-
-/* Local copies on PE 0 (to itself), as host <-> GPU heap transfers, while PE 1 waits: two PEs
- * copying at once would share the host link. */
-static double local_time(void *dst, const void *src, size_t len)
-{
-    double best = 1e30;
-    int reps = reps_for(len);
-    shmem_barrier_all();
-    if (shmem_my_pe() == 0)
-        for (int batch = 0; batch < 3; batch++) {
-            double t0 = now_s();
-            for (int i = 0; i < reps; i++)
-                shmem_putmem(dst, src, len, 0);
-            shmem_quiet();
             double t = (now_s() - t0) / reps;
             best = t < best ? t : best;
         }
@@ -116,22 +97,22 @@ static double nbi_rate(const char *src)
 static double put_time(size_t len, void *arg)
 {
     (void)arg;
-    return transfer_time(PUT, gpu_b, gpu_a, len);
+    return transfer_time(PUT, gpu_b, gpu_a, len, 1);
 }
 static double get_time(size_t len, void *arg)
 {
     (void)arg;
-    return transfer_time(GET, gpu_b, gpu_a, len);
+    return transfer_time(GET, gpu_b, gpu_a, len, 1);
 }
 static double host_to_gpu(size_t len, void *arg)
 {
     (void)arg;
-    return local_time(gpu_a, host_heap, len);
+    return transfer_time(PUT, gpu_a, host_heap, len, 0);
 }
 static double gpu_to_host(size_t len, void *arg)
 {
     (void)arg;
-    return local_time(host_heap, gpu_a, len);
+    return transfer_time(PUT, host_heap, gpu_a, len, 0);
 }
 
 int main(void)
@@ -157,8 +138,9 @@ int main(void)
         shmem_global_exit(1);
     }
 
-    double put8 = transfer_time(PUT, gpu_b, gpu_a, 8), get8 = transfer_time(GET, gpu_b, gpu_a, 8);
-    double host8 = transfer_time(PUT, gpu_b, host_word, 8);
+    double put8 = transfer_time(PUT, gpu_b, gpu_a, 8, 1),
+           get8 = transfer_time(GET, gpu_b, gpu_a, 8, 1);
+    double host8 = transfer_time(PUT, gpu_b, host_word, 8, 1);
     if (me == 0)
         printf("gpu_put_8B_us %.3f\ngpu_get_8B_us %.3f\nhost_put_8B_us %.3f\n", put8 * 1e6,
                get8 * 1e6, host8 * 1e6);
@@ -166,8 +148,8 @@ int main(void)
     print_bandwidths("gpu_get", get_time, NULL);
     print_bandwidths("host_to_gpu", host_to_gpu, NULL);
     print_bandwidths("gpu_to_host", gpu_to_host, NULL);
-    double private16 = transfer_time(PUT, gpu_b, private_buffer, (size_t)16 << 20);
-    double pageable16 = transfer_time(PUT, gpu_b, pageable_buffer, (size_t)16 << 20);
+    double private16 = transfer_time(PUT, gpu_b, private_buffer, (size_t)16 << 20, 1);
+    double pageable16 = transfer_time(PUT, gpu_b, pageable_buffer, (size_t)16 << 20, 1);
     if (me == 0)
         printf("private_to_gpu_16MiB_GBps %.2f\nprivate_host_to_gpu_16MiB_GBps %.2f\n",
                (double)(16 << 20) / private16 / 1e9, (double)(16 << 20) / pageable16 / 1e9);

@@ -130,13 +130,15 @@ static void check_contexts(shmem_space_t gpu, int me, int right, int left)
     shmem_space_free(gpu, words);
 }
 
-/* How many of the WORDS words at buffer (on this PE, any kind) are not writer's pattern. Read
+/* How many of the count words at buffer (on this PE, any kind) are not writer's pattern. Read
  * into private memory, which the library never registers. */
-static long wrong_words(const long *buffer, int writer)
+static long wrong_words(const long *buffer, long count, int writer)
 {
-    long *seen = malloc(WORDS * sizeof(long)), wrong = 0;
-    shmem_getmem(seen, buffer, WORDS * sizeof(long), shmem_my_pe());
-    for (long i = 0; i < WORDS; i++)
+    long *seen = malloc(count * sizeof(long)), wrong = 0;
+    if (!seen)
+        return count;
+    shmem_getmem(seen, buffer, count * sizeof(long), shmem_my_pe());
+    for (long i = 0; i < count; i++)
         wrong += seen[i] != expected(writer, i);
     free(seen);
     return wrong;
@@ -150,23 +152,19 @@ static void check_granule_crossing(shmem_space_t gpu, shmem_space_t cpu, int me)
     enum { SPAN = 5 << 20 }; /* words */
     long *host = shmem_space_malloc(cpu, SPAN * sizeof(long));
     long *device = shmem_space_malloc(gpu, SPAN * sizeof(long));
-    long *seen = malloc(SPAN * sizeof(long)), wrong = 0;
-    CHECK(host && device && seen, "40 MiB in each space");
-    for (long i = 0; host && i < SPAN; i++)
+    CHECK(host && device, "40 MiB in each space");
+    if (!host || !device)
+        return;
+    for (long i = 0; i < SPAN; i++)
         host[i] = expected(me, i);
     shmem_long_put(device, host, SPAN, me);
     shmem_quiet();
-    shmem_getmem(seen, device, SPAN * sizeof(long), me); /* into private memory */
-    for (long i = 0; seen && i < SPAN; i++)
-        wrong += seen[i] != expected(me, i);
+    long wrong = wrong_words(device, SPAN, me);
     CHECK(wrong == 0, "40 MiB from the host heap into the GPU heap: %ld words wrong", wrong);
     memset(host, 0, SPAN * sizeof(long));
     shmem_long_get(host, device, SPAN, me);
-    wrong = 0;
-    for (long i = 0; host && i < SPAN; i++)
-        wrong += host[i] != expected(me, i);
+    wrong = wrong_words(host, SPAN, me);
     CHECK(wrong == 0, "40 MiB from the GPU heap into the host heap: %ld words wrong", wrong);
-    free(seen);
     shmem_space_free(gpu, device);
     shmem_space_free(cpu, host);
 }
@@ -197,10 +195,10 @@ int main(void)
 
     shmem_long_put(device, host, WORDS, right); /* host heap -> peer's GPU heap */
     shmem_barrier_all();
-    CHECK(wrong_words(device, left) == 0, "put from PE %d's host heap", left);
+    CHECK(wrong_words(device, WORDS, left) == 0, "put from PE %d's host heap", left);
 
     shmem_long_get(device2, host, WORDS, right); /* peer's host heap -> GPU heap */
-    CHECK(wrong_words(device2, right) == 0, "get from PE %d's host heap", right);
+    CHECK(wrong_words(device2, WORDS, right) == 0, "get from PE %d's host heap", right);
 
     shmem_barrier_all();
     shmem_long_get(host, device, WORDS, me); /* GPU heap -> host heap */
