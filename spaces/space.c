@@ -21,6 +21,13 @@ static void space_name_prefix(const struct space_job *job, char *prefix, size_t 
 
 int space_device_regions;
 
+/* Whether the job's transport registers and reaches region's memory. */
+static int region_registrable(const struct space_job *job, const struct region *region)
+{
+    return job->transport && region->size && kind_can(region->kind, KIND_CAP_TRANSPORT) &&
+           transport_reaches_memory(job->transport, region->kind->mem_type);
+}
+
 /* This PE's part of a region beside its memory: the handle node peers attach with, the
  * transport registration when the transport can reach the kind's memory, the registry. */
 static int region_init(const struct space_job *job, struct region *region)
@@ -33,16 +40,12 @@ static int region_init(const struct space_job *job, struct region *region)
     if (kind_can(kind, KIND_CAP_PEER_ATTACH) &&
         kind->export(&region->mem, region->handle, &region->handle_len))
         return -1;
-    region->registered = job->transport && region->size && kind_can(kind, KIND_CAP_TRANSPORT) &&
-                         transport_reaches_memory(job->transport, kind->mem_type);
-    region->key_len = sizeof(region->key);
+    region->registered = region_registrable(job, region);
+    region->key.len = 0;
     if (region->registered &&
         transport_region_register(job->transport, region->id, region->generation, region->base,
-                                  region->size, job->keys_in_records ? region->key : NULL,
-                                  &region->key_len))
+                                  region->size, job->keys_in_records ? &region->key : NULL))
         return -1;
-    if (!region->registered || !job->keys_in_records)
-        region->key_len = 0;
     if (registry_add(region))
         return -1;
     if (!kind_can(kind, KIND_CAP_LOAD_STORE))
@@ -181,6 +184,18 @@ static int region_attach_peers(const struct space_job *job, struct space *space,
             region->routes[pe].attached = attached[pe];
     free(attached);
     return rc;
+}
+
+int space_register_late(const struct space_job *job, struct space *space)
+{
+    struct region *heap = &space->heap;
+    if (heap->registered || !region_registrable(job, heap))
+        return 0;
+    if (transport_region_register(job->transport, heap->id, heap->generation, heap->base,
+                                  heap->size, NULL))
+        return -1;
+    heap->registered = 1;
+    return 0;
 }
 
 int space_attach_peers(const struct space_job *job, struct space *space, space_handle_fn handle_of,

@@ -29,11 +29,11 @@ struct region {
     struct kind_mem mem;
     struct route *routes; /* per world PE, once the members are known (space_attach_peers) */
     /* How node peers attach it (the kind's export), and its transport key once it was
-     * registered after start-up: both travel in the records of the space's creation. */
+     * registered after start-up (len 0 otherwise): both go into the space's record, where peers
+     * read them. */
     size_t handle_len;
     char handle[KIND_HANDLE_MAX];
-    size_t key_len;
-    char key[TRANSPORT_KEY_MAX];
+    struct transport_key key;
     int registered; /* with the transport */
 };
 
@@ -69,8 +69,8 @@ struct space_job {
     const char *job_id;
     struct transport *transport; /* NULL while every PE is mapped */
     int node_direct;             /* attach node peers' memory */
-    /* After start-up: a new region keeps its transport key for the creation's records instead
-     * of publishing it to the process manager. */
+    /* After start-up: a new region keeps its transport key for the space's record instead of
+     * publishing it to the process manager. */
     int keys_in_records;
 };
 
@@ -95,6 +95,9 @@ int space_create(const struct space_job *job, const struct space_params *params,
  * heap_size bytes (region heap_id) and the program's static data. */
 int space_default_create(const struct space_job *job, size_t heap_size, int heap_id,
                          struct space **out);
+/* Registers the heap of a space made before the job's transport started, publishing its key
+ * through the exchange as at start-up. Returns 0 or -1. */
+int space_register_late(const struct space_job *job, struct space *space);
 /* After every member created its part: attaches node peers' copies of each region of the space
  * where the kind and the job allow it, with the handles handle_of gives, and computes every
  * region's routes. Returns 0 or -1. */

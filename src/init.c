@@ -93,7 +93,9 @@ int runtime_transport_start(void)
 
 int runtime_transport_start_late(void)
 {
-    if (runtime_transport_start())
+    /* The library space's key goes out with the address: spaces made from now on keep their
+     * keys there (space_api.c). */
+    if (runtime_transport_start() || space_register_late(&rt.job, rt.library_space))
         return -1;
     return boot_fence() ? -1 : 0;
 }

@@ -1,7 +1,8 @@
 /* Memory spaces (the OpenSHMEM dynamic memory spaces proposal): creation, destruction and the
- * queries. Creating a space is a world collective that agrees, with two exchanges, on who can
- * reach the device, which region id names the space, and whether every member made its memory
- * (and how node peers and the transport reach it); every PE reaches the same verdict. */
+ * queries. Creating a space is a world collective that agrees, with two reductions, on who can
+ * reach the device, which region id names the space, and whether every member made its memory;
+ * every PE reaches the same verdict. How node peers and the transport reach a member's memory
+ * stays in that member's record, read where needed. */
 #include "space_reach.h"
 #include "team.h"
 
@@ -61,61 +62,77 @@ static unsigned space_creations; /* world collective: the same count on every PE
 static uint64_t space_ids_used =
     1ull << REGION_ID_DEFAULT_HEAP | 1ull << REGION_ID_STATIC_DATA | 1ull << REGION_ID_LIBRARY;
 
-/* What each PE says in the first exchange. */
-struct space_offer {
-    int32_t verdict;       /* enum space_verdict */
-    int32_t load_store;    /* the kind it would use may be loaded and stored */
-    int32_t attachable;    /* node peers attach that kind's memory */
-    int32_t owner_atomics; /* only the owner updates that kind's words: it has no atomics */
-    uint64_t ids_used;
+/* ---- The creation's two agreements ----
+ * Both are world reductions, so what lands on a PE does not grow with the job beyond one bit per
+ * PE. The first: an OR of what each PE offers, its membership as one bit of a bitmap. The second:
+ * a max over whether a member failed and its base address (and its complement, for the
+ * minimum). What a peer needs to reach a member's memory, its attach handle and transport key,
+ * stays in that member's record of the space, one per region id in the library space, which
+ * node peers read as they map the space and the transport reads on its first use of a peer. The
+ * agreements use one pair of buffers per creation parity: a PE is at most one creation ahead of
+ * another (an agreement completes only with everyone's part), so the buffers it writes into are
+ * never ones a slower PE still reads. */
+enum space_offer_bits {
+    SPACE_OFFER_BAD = 1,            /* a PE found the configuration invalid, or too big */
+    SPACE_OFFER_NO_LOAD_STORE = 2,  /* a member's kind may not be loaded and stored */
+    SPACE_OFFER_NOT_ATTACHABLE = 4, /* a member's kind does not attach node peers */
+    SPACE_OFFER_OWNER_ATOMICS = 8,  /* a member's kind has no atomics: only its owner updates */
 };
+enum { SPACE_OFFER_FLAGS, SPACE_OFFER_IDS_USED, SPACE_OFFER_MEMBERS };
+enum { SPACE_MADE_FAILED, SPACE_MADE_BASE_MAX, SPACE_MADE_BASE_MIN_NOT, SPACE_MADE_WORDS };
 
-/* What each member says in the second: whether it made its memory, where, the handle by which
- * node peers attach it and the key that reaches it through the transport. */
-struct space_made {
-    int32_t ok;
-    uint32_t key_len;
-    uint64_t base;
-    uint32_t handle_len;
+/* A member's record of its part of a space: how node peers attach it and the transport key
+ * that reaches it. */
+struct space_record {
+    uint64_t handle_len;
     char handle[KIND_HANDLE_MAX];
-    char key[TRANSPORT_KEY_MAX];
+    struct transport_key key;
 };
 
-/* ---- The creation's two exchanges ----
- * They run over the library's own world collective (an fcollect) into records in the library
- * space: a process manager's fence per creation kept every creation's records in its store, so
- * creating spaces grew slower and the PE bigger with each one. There is one array per exchange
- * and per creation parity: a PE is at most one creation ahead of another (an exchange completes
- * only with everyone's record), so the array it writes into is never one a slower PE still
- * reads. */
 static struct {
-    struct space_offer *offer[2], *offers[2]; /* this PE's record, everyone's (n_pes) */
-    struct space_made *made[2], *mades[2];
+    size_t offer_words;             /* SPACE_OFFER_MEMBERS + one bit per PE */
+    uint64_t *offer[2], *offers[2]; /* this PE's part, the OR of all */
+    uint64_t *made[2], *mades[2];   /* SPACE_MADE_WORDS each: this PE's part, the max */
+    struct space_record *records;   /* this PE's, per region id */
 } space_records;
+
+static size_t space_offer_words(int n_pes)
+{
+    return SPACE_OFFER_MEMBERS + ((size_t)n_pes + 63) / 64;
+}
 
 size_t space_records_bytes(int n_pes)
 {
-    return 2 * (size_t)(n_pes + 1) * (sizeof(struct space_offer) + sizeof(struct space_made));
+    return 2 * 2 * (space_offer_words(n_pes) + SPACE_MADE_WORDS) * sizeof(uint64_t) +
+           (SPACE_MAX_ID + 1) * sizeof(struct space_record);
 }
 
 void space_records_init(void *area)
 {
-    char *at = area;
+    size_t words = space_offer_words(rt.n_pes);
+    uint64_t *at = area;
+    space_records.offer_words = words;
     for (int parity = 0; parity < 2; parity++) {
-        space_records.offer[parity] = (struct space_offer *)at;
-        space_records.offers[parity] = space_records.offer[parity] + 1;
-        at += (size_t)(rt.n_pes + 1) * sizeof(struct space_offer);
-        space_records.made[parity] = (struct space_made *)at;
-        space_records.mades[parity] = space_records.made[parity] + 1;
-        at += (size_t)(rt.n_pes + 1) * sizeof(struct space_made);
+        space_records.offer[parity] = at;
+        space_records.offers[parity] = at + words;
+        space_records.made[parity] = at + 2 * words;
+        space_records.mades[parity] = at + 2 * words + SPACE_MADE_WORDS;
+        at += 2 * (words + SPACE_MADE_WORDS);
     }
+    space_records.records = (struct space_record *)at;
 }
 
-/* Everyone's record, mine included: mine is already in its symmetric slot. */
-static void *space_exchange(void *all, const void *mine, size_t len)
+/* What a member's kind brings to the agreement (kind NULL: the host, which has everything). */
+static uint64_t space_offer_flags(const struct kind_ops *kind)
 {
-    shmem_fcollectmem(SHMEM_TEAM_WORLD, all, mine, len);
-    return all;
+    if (!kind)
+        return 0;
+    uint64_t flags = 0;
+    if (!kind_can(kind, KIND_CAP_LOAD_STORE))
+        flags |= SPACE_OFFER_NO_LOAD_STORE | (kind->atomic ? 0 : SPACE_OFFER_OWNER_ATOMICS);
+    if (!kind_can(kind, KIND_CAP_PEER_ATTACH))
+        flags |= SPACE_OFFER_NOT_ATTACHABLE;
+    return flags;
 }
 
 /* The decision every PE derives from the same offers. */
@@ -129,23 +146,20 @@ struct space_plan {
     unsigned char *member;
 };
 
-static int space_plan_make(const shmem_space_config_t *config, const struct space_offer *offers,
+static int space_plan_make(const shmem_space_config_t *config, const uint64_t *offers,
                            struct space_plan *plan)
 {
-    uint64_t used = 0;
-    int bad = 0;
-    plan->all_load_store = plan->all_attachable = 1;
-    for (int pe = 0; pe < rt.n_pes; pe++) {
-        used |= offers[pe].ids_used;
-        bad |= offers[pe].verdict == SPACE_BAD_CONFIG || offers[pe].verdict == SPACE_TOO_BIG;
-        if (offers[pe].verdict == SPACE_REACHABLE) {
+    uint64_t flags = offers[SPACE_OFFER_FLAGS], used = offers[SPACE_OFFER_IDS_USED];
+    const uint64_t *members = offers + SPACE_OFFER_MEMBERS;
+    int bad = (flags & SPACE_OFFER_BAD) != 0;
+    plan->all_load_store = !(flags & SPACE_OFFER_NO_LOAD_STORE);
+    plan->all_attachable = !(flags & SPACE_OFFER_NOT_ATTACHABLE);
+    plan->owner_atomics = (flags & SPACE_OFFER_OWNER_ATOMICS) != 0;
+    for (int pe = 0; pe < rt.n_pes; pe++)
+        if (members[pe / 64] >> (pe % 64) & 1) {
             plan->member[pe] = 1;
             plan->members[plan->size++] = pe;
-            plan->all_load_store &= offers[pe].load_store;
-            plan->all_attachable &= offers[pe].attachable;
-            plan->owner_atomics |= offers[pe].owner_atomics;
         }
-    }
     plan->id = -1;
     for (int id = 0; id <= SPACE_MAX_ID && plan->id < 0; id++)
         if (!(used >> id & 1))
@@ -181,7 +195,7 @@ static int space_needs_transport(const struct space_plan *plan)
     return 0;
 }
 
-static uint64_t space_caps(const struct space_plan *plan, const struct space_made *made)
+static uint64_t space_caps(const struct space_plan *plan, const uint64_t *made)
 {
     shmem_space_cap_t caps =
         SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES | SHMEM_SPACE_CAP_ATOMICS;
@@ -189,25 +203,22 @@ static uint64_t space_caps(const struct space_plan *plan, const struct space_mad
         caps |= SHMEM_SPACE_CAP_DIRECT_ACCESS;
     if (plan->size == rt.n_pes)
         caps |= SHMEM_SPACE_CAP_WORLD_ACCESS;
-    int same = 1;
-    for (int i = 1; i < plan->size; i++)
-        same &= made[plan->members[i]].base == made[plan->members[0]].base;
-    if (same)
+    if (made[SPACE_MADE_BASE_MAX] == ~made[SPACE_MADE_BASE_MIN_NOT]) /* one base for all */
         caps |= SHMEM_SPACE_CAP_IDENT_ADDR;
     return caps;
 }
 
-/* Hands the members' transport keys of the new region to the transport. */
-static void space_peer_keys(const struct space *space, const struct space_plan *plan,
-                            const struct space_made *made)
+/* This PE's record of its part, where peers read it; the transport learns where that is. */
+static void space_record_write(const struct space *space)
 {
-    for (int i = 0; i < plan->size; i++) {
-        int pe = plan->members[i];
-        if (made[pe].key_len && /* this PE's own too: transport atomics reach it that way */
-            transport_region_peer_key(rt.transport, space->heap.id, pe, made[pe].key,
-                                      made[pe].key_len))
-            log_fatal("shmem_space_create", "a bad transport key from PE %d", pe);
-    }
+    const struct region *heap = &space->heap;
+    struct space_record *record = &space_records.records[heap->id];
+    record->handle_len = heap->handle_len;
+    memcpy(record->handle, heap->handle, heap->handle_len);
+    record->key = heap->key;
+    if (rt.transport)
+        transport_region_keys_at(rt.transport, heap->id, REGION_ID_LIBRARY,
+                                 (size_t)((char *)&record->key - rt.library_space->heap.base));
 }
 
 /* Members make their memory; then all agree whether every member did. Returns 0 (with *out
@@ -216,31 +227,23 @@ static int space_build(const shmem_space_config_t *config, const struct space_pl
                        const struct kind_ops *kind, struct space **out)
 {
     struct space *space = NULL;
-    struct space_made *mine = space_records.made[space_creations & 1];
-    memset(mine, 0, sizeof(*mine));
+    uint64_t *mine = space_records.made[space_creations & 1];
+    uint64_t *made = space_records.mades[space_creations & 1];
+    memset(mine, 0, SPACE_MADE_WORDS * sizeof(*mine));
     if (plan->member[rt.my_pe]) {
         struct space_params params = {
             kind, config->size, plan->id, space_creations, plan->member, (int)config->device_type};
+        mine[SPACE_MADE_FAILED] = 1;
         if (space_create(&rt.job, &params, &space) == 0) {
-            struct region *heap = &space->heap;
-            mine->ok = 1;
-            mine->base = (uint64_t)(uintptr_t)heap->base;
-            mine->handle_len = (uint32_t)heap->handle_len;
-            memcpy(mine->handle, heap->handle, heap->handle_len);
-            mine->key_len = (uint32_t)heap->key_len;
-            memcpy(mine->key, heap->key, heap->key_len);
+            uint64_t base = (uint64_t)(uintptr_t)space->heap.base;
+            space_record_write(space);
+            mine[SPACE_MADE_FAILED] = 0;
+            mine[SPACE_MADE_BASE_MAX] = base;
+            mine[SPACE_MADE_BASE_MIN_NOT] = ~base;
         }
     }
-    struct space_made *made =
-        space_exchange(space_records.mades[space_creations & 1], mine, sizeof(*mine));
-    int all_made = 1;
-    for (int i = 0; i < plan->size; i++)
-        all_made &= made[plan->members[i]].ok;
-    if (all_made && space) {
-        space->caps = space_caps(plan, made);
-        space_peer_keys(space, plan, made);
-    }
-    if (!all_made) {
+    shmem_uint64_max_reduce(SHMEM_TEAM_WORLD, made, mine, SPACE_MADE_WORDS);
+    if (made[SPACE_MADE_FAILED]) {
         if (space)
             space_destroy(&rt.job, space);
         if (rt.my_pe == 0)
@@ -248,6 +251,8 @@ static int space_build(const shmem_space_config_t *config, const struct space_pl
                       config->size, (int)config->device_type);
         return -1;
     }
+    if (space)
+        space->caps = space_caps(plan, made);
     *out = space;
     return 0;
 }
@@ -255,21 +260,21 @@ static int space_build(const shmem_space_config_t *config, const struct space_pl
 /* The space's team and the library's own team over the same members (world collective). Every
  * member's memory exists: node peers' is mapped first, and the team agreement synchronizes the
  * world, after which the names can go. Returns 0, or -1 on every PE when team slots ran out. */
-static int space_made_handle(void *arg, int pe, int id, void *handle, size_t *len)
+static int space_record_handle(void *arg, int pe, int id, void *handle, size_t *len)
 {
-    const struct space_made *made = arg;
-    (void)id;
-    if (made[pe].handle_len > *len)
+    struct space_record record;
+    (void)arg;
+    shmem_getmem(&record, &space_records.records[id], sizeof(record), pe);
+    if (record.handle_len > *len)
         return -1;
-    *len = made[pe].handle_len;
-    memcpy(handle, made[pe].handle, *len);
+    *len = record.handle_len;
+    memcpy(handle, record.handle, *len);
     return 0;
 }
 
 static int space_attach_teams(struct space *space, const struct space_plan *plan)
 {
-    struct space_made *made = space_records.mades[space_creations & 1];
-    if (space && space_attach_peers(&rt.job, space, space_made_handle, made))
+    if (space && space_attach_peers(&rt.job, space, space_record_handle, NULL))
         log_fatal("shmem_space_create", "cannot map the space of the PEs on this node");
     shmem_team_t team, members_team;
     if (team_create_members(SHMEM_TEAM_WORLD, plan->members, plan->size, space, &team))
@@ -294,14 +299,18 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
     *team_out = SHMEM_TEAM_INVALID;
     space_creations++;
     const struct kind_ops *kind = NULL;
-    struct space_offer *offer = space_records.offer[space_creations & 1];
-    offer->verdict = space_reach("shmem_space_create", config, &kind);
-    offer->load_store = kind ? kind_can(kind, KIND_CAP_LOAD_STORE) : 1;
-    offer->attachable = kind ? kind_can(kind, KIND_CAP_PEER_ATTACH) : 1;
-    offer->owner_atomics = kind && !kind_can(kind, KIND_CAP_LOAD_STORE) && !kind->atomic;
-    offer->ids_used = space_ids_used;
-    struct space_offer *offers =
-        space_exchange(space_records.offers[space_creations & 1], offer, sizeof(*offer));
+    uint64_t *offer = space_records.offer[space_creations & 1];
+    uint64_t *offers = space_records.offers[space_creations & 1];
+    memset(offer, 0, space_records.offer_words * sizeof(*offer));
+    enum space_verdict verdict = space_reach("shmem_space_create", config, &kind);
+    if (verdict == SPACE_BAD_CONFIG || verdict == SPACE_TOO_BIG)
+        offer[SPACE_OFFER_FLAGS] |= SPACE_OFFER_BAD;
+    if (verdict == SPACE_REACHABLE) {
+        offer[SPACE_OFFER_MEMBERS + rt.my_pe / 64] |= 1ull << (rt.my_pe % 64);
+        offer[SPACE_OFFER_FLAGS] |= space_offer_flags(kind);
+    }
+    offer[SPACE_OFFER_IDS_USED] = space_ids_used;
+    shmem_uint64_or_reduce(SHMEM_TEAM_WORLD, offers, offer, space_records.offer_words);
     struct space_plan plan = {.members = malloc((size_t)rt.n_pes * sizeof(int)),
                               .id = -1,
                               .member = calloc((size_t)rt.n_pes, 1)};

@@ -71,18 +71,25 @@ enum transport_mem_type { TRANSPORT_MEM_HOST, TRANSPORT_MEM_CUDA, TRANSPORT_MEM_
 /* Whether t registers and reaches memory of that type. */
 int transport_reaches_memory(struct transport *t, enum transport_mem_type type);
 
-/* The most bytes of a region's key (what a peer needs to reach it) that records carry. */
+/* A region's key as peers read it (what a peer needs to reach the region): its length (0: none)
+ * and its bytes. */
 #define TRANSPORT_KEY_MAX 240
+struct transport_key {
+    uint64_t len;
+    char bytes[TRANSPORT_KEY_MAX];
+};
 
 /* Registers [base, base+len) as region id. generation tells a reuse of an id apart from the
  * region that had it before; it is the same on every PE. With key NULL the region's key is
  * published through the exchange, where peers fetch it on first use (start-up); otherwise it is
- * written to key (*key_len: its room in, its length out) for the caller to hand to peers, who
- * give it to transport_region_peer_key. Returns 0 or -1 (message printed). */
+ * written to *key, for the caller to place where transport_region_keys_at says peers find it.
+ * Returns 0 or -1 (message printed). */
 int transport_region_register(struct transport *t, int id, unsigned generation, void *base,
-                              size_t len, void *key, size_t *key_len);
-/* pe's key of region id, as its transport_region_register wrote it. Returns 0 or -1. */
-int transport_region_peer_key(struct transport *t, int id, int pe, const void *key, size_t len);
+                              size_t len, struct transport_key *key);
+/* Where each PE's key of region id lies: in that PE's region home_id (whose key the exchange
+ * has), at offset, as a struct transport_key. Peers read it there on their first use of the
+ * region, so a creation moves no keys and a PE keeps only those of the peers it reaches. */
+void transport_region_keys_at(struct transport *t, int id, int home_id, size_t offset);
 /* Forgets region id: this PE's registration and every peer's key. */
 void transport_region_deregister(struct transport *t, int id);
 

@@ -289,7 +289,7 @@ static int ucx_region_blob(struct transport *t, int id, void *base, char *blob, 
 }
 
 int transport_region_register(struct transport *t, int id, unsigned generation, void *base,
-                              size_t len, void *key, size_t *key_len)
+                              size_t len, struct transport_key *key)
 {
     if (id < 0 || id >= UCX_MAX_REGIONS || t->regions[id])
         return -1;
@@ -302,8 +302,12 @@ int transport_region_register(struct transport *t, int id, unsigned generation, 
     ucs_status_t status = ucp_mem_map(t->context, &params, &t->regions[id]);
     if (status != UCS_OK)
         return ucx_fail("ucp_mem_map", status);
-    if (key)
-        return ucx_region_blob(t, id, base, key, key_len);
+    if (key) {
+        size_t key_len = sizeof(key->bytes);
+        int rc = ucx_region_blob(t, id, base, key->bytes, &key_len);
+        key->len = rc ? 0 : key_len;
+        return rc;
+    }
     char blob[UCX_BLOB_MAX], name[48];
     size_t blob_len = sizeof(blob);
     ucx_region_key(t, id, name, sizeof(name));
@@ -312,16 +316,10 @@ int transport_region_register(struct transport *t, int id, unsigned generation, 
     return t->config.exchange.publish(name, blob, blob_len);
 }
 
-int transport_region_peer_key(struct transport *t, int id, int pe, const void *key, size_t len)
+void transport_region_keys_at(struct transport *t, int id, int home_id, size_t offset)
 {
-    if (id < 0 || id >= UCX_MAX_REGIONS || len <= sizeof(uint64_t) || len > TRANSPORT_KEY_MAX)
-        return -1;
-    if (!t->peer_keys[id] &&
-        !(t->peer_keys[id] = calloc((size_t)t->config.n_pes, sizeof(struct ucx_peer_key))))
-        return -1;
-    memcpy(t->peer_keys[id][pe].blob, key, len);
-    t->peer_keys[id][pe].len = len;
-    return 0;
+    if (id >= 0 && id < UCX_MAX_REGIONS)
+        t->key_homes[id] = (struct ucx_key_home){.set = 1, .id = home_id, .offset = offset};
 }
 
 void transport_region_deregister(struct transport *t, int id)
@@ -332,8 +330,7 @@ void transport_region_deregister(struct transport *t, int id)
     for (struct transport_worker *w = t->workers; w; w = w->next)
         ucx_release_keys(w, id);
     pthread_mutex_unlock(&t->workers_lock);
-    free(t->peer_keys[id]);
-    t->peer_keys[id] = NULL;
+    t->key_homes[id].set = 0;
     if (t->regions[id])
         ucp_mem_unmap(t->context, t->regions[id]);
     t->regions[id] = NULL;
@@ -398,7 +395,32 @@ static ucp_ep_h ucx_endpoint(struct transport_worker *w, int pe)
     return ep;
 }
 
-/* Makes the endpoint to pe and unpacks the key of region id there, once. Returns 0 or -1. */
+static int ucx_connect(struct transport_worker *w, int pe, int id);
+
+/* Reads pe's key of region id where transport_region_keys_at says it lies, into blob (*len:
+ * its room in, its length out). Returns 0 or -1. */
+static int ucx_key_read(struct transport_worker *w, int pe, int id, char *blob, size_t *len)
+{
+    const struct ucx_key_home *home = &w->t->key_homes[id];
+    if (ucx_connect(w, pe, home->id))
+        return -1;
+    const struct ucx_remote_region *remote = &w->peers[pe].regions[home->id];
+    struct transport_key key;
+    ucp_request_param_t param = {0};
+    if (ucx_wait(w,
+                 ucp_get_nbx(w->peers[pe].ep, &key, sizeof(key), remote->base + home->offset,
+                             remote->rkey, &param),
+                 "ucp_get_nbx"))
+        return -1;
+    if (key.len <= sizeof(uint64_t) || key.len > *len || key.len > sizeof(key.bytes))
+        return -1;
+    memcpy(blob, key.bytes, key.len);
+    *len = key.len;
+    return 0;
+}
+
+/* Makes the endpoint to pe and unpacks the key of region id there, once: a start-up region's
+ * key comes from the exchange, a later one's from the peer's memory. Returns 0 or -1. */
 static int ucx_connect(struct transport_worker *w, int pe, int id)
 {
     ucp_ep_h ep = ucx_endpoint(w, pe);
@@ -407,19 +429,18 @@ static int ucx_connect(struct transport_worker *w, int pe, int id)
     struct ucx_remote_region *remote = &w->peers[pe].regions[id];
     if (remote->rkey)
         return 0;
-    char fetched[UCX_BLOB_MAX], key[48];
-    const char *blob = fetched;
-    size_t len = sizeof(fetched);
-    struct ucx_peer_key *given = w->t->peer_keys[id] ? &w->t->peer_keys[id][pe] : NULL;
-    if (given && given->len) {
-        blob = given->blob;
-        len = given->len;
+    char blob[UCX_BLOB_MAX], key[48];
+    size_t len = sizeof(blob);
+    int rc;
+    if (w->t->key_homes[id].set) {
+        rc = ucx_key_read(w, pe, id, blob, &len);
     } else {
         ucx_region_key(w->t, id, key, sizeof(key));
-        if (w->t->config.exchange.fetch(pe, key, fetched, &len) || len <= sizeof(uint64_t)) {
-            log_error("transport", "no key for region %d from PE %d", id, pe);
-            return -1;
-        }
+        rc = w->t->config.exchange.fetch(pe, key, blob, &len) || len <= sizeof(uint64_t);
+    }
+    if (rc) {
+        log_error("transport", "no key for region %d from PE %d", id, pe);
+        return -1;
     }
     memcpy(&remote->base, blob, sizeof(uint64_t));
     ucp_rkey_h rkey;

@@ -82,18 +82,19 @@ struct ucx_progress {
     uint64_t waits;
 };
 
-/* A peer's key of a region, as handed over by the layer above (not published). */
-struct ucx_peer_key {
-    size_t len; /* 0: none, fetch it from the exchange */
-    char blob[TRANSPORT_KEY_MAX];
+/* Where peers' keys of a region made after start-up lie (transport_region_keys_at). */
+struct ucx_key_home {
+    int set;
+    int id;        /* the region holding them, whose own keys the exchange has */
+    size_t offset; /* of a struct transport_key there */
 };
 
 struct transport {
     struct transport_config config;
     ucp_context_h context;
     ucp_mem_h regions[UCX_MAX_REGIONS];
-    unsigned region_generation[UCX_MAX_REGIONS];     /* names the keys of each id's current use */
-    struct ucx_peer_key *peer_keys[UCX_MAX_REGIONS]; /* per PE, for regions made after start-up */
+    unsigned region_generation[UCX_MAX_REGIONS]; /* names the keys of each id's current use */
+    struct ucx_key_home key_homes[UCX_MAX_REGIONS];
     const struct transport_target_ops *target_ops;
     struct transport_worker *workers; /* the default worker first */
     pthread_mutex_t workers_lock;
