@@ -112,23 +112,42 @@ void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, 
     team_lag_entered(team);
 }
 
+/* Writes the sizes of ranks [first, last) into off[first + 1 .. last], each added to the one
+ * before: every member in the round puts its size into every member's gather word. A size word
+ * is rewritten only by a later round, which begins after a sync that follows everyone's reading,
+ * or by a later collect, which its writer cannot finish before this PE has forwarded (so read the
+ * sizes) in this one. */
+static void collect_size_round(struct coll_group *g, size_t bytes, int first, int last, size_t *off)
+{
+    if (g->my_rank >= first && g->my_rank < last) {
+        uint64_t mine = bytes;
+        uint64_t *word = &g->gather[g->gather_by_world ? rt.my_pe : g->my_rank - first];
+        for (int r = 0; r < g->size; r++)
+            shmem_putmem(word, &mine, sizeof(mine), g->members[r]);
+        shmem_quiet();
+    }
+    coll_sync(g);
+    for (int r = first; r < last; r++)
+        off[r + 1] = off[r] + g->gather[g->gather_by_world ? g->members[r] : r - first];
+}
+
 size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed)
 {
     size_t *off = malloc(((size_t)g->size + 1) * sizeof(size_t));
     if (!off)
         log_fatal(g->routine, "cannot allocate %d block offsets", g->size + 1);
-    if (!fixed) {
-        /* A size word is rewritten only by a later collect, which its writer cannot finish
-         * before this PE has forwarded (so read the sizes) in this one. */
-        uint64_t mine = bytes, *word = &g->gather[g->gather_by_world ? rt.my_pe : g->my_rank];
-        for (int r = 0; r < g->size; r++)
-            shmem_putmem(word, &mine, sizeof(mine), g->members[r]);
-        shmem_quiet();
-        coll_sync(g);
-    }
     off[0] = 0;
-    for (int r = 0; r < g->size; r++)
-        off[r + 1] = off[r] + (fixed ? bytes : g->gather[g->gather_by_world ? g->members[r] : r]);
+    if (fixed) {
+        for (int r = 0; r < g->size; r++)
+            off[r + 1] = off[r] + bytes;
+        return off;
+    }
+    for (int first = 0; first < g->size; first += g->gather_round) {
+        if (first)
+            coll_sync(g); /* everyone has read the round before */
+        int last = g->size - first < g->gather_round ? g->size : first + g->gather_round;
+        collect_size_round(g, bytes, first, last, off);
+    }
     return off;
 }
 

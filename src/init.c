@@ -118,12 +118,11 @@ static void init_transport(void)
 }
 
 /* The library's own symmetric words, carved from the library space's heap: barrier counters,
- * team slots and the gather area (one word per PE per slot). */
+ * team slots, the gather area and the space records. */
 static size_t init_library_bytes(void)
 {
     return SYNC_WORDS * sizeof(uint64_t) + TEAM_SLOTS * TEAM_SLOT_WORDS * sizeof(uint64_t) +
-           TEAM_SLOTS * (size_t)rt.n_pes * sizeof(uint64_t) + space_records_bytes(rt.n_pes) +
-           4 * 64;
+           team_gather_bytes(rt.n_pes) + space_records_bytes(rt.n_pes) + 4 * 64;
 }
 
 static void init_library_state(void)
@@ -131,7 +130,7 @@ static void init_library_state(void)
     struct space *library = rt.library_space;
     size_t sync_bytes = SYNC_WORDS * sizeof(uint64_t), sync_offset, team_offset, gather_offset;
     size_t team_bytes = TEAM_SLOTS * TEAM_SLOT_WORDS * sizeof(uint64_t);
-    size_t gather_bytes = TEAM_SLOTS * (size_t)rt.n_pes * sizeof(uint64_t), records_offset;
+    size_t gather_bytes = team_gather_bytes(rt.n_pes), records_offset;
     if (heap_alloc(library->allocator, sync_bytes, 0, &sync_offset) ||
         heap_alloc(library->allocator, team_bytes, 0, &team_offset) ||
         heap_alloc(library->allocator, gather_bytes, 0, &gather_offset) ||

@@ -31,7 +31,9 @@
     X(TEST_CUDA_DRIVER, path, "",                                                                  \
       "Testing aid: a library loaded instead of libcuda.so.1 (the driver's test double)")          \
     X(TEST_HIP_RUNTIME, path, "",                                                                  \
-      "Testing aid: a library loaded instead of libamdhip64 (the runtime's test double)")
+      "Testing aid: a library loaded instead of libamdhip64 (the runtime's test double)")          \
+    X(TEST_COLLECT_ROUND, size, "1024",                                                            \
+      "Testing aid: members per round of a team collect's size exchange (1 to 1024)")
 
 /* X(type, C type of the field, accepted forms): each has a parser knob_parse_<type>. */
 #define STRATA_KNOB_TYPES(X)                                                                       \

@@ -152,7 +152,13 @@ static int team_set_members(struct strata_team *team, int slot, const int *membe
 
 uint64_t *team_gather_words(const struct strata_team *team)
 {
-    return team_gather + (size_t)team->slot * (size_t)rt.n_pes;
+    return team_gather + (size_t)team->slot * TEAM_GATHER_WORDS;
+}
+
+int team_gather_round(void)
+{
+    size_t round = rt.knobs.TEST_COLLECT_ROUND;
+    return round >= 1 && round <= TEAM_GATHER_WORDS ? (int)round : TEAM_GATHER_WORDS;
 }
 
 uint64_t *team_coll_words(const struct strata_team *team)
@@ -162,7 +168,7 @@ uint64_t *team_coll_words(const struct strata_team *team)
 
 uint64_t *team_active_set_gather(void)
 {
-    return team_gather + (size_t)TEAM_SLOT_ACTIVE_SETS * (size_t)rt.n_pes;
+    return team_gather + (size_t)TEAM_SLOTS * TEAM_GATHER_WORDS;
 }
 
 int team_init(uint64_t *area, uint64_t *gather)

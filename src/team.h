@@ -25,6 +25,16 @@
 #define TEAM_SLOT_ACTIVE_SETS 2 /* reserved: its gather words serve the legacy active-set forms */
 #define TEAM_SLOT_NODE 3        /* reserved: the world's collectives by node (team_world_node) */
 #define TEAM_SLOT_LEADERS 4     /* reserved: the same, across the nodes (team_world_leaders) */
+/* Gather words per slot: a team collect exchanges its members' sizes in rounds of this many
+ * members (coll_block_offsets), so the area does not grow with the job. */
+#define TEAM_GATHER_WORDS 1024
+
+/* Bytes of the gather area: TEAM_GATHER_WORDS per slot, and one word per world PE for the
+ * active sets, whose words are indexed by world rank. */
+static inline size_t team_gather_bytes(int n_pes)
+{
+    return ((size_t)TEAM_SLOTS * TEAM_GATHER_WORDS + (size_t)n_pes) * sizeof(uint64_t);
+}
 
 struct strata_team {
     int slot;
@@ -55,13 +65,16 @@ struct strata_team {
 };
 
 /* Creates SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED over the slots in area (TEAM_SLOTS *
- * TEAM_SLOT_WORDS words of the default heap, zeroed) and gather (TEAM_SLOTS * n_pes words, one
- * per member for collectives that exchange a value each). Returns 0 or -1. */
+ * TEAM_SLOT_WORDS words of the default heap, zeroed) and gather (team_gather_bytes, for
+ * collectives that exchange a value per member). Returns 0 or -1. */
 int team_init(uint64_t *area, uint64_t *gather);
 /* The rank of world PE world_pe in team, or -1 when it is not a member. */
 int team_rank_of(const struct strata_team *team, int world_pe);
-/* A team's gather words: entry r is written by team rank r. */
+/* A team's TEAM_GATHER_WORDS gather words: in a round from rank first, entry r is written by
+ * team rank first + r. */
 uint64_t *team_gather_words(const struct strata_team *team);
+/* Members per round of that exchange (TEAM_GATHER_WORDS, or fewer for tests). */
+int team_gather_round(void);
 /* Gather words for active sets, indexed by world rank. */
 uint64_t *team_active_set_gather(void);
 /* The collectives' TEAM_COLL_WORDS words of a team's slot. */

@@ -113,6 +113,11 @@ spmd_via_ucx_tests() {
             "$build/tests/spmd/$t"
     done
     run "spmd/coll -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 2 "$build/tests/spmd/coll"
+    # A team collect's sizes in rounds of 1 and 3 members, as teams above 1024 members do.
+    for round in 1 3; do
+        run "spmd/coll -np 4 via UCX, collect sizes in rounds of $round" env SHMEM_NODE_DIRECT=0 \
+            SHMEM_TEST_COLLECT_ROUND=$round "${launch[@]}" 4 "$build/tests/spmd/coll"
+    done
     run "spmd/ctx -np 4 via UCX (a worker per context)" env SHMEM_NODE_DIRECT=0 \
         "${launch[@]}" 4 "$build/tests/spmd/ctx"
     for t in amo_contention lock; do
