@@ -257,9 +257,7 @@ static int space_build(const shmem_space_config_t *config, const struct space_pl
     return 0;
 }
 
-/* The space's team and the library's own team over the same members (world collective). Every
- * member's memory exists: node peers' is mapped first, and the team agreement synchronizes the
- * world, after which the names can go. Returns 0, or -1 on every PE when team slots ran out. */
+/* The attach handle of pe's part of the space with region id id, from pe's record. */
 static int space_record_handle(void *arg, int pe, int id, void *handle, size_t *len)
 {
     struct space_record record;
@@ -272,6 +270,9 @@ static int space_record_handle(void *arg, int pe, int id, void *handle, size_t *
     return 0;
 }
 
+/* The space's team and the library's own team over the same members (world collective). Every
+ * member's memory exists: node peers' is mapped first, and the team agreement synchronizes the
+ * world, after which the names can go. Returns 0, or -1 on every PE when team slots ran out. */
 static int space_attach_teams(struct space *space, const struct space_plan *plan)
 {
     if (space && space_attach_peers(&rt.job, space, space_record_handle, NULL))
