@@ -19,7 +19,7 @@ struct ucx_remote_region {
     ucp_rkey_h rkey; /* NULL until first use */
 };
 
-/* 24 bytes per PE of the job; the regions only for PEs this worker reached. */
+/* 32 bytes per PE of the job; the regions only for PEs this worker reached. */
 struct ucx_peer {
     ucp_ep_h ep;                       /* NULL until first use */
     struct ucx_remote_region *regions; /* UCX_MAX_REGIONS of them, made with the endpoint */
