@@ -21,11 +21,18 @@ static void space_name_prefix(const struct space_job *job, char *prefix, size_t 
 
 int space_device_regions;
 
-/* Whether the job's transport registers and reaches region's memory. */
-static int region_registrable(const struct space_job *job, const struct region *region)
+/* Registers region with the job's transport when it registers and reaches the region's memory:
+ * its key written to *key, or published through the exchange (key NULL). Returns 0 or -1. */
+static int region_register(const struct space_job *job, struct region *region,
+                           struct transport_key *key)
 {
-    return job->transport && region->size && kind_can(region->kind, KIND_CAP_TRANSPORT) &&
-           transport_reaches_memory(job->transport, region->kind->mem_type);
+    region->registered = job->transport && region->size &&
+                         kind_can(region->kind, KIND_CAP_TRANSPORT) &&
+                         transport_reaches_memory(job->transport, region->kind->mem_type);
+    return region->registered
+               ? transport_region_register(job->transport, region->id, region->generation,
+                                           region->base, region->size, key)
+               : 0;
 }
 
 /* This PE's part of a region beside its memory: the handle node peers attach with, the
@@ -40,11 +47,8 @@ static int region_init(const struct space_job *job, struct region *region)
     if (kind_can(kind, KIND_CAP_PEER_ATTACH) &&
         kind->export(&region->mem, region->handle, &region->handle_len))
         return -1;
-    region->registered = region_registrable(job, region);
     region->key.len = 0;
-    if (region->registered &&
-        transport_region_register(job->transport, region->id, region->generation, region->base,
-                                  region->size, job->keys_in_records ? &region->key : NULL))
+    if (region_register(job, region, job->keys_in_records ? &region->key : NULL))
         return -1;
     if (registry_add(region))
         return -1;
@@ -188,14 +192,7 @@ static int region_attach_peers(const struct space_job *job, struct space *space,
 
 int space_register_late(const struct space_job *job, struct space *space)
 {
-    struct region *heap = &space->heap;
-    if (heap->registered || !region_registrable(job, heap))
-        return 0;
-    if (transport_region_register(job->transport, heap->id, heap->generation, heap->base,
-                                  heap->size, NULL))
-        return -1;
-    heap->registered = 1;
-    return 0;
+    return space->heap.registered ? 0 : region_register(job, &space->heap, NULL);
 }
 
 int space_attach_peers(const struct space_job *job, struct space *space, space_handle_fn handle_of,

@@ -72,7 +72,6 @@ static void coll_team_group(struct coll_group *g, const char *routine, shmem_tea
     g->expect = g->area->expect;
     g->gather = team_gather_words(team);
     g->gather_by_world = 0;
-    g->gather_round = team_gather_round();
     g->routine = routine;
 }
 
@@ -433,7 +432,6 @@ static int active_set_begin(struct active_set *set, const char *routine, int sta
                                  .flags = (uint64_t *)psync,
                                  .gather = team_active_set_gather(),
                                  .gather_by_world = 1,
-                                 .gather_round = size,
                                  .routine = routine};
     set->g.expect = set->g.set_expect;
     return 0;

@@ -88,7 +88,6 @@ struct coll_group {
     uint64_t *expect;       /* area->expect or set_expect */
     uint64_t *gather;       /* collect's sizes: entry per rank (teams) or per world rank (sets) */
     int gather_by_world;
-    int gather_round; /* members whose sizes the gather words hold at once */
     const char *routine;
     uint64_t set_expect[COLL_CHANNELS];
 };

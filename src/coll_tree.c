@@ -142,10 +142,12 @@ size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed)
             off[r + 1] = off[r] + bytes;
         return off;
     }
-    for (int first = 0; first < g->size; first += g->gather_round) {
+    /* Active sets' words are indexed by world rank: one round holds every member. */
+    int round = g->gather_by_world ? g->size : team_gather_round();
+    for (int first = 0; first < g->size; first += round) {
         if (first)
             coll_sync(g); /* everyone has read the round before */
-        int last = g->size - first < g->gather_round ? g->size : first + g->gather_round;
+        int last = g->size - first < round ? g->size : first + round;
         collect_size_round(g, bytes, first, last, off);
     }
     return off;
