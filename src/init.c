@@ -474,7 +474,8 @@ static void runtime_start(int requested)
     log_fatal_handler_set(boot_abort);
     strata_default_ctx.worker = NULL; /* the transport's, if one starts */
     if (boot_init(&rt.boot))
-        log_fatal("shmem_init", "cannot connect to the process manager");
+        log_fatal("shmem_init",
+                  "start-up with the process manager failed (the line above says why)");
     rt.my_pe = rt.boot.rank;
     rt.n_pes = rt.boot.size;
     log_identity_set(rt.my_pe);

@@ -4,6 +4,7 @@
 #include "../../common/wait.h"
 #include "boot.h"
 #include "boot_event.h"
+#include "boot_locality.h"
 
 #include <pmix.h>
 #include <stdio.h>
@@ -47,27 +48,31 @@ static int boot_get_uint(const char *key, pmix_rank_t rank, unsigned long *out)
     return rc;
 }
 
-/* PMIX_LOCAL_PEERS is a comma-separated list of ranks ("0,1,2,3"). */
-static int boot_parse_local_peers(struct boot_info *info)
+/* The node's PEs, from PMIX_LOCAL_PEERS, checked: a list that names ranks outside the job or
+ * leaves this PE out (two daemons of one engine that both took a host's name for theirs) would
+ * send every table indexed by node peers astray. Says what is wrong; returns 0 or -1. */
+static int boot_read_local_peers(struct boot_info *info)
 {
     pmix_proc_t wildcard;
     PMIX_LOAD_PROCID(&wildcard, boot_self.nspace, PMIX_RANK_WILDCARD);
     pmix_value_t *value = NULL;
     if (PMIx_Get(&wildcard, PMIX_LOCAL_PEERS, NULL, 0, &value) != PMIX_SUCCESS || !value ||
-        value->type != PMIX_STRING)
+        value->type != PMIX_STRING || !value->data.string) {
+        fprintf(stderr, "Strata: PE %d: PMIx did not provide the list of local peers\n",
+                info->rank);
+        if (value)
+            PMIX_VALUE_RELEASE(value);
         return -1;
-    int count = 0;
-    char *text = value->data.string, *saveptr = NULL;
-    for (char *tok = strtok_r(text, ",", &saveptr); tok && count < info->local_size;
-         tok = strtok_r(NULL, ",", &saveptr))
-        info->local_peers[count++] = atoi(tok);
+    }
+    char why[128];
+    int rc = boot_local_peers_parse(value->data.string, info->rank, info->size, info->local_peers,
+                                    info->local_size, why, sizeof(why));
+    if (rc)
+        fprintf(stderr,
+                "Strata: PE %d: the process manager's local peers (PMIX_LOCAL_PEERS \"%s\") %s\n",
+                info->rank, value->data.string, why);
     PMIX_VALUE_RELEASE(value);
-    return count == info->local_size ? 0 : -1;
-}
-
-static int boot_compare_int(const void *a, const void *b)
-{
-    return *(const int *)a - *(const int *)b;
+    return rc;
 }
 
 static void boot_init_singleton(struct boot_info *info)
@@ -198,11 +203,13 @@ int boot_init(struct boot_info *info)
     info->local_rank = (int)local_rank;
     info->local_size = (int)local_size;
     info->local_peers = calloc(local_size ? local_size : 1, sizeof(int));
-    if (!info->local_peers || boot_parse_local_peers(info)) {
-        fprintf(stderr, "Strata: PMIx did not provide the list of local peers\n");
+    if (!info->local_peers) {
+        fprintf(stderr, "Strata: PE %d: out of memory for its %lu local peers\n", info->rank,
+                local_size);
         return -1;
     }
-    qsort(info->local_peers, (size_t)info->local_size, sizeof(int), boot_compare_int);
+    if (boot_read_local_peers(info))
+        return -1;
     /* A job id that is a valid shared-memory file name: the namespace with '/' replaced. */
     snprintf(info->job_id, sizeof(info->job_id), "%s", boot_self.nspace);
     for (char *c = info->job_id; *c; c++)

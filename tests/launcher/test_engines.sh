@@ -232,34 +232,38 @@ refused "SHMEM_LAUNCHER with an unknown engine" \
 refused "a host file that cannot be read" "oshrun: cannot read host file" "$all" -- \
     --hostfile "$work/nonexistent" -np 2 "$prog"
 
-# Open MPI's real mpirun on this host, where it is installed (as root too: oshrun gives it the
-# permission): a job, shmem_global_exit's status, a PE's death named by mpirun.
-mpirun_real() { # mpirun_real NAME STATUS TEXT MODE...
-    local name=$1 status=$2 text=$3
-    shift 3
-    SHMEM_LAUNCHER=mpirun timeout -k 5 60 "$oshrun" --host localhost:4 -np 2 "$client" "$@" \
+# The real engines on this host, where they are installed (as root too: oshrun gives them the
+# permission): a job, shmem_global_exit's status, a PE's death named by the engine.
+engine_real() { # engine_real ENGINE NAME STATUS TEXT MODE...
+    local engine=$1 name=$2 status=$3 text=$4
+    shift 4
+    SHMEM_LAUNCHER=$engine timeout -k 5 60 "$oshrun" --host localhost:4 -np 2 "$client" "$@" \
         >"$out" 2>&1
     local rc=$?
-    [ "$rc" = "$status" ] && { [ -z "$text" ] || grep -q -E -- "$text" "$out"; }
-    check "real mpirun: $name" $? "status $rc, expected $status and '$text'"
+    [ "$rc" = "$status" ] && { [ -z "$text" ] || grep -a -q -E -- "$text" "$out"; }
+    check "real $engine: $name" $? "status $rc, expected $status and '$text'"
 }
-# mpirun_runs: whether this mpirun starts a plain program here at all (an mpirun built against
-# other libraries than those the environment points at may not).
-mpirun_runs() {
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 5 30 mpirun -np 1 true \
-        >"$out" 2>&1
+# engine_runs ENGINE: whether it starts a plain program here at all (one built against other
+# libraries than those the environment points at may not).
+engine_runs() {
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PRTE_ALLOW_RUN_AS_ROOT=1 \
+        PRTE_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 5 30 "$1" -n 1 true >"$out" 2>&1
 }
-if ! command -v mpirun >/dev/null; then
-    echo "SKIP: real mpirun (not installed: openmpi-bin)"
-elif ! mpirun_runs; then
-    echo "SKIP: real mpirun (it cannot start a plain program here: $(head -n 1 "$out"))"
-else
-    mpirun_real "2 PEs" 0 "(rank|PE) 1 of 2 ok" ok
-    mpirun_real "shmem_global_exit(7) on PE 1 ends the job with 7" 7 "" abort 1 7
-    mpirun_real "PE 1 killed by SIGSEGV: named, status 139" 139 "rank 1 .*signal 11" segv 1
-    mpirun_real "PE 1 returns from main without shmem_finalize" 1 \
-        "PE 1 .*exited with status 0 without calling shmem_finalize" return 1
-fi
+for engine in mpirun prterun; do
+    if ! command -v "$engine" >/dev/null; then
+        [ "$engine" = mpirun ] && package="openmpi-bin" || package="PRRTE, not packaged by Debian 12"
+        echo "SKIP: real $engine (not installed: $package)"
+    elif ! engine_runs "$engine"; then
+        echo "SKIP: real $engine (it cannot start a plain program here: $(head -n 1 "$out"))"
+    else
+        engine_real "$engine" "2 PEs" 0 "(rank|PE) 1 of 2 ok" ok
+        engine_real "$engine" "shmem_global_exit(7) on PE 1 ends the job with 7" 7 "" abort 1 7
+        engine_real "$engine" "PE 1 killed by SIGSEGV: named, status 139" 139 \
+            "rank 1 .*signal 11" segv 1
+        engine_real "$engine" "PE 1 returns from main without shmem_finalize" 1 \
+            "PE 1 .*exited with status 0 without calling shmem_finalize" return 1
+    fi
+done
 
 echo "engines: $passed passed, $failed failed"
 [ "$failed" = 0 ]
