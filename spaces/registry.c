@@ -175,9 +175,9 @@ struct region *registry_lookup_mapped(const void *addr, int n_pes, int *pe)
     int count = __atomic_load_n(&registry_count, __ATOMIC_RELAXED);
     for (int i = 0; i < count && i < REGISTRY_MAX; i++) {
         struct region *region = entry_load(i).region;
-        for (int p = 0; region && region->routes && p < n_pes; p++) {
-            const struct route *route = &region->routes[p];
-            uintptr_t base = (uintptr_t)(route->load_store ? route->load_store : route->attached);
+        char **copies = region ? region->routes.copies : NULL;
+        for (int p = 0; copies && p < n_pes; p++) {
+            uintptr_t base = (uintptr_t)copies[p];
             if (base && a - base < region->size) {
                 *pe = p;
                 return region;

@@ -40,9 +40,10 @@ static int region_register(const struct space_job *job, struct region *region,
 static int region_init(const struct space_job *job, struct region *region)
 {
     const struct kind_ops *kind = region->kind;
-    region->routes = calloc((size_t)job->n_pes, sizeof(struct route));
-    if (!region->routes)
+    region->routes.copies = calloc((size_t)job->n_pes, sizeof(char *));
+    if (!region->routes.copies)
         return -1;
+    region->routes.member = region->space->member;
     region->handle_len = sizeof(region->handle);
     if (kind_can(kind, KIND_CAP_PEER_ATTACH) &&
         kind->export(&region->mem, region->handle, &region->handle_len))
@@ -141,14 +142,15 @@ static void space_node_peers(const struct space_job *job, const struct space *sp
     }
 }
 
-/* Attaches the node peers' copies of region (attached[pe]; this PE's own base too). */
+/* Attaches the node peers' copies of region into its route table (this PE's own base too); what
+ * was attached stays there, for region_destroy to detach, whatever happens. */
 static int region_attach(const struct space_job *job, struct region *region,
-                         const unsigned char *node_peer, char **attached, space_handle_fn handle_of,
-                         void *arg)
+                         const unsigned char *node_peer, space_handle_fn handle_of, void *arg)
 {
     char prefix[300];
     space_name_prefix(job, prefix, sizeof(prefix));
-    attached[job->my_pe] = region->base;
+    char **copies = region->routes.copies;
+    copies[job->my_pe] = region->base;
     if (!region->size || !kind_can(region->kind, KIND_CAP_PEER_ATTACH))
         return 0;
     for (int pe = 0; pe < job->n_pes; pe++) {
@@ -160,8 +162,8 @@ static int region_attach(const struct space_job *job, struct region *region,
             log_error("spaces", "no handle of region %d from PE %d", region->id, pe);
             return -1;
         }
-        attached[pe] = region->kind->attach(prefix, handle, len, region->size);
-        if (!attached[pe]) {
+        copies[pe] = region->kind->attach(prefix, handle, len, region->size);
+        if (!copies[pe]) {
             log_error("spaces", "cannot attach region %d of PE %d", region->id, pe);
             return -1;
         }
@@ -169,25 +171,16 @@ static int region_attach(const struct space_job *job, struct region *region,
     return 0;
 }
 
-static int region_attach_peers(const struct space_job *job, struct space *space,
-                               struct region *region, unsigned char *node_peer,
-                               space_handle_fn handle_of, void *arg)
+static int region_attach_peers(const struct space_job *job, struct region *region,
+                               unsigned char *node_peer, space_handle_fn handle_of, void *arg)
 {
-    char **attached = calloc((size_t)job->n_pes, sizeof(char *));
-    int rc = -1;
-    if (attached && region_attach(job, region, node_peer, attached, handle_of, arg) == 0) {
-        struct route_inputs in = {job->my_pe, job->n_pes,   space->member,     node_peer,
-                                  attached,   region->kind, region->registered};
-        rc = route_table_compute(&in, region->routes);
-        if (rc)
-            log_error("spaces", "region %d has a member this PE cannot reach", region->id);
-    }
-    /* What was attached stays in the routes; on failure the routes hold all of it. */
-    for (int pe = 0; rc && attached && pe < job->n_pes; pe++)
-        if (pe != job->my_pe && attached[pe])
-            region->routes[pe].attached = attached[pe];
-    free(attached);
-    return rc;
+    if (region_attach(job, region, node_peer, handle_of, arg))
+        return -1;
+    struct route_inputs in = {job->my_pe, job->n_pes, node_peer, region->kind, region->registered};
+    if (route_table_compute(&in, &region->routes) == 0)
+        return 0;
+    log_error("spaces", "region %d has a member this PE cannot reach", region->id);
+    return -1;
 }
 
 int space_register_late(const struct space_job *job, struct space *space)
@@ -204,7 +197,7 @@ int space_attach_peers(const struct space_job *job, struct space *space, space_h
     if (node_peer)
         space_node_peers(job, space, node_peer);
     for (int i = 0; i < n && !rc; i++)
-        rc = region_attach_peers(job, space, regions[i], node_peer, handle_of, arg);
+        rc = region_attach_peers(job, regions[i], node_peer, handle_of, arg);
     free(node_peer);
     return rc;
 }
@@ -218,16 +211,10 @@ void space_unexport(struct space *space)
             regions[i]->kind->unexport(&regions[i]->mem);
 }
 
-/* The copy of pe attached here, whatever its route (NULL: none). */
-static char *region_attached(const struct region *region, int pe)
-{
-    const struct route *route = &region->routes[pe];
-    return route->load_store ? route->load_store : route->attached;
-}
-
 static void region_destroy(const struct space_job *job, struct region *region)
 {
-    if (!region->routes)
+    char **copies = region->routes.copies;
+    if (!copies)
         return;
     if (registry_remove(region) == 0 && !kind_can(region->kind, KIND_CAP_LOAD_STORE))
         __atomic_sub_fetch(&space_device_regions, 1, __ATOMIC_RELAXED);
@@ -235,13 +222,13 @@ static void region_destroy(const struct space_job *job, struct region *region)
         transport_region_deregister(job->transport, region->id);
     /* Every mapping of a host region, this PE's and node peers', goes below. */
     for (int pe = 0; kind_can(region->kind, KIND_CAP_LOAD_STORE) && pe < job->n_pes; pe++)
-        if (region->routes[pe].load_store)
-            kind_host_unmapping(region->routes[pe].load_store, region->size);
+        if (copies[pe])
+            kind_host_unmapping(copies[pe], region->size);
     for (int pe = 0; pe < job->n_pes; pe++)
-        if (pe != job->my_pe && region_attached(region, pe))
-            region->kind->detach(region_attached(region, pe), region->size);
-    free(region->routes);
-    region->routes = NULL;
+        if (pe != job->my_pe && copies[pe])
+            region->kind->detach(copies[pe], region->size);
+    free(copies);
+    region->routes = (struct route_table){0};
 }
 
 void space_destroy(const struct space_job *job, struct space *space)

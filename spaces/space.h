@@ -27,7 +27,7 @@ struct region {
     struct space *space;
     const struct kind_ops *kind;
     struct kind_mem mem;
-    struct route *routes; /* per world PE, once the members are known (space_attach_peers) */
+    struct route_table routes; /* computed once the members are known (space_attach_peers) */
     /* How node peers attach it (the kind's export), and its transport key once it was
      * registered after start-up (len 0 otherwise): both go into the space's record, where peers
      * read them. */
@@ -42,9 +42,9 @@ struct region {
 extern int space_device_regions;
 
 /* The route to pe's copy of region. */
-static inline const struct route *region_route(const struct region *region, int pe)
+static inline struct route region_route(const struct region *region, int pe)
 {
-    return &region->routes[pe];
+    return route_of(&region->routes, pe);
 }
 
 struct space {
@@ -133,8 +133,10 @@ struct registry_cache {
 };
 extern __thread struct registry_cache registry_cached __attribute__((tls_model("initial-exec")));
 
-/* The region holding addr, or NULL for memory that is not symmetric. */
-static inline struct region *region_lookup(const void *addr)
+/* The region holding addr, or NULL for memory that is not symmetric. On the path of every
+ * operation: inlined even where the compiler would rather call it (out of line it cost a
+ * fetch-add between node peers 1 ns of 6.5). */
+__attribute__((always_inline)) static inline struct region *region_lookup(const void *addr)
 {
     const struct registry_cache *cached = &registry_cached;
     uintptr_t a = (uintptr_t)addr;

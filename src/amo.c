@@ -40,8 +40,8 @@ uint64_t amo_op_slow(shmem_ctx_t ctx, const char *routine, enum transport_amo op
     struct route_target target = route_resolve(ctx, routine, addr, size, pe);
     if (unlikely(rt.debug && ((uintptr_t)addr & (size - 1))))
         log_fatal(routine, "address %p (target PE %d) is not aligned to %zu bytes", addr, pe, size);
-    if (likely(target.route->cpu_atomics)) {
-        char *word = target.route->cpu_atomics + target.offset;
+    if (likely(target.cpu_atomics)) {
+        char *word = target.cpu_atomics;
         return size == 4 ? AMO_CPU(uint32_t, word, op, value, compare)
                          : AMO_CPU(uint64_t, word, op, value, compare);
     }

@@ -67,7 +67,7 @@ __attribute__((always_inline)) static inline uint64_t amo_op(shmem_ctx_t ctx, co
     if (likely((plain || ctx == SHMEM_CTX_DEFAULT) && !rt.checked &&
                (unsigned)pe < (unsigned)rt.n_pes)) {
         struct region *region = region_lookup(addr);
-        char *copy = region ? region_route(region, pe)->cpu_atomics : NULL;
+        char *copy = region ? region_route(region, pe).cpu_atomics : NULL;
         if (likely(copy)) {
             char *word = copy + ((char *)addr - region->base);
             return size == 4 ? AMO_CPU(uint32_t, word, op, value, compare)

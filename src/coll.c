@@ -45,7 +45,7 @@ static int coll_region_mapped(const struct coll_group *g, const void *addr)
             return team->placement[i].mapped;
     int mapped = 1;
     for (int r = 0; r < g->size && mapped; r++)
-        mapped = r == g->my_rank || region_route(region, g->members[r])->load_store != NULL;
+        mapped = r == g->my_rank || region_route(region, g->members[r]).load_store != NULL;
     if (team)
         team->placement[team->placement_next++ % slots] =
             (struct coll_placement){region, region->generation, mapped};

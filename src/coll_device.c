@@ -59,14 +59,14 @@ static const struct kind_ops *coll_device_kind_sources(struct coll_group *g, con
 {
     struct region *from = region_lookup(source), *to = region_lookup(dest);
     if (what == KIND_REDUCE_NONE || !from || !to || from->kind != to->kind || !from->kind->reduce ||
-        region_route(to, rt.my_pe)->kind != ROUTE_KIND_COPY)
+        region_route(to, rt.my_pe).kind != ROUTE_KIND_COPY)
         return NULL;
     size_t offset = (size_t)((const char *)source - from->base);
     for (int r = 0; r <= last; r++) {
-        const struct route *route = region_route(from, g->members[r]);
-        if (route->kind != ROUTE_KIND_COPY)
+        struct route route = region_route(from, g->members[r]);
+        if (route.kind != ROUTE_KIND_COPY)
             return NULL;
-        sources[r] = route->attached + offset;
+        sources[r] = route.attached + offset;
     }
     return from->kind;
 }

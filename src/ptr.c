@@ -12,10 +12,10 @@ void *shmem_ptr(const void *dest, int pe)
     struct region *region = region_lookup(dest);
     if (!region)
         return NULL;
-    const struct route *route = region_route(region, pe);
-    char *copy = route->load_store;
-    if (!copy && route->kind == ROUTE_KIND_COPY && kind_can(region->kind, KIND_CAP_PEER_ATTACH))
-        copy = route->attached;
+    struct route route = region_route(region, pe);
+    char *copy = route.load_store;
+    if (!copy && route.kind == ROUTE_KIND_COPY && kind_can(region->kind, KIND_CAP_PEER_ATTACH))
+        copy = route.attached;
     return copy ? copy + ((const char *)dest - region->base) : NULL;
 }
 
@@ -31,5 +31,5 @@ int shmem_addr_accessible(const void *addr, int pe)
     if ((unsigned)pe >= (unsigned)rt.n_pes)
         return 0;
     struct region *region = region_lookup(addr);
-    return region && region_route(region, pe)->kind != ROUTE_NONE;
+    return region && region_route(region, pe).kind != ROUTE_NONE;
 }

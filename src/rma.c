@@ -194,7 +194,7 @@ static int rma_put_signal_transport(shmem_ctx_t ctx, const char *routine, void *
     if (data.kind != ROUTE_TRANSPORT || route_local_kind(src))
         return 0;
     struct route_target sig = route_resolve(ctx, routine, sig_addr, sizeof(*sig_addr), world_pe);
-    if (sig.kind != ROUTE_TRANSPORT || sig.route->cpu_atomics)
+    if (sig.kind != ROUTE_TRANSPORT || sig.cpu_atomics)
         return 0;
     enum transport_amo op = sig_op == SHMEM_SIGNAL_ADD ? TRANSPORT_AMO_ADD : TRANSPORT_AMO_SWAP;
     if (transport_put_signal(route_worker(&data, routine, world_pe), world_pe, data.region->id,

@@ -16,7 +16,8 @@ struct route_target {
     char *pointer;
     /* transport or owner: the worker of the calling context (NULL without a transport) */
     struct transport_worker *worker;
-    const struct route *route;
+    /* the target's bytes for CPU atomics, where atomics on its space are CPU instructions */
+    char *cpu_atomics;
 };
 
 /* Stores value into word (symmetric, in the library's or a host space) on world PE pe, for a
@@ -56,16 +57,16 @@ static inline struct route_target route_resolve(shmem_ctx_t ctx, const char *rou
     size_t offset = (size_t)((const char *)addr - region->base);
     if (unlikely(rt.debug && len > region->size - offset))
         rma_report_overrun(routine, addr, len, pe);
-    const struct route *route = region_route(region, pe);
-    if (unlikely(route->kind == ROUTE_NONE))
+    struct route route = region_route(region, pe);
+    if (unlikely(route.kind == ROUTE_NONE))
         rma_report_not_member(routine, addr, pe);
-    char *copy = route->load_store ? route->load_store : route->attached;
-    return (struct route_target){route->kind,
+    char *copy = route.load_store ? route.load_store : route.attached;
+    return (struct route_target){route.kind,
                                  region,
                                  offset,
                                  copy ? copy + offset : NULL,
                                  ctx != SHMEM_CTX_INVALID ? ctx->worker : NULL,
-                                 route};
+                                 route.cpu_atomics ? route.cpu_atomics + offset : NULL};
 }
 
 /* The worker of a transport or owner route, reporting a context without one. */
@@ -85,7 +86,7 @@ __attribute__((always_inline)) static inline char *route_load_store(const void *
     if (unlikely((unsigned)pe >= (unsigned)rt.n_pes || rt.checked))
         return NULL;
     struct region *region = region_lookup(addr);
-    char *copy = region ? region_route(region, pe)->load_store : NULL;
+    char *copy = region ? region_route(region, pe).load_store : NULL;
     return copy ? copy + ((const char *)addr - region->base) : NULL;
 }
 
@@ -117,7 +118,7 @@ route_local_kind(const void *buffer)
         return NULL; /* private, and no kind hands out private buffers */
     struct region *region = region_lookup(buffer);
     if (region)
-        return region_route(region, rt.my_pe)->load_store ? NULL : region->kind;
+        return region_route(region, rt.my_pe).load_store ? NULL : region->kind;
     return kind_private_owner(buffer);
 }
 

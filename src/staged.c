@@ -30,17 +30,17 @@ static char *staged_local_copy(int id, size_t offset, size_t len, const struct k
     struct region *region = registry_find_id(id);
     if (!region || offset > region->size || len > region->size - offset)
         return NULL;
-    const struct route *self = region_route(region, rt.my_pe);
-    *kind = self->load_store ? NULL : region->kind;
-    if (self->load_store)
-        return self->load_store + offset;
-    return self->kind == ROUTE_KIND_COPY ? self->attached + offset : NULL;
+    struct route self = region_route(region, rt.my_pe);
+    *kind = self.load_store ? NULL : region->kind;
+    if (self.load_store)
+        return self.load_store + offset;
+    return self.kind == ROUTE_KIND_COPY ? self.attached + offset : NULL;
 }
 
 void staged_read_local(const void *addr, void *dest, size_t len)
 {
     struct region *region = region_lookup(addr);
-    if (region && !region_route(region, rt.my_pe)->load_store)
+    if (region && !region_route(region, rt.my_pe).load_store)
         region->kind->copy_to_host(dest, addr, len);
     else
         memcpy(dest, addr, len);

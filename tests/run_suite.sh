@@ -6,7 +6,7 @@ set -u
 . "$(dirname "$0")/suite_lib.sh" "$1" "$2"
 . "$src/tests/spmd_suite.sh"
 
-for t in test_heap test_knobs test_registry test_routes test_amo_routing test_boot_event test_wait test_lock_home; do
+for t in test_heap test_knobs test_registry test_routes test_amo_routing test_boot_event test_boot_locality test_wait test_lock_home; do
     run "unit/$t" "$build/tests/unit/$t"
 done
 run "unit/test_discovery" "$build/tests/unit/test_discovery" "$src/tests/unit/topo-2socket-2gpu.xml" \

@@ -240,9 +240,10 @@ static void gpu_pin_host(const void *ptr, size_t len)
     if (len < GPU_PIN_MIN)
         return;
     struct region *region = registry_lookup_mapped(ptr, gpu_n_pes, &pe);
-    if (!region || !kind_can(region->kind, KIND_CAP_LOAD_STORE) || !region->routes[pe].load_store)
+    char *copy = region ? region_route(region, pe).load_store : NULL;
+    if (!copy)
         return;
-    uintptr_t first = (uintptr_t)region->routes[pe].load_store, end = first + region->size;
+    uintptr_t first = (uintptr_t)copy, end = first + region->size;
     uintptr_t lo = (uintptr_t)ptr, hi = lo + len < end ? lo + len : end;
     pthread_mutex_lock(&gpu_pin_lock);
     for (uintptr_t g = lo & ~(GPU_PIN_GRANULE - 1); g < hi; g += GPU_PIN_GRANULE)

@@ -110,12 +110,11 @@ int main(void)
     unsigned char members[2] = {1, 1};
     struct space space = {.member = members};
     /* PE 1's copy is mapped here, but the space's atomics are the transport's */
-    struct route routes[2] = {{(char *)local, NULL, NULL, ROUTE_LOAD_STORE},
-                              {(char *)peer_copy, NULL, NULL, ROUTE_LOAD_STORE}};
+    char *copies[2] = {(char *)local, (char *)peer_copy};
     struct region region = {.base = (char *)local,
                             .size = sizeof(local),
                             .space = &space,
-                            .routes = routes,
+                            .routes = {copies, members, ROUTE_LOAD_STORE, ROUTE_TRANSPORT, 0},
                             .kind = &host_like};
     registry_add(&region);
     rt.n_pes = 2;
@@ -144,8 +143,7 @@ int main(void)
                "fetch-add returns the old value");
 
     /* A route with CPU atomics uses them on the mapped copy, no transport call. */
-    routes[0].cpu_atomics = (char *)local;
-    routes[1].cpu_atomics = (char *)peer_copy;
+    region.routes.cpu_atomics = 1;
     calls = 0;
     peer_copy[4] = 0xF0;
     uint64_t old =

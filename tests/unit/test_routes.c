@@ -20,34 +20,47 @@ struct expected {
     int cpu_atomics; /* every member's route carries CPU atomics */
 };
 
+/* Computes the table of a region whose copies are attached as node mapping and the kind allow,
+ * and checks every PE's route. */
 static void check(const char *what, const struct kind_ops *kind, int node_direct, int transport,
                   struct expected want)
 {
     const unsigned char member[N_PES] = {1, 1, 1, 0};
-    unsigned char node_peer[N_PES] = {0};
+    unsigned char node_peer[N_PES] = {node_direct, 0, 0, 0};
     char *attached[N_PES] = {NULL};
     attached[ME] = copies[ME];
-    if (node_direct && kind_can(kind, KIND_CAP_PEER_ATTACH)) {
-        node_peer[0] = 1;
+    if (node_direct && kind_can(kind, KIND_CAP_PEER_ATTACH))
         attached[0] = copies[0];
-    }
-    struct route_inputs in = {ME, N_PES, member, node_peer, attached, kind, transport};
-    struct route routes[N_PES];
-    memset(routes, 0xff, sizeof(routes));
-    UNIT_CHECK(route_table_compute(&in, routes) == 0, "%s: computed", what);
+    struct route_inputs in = {ME, N_PES, node_peer, kind, transport};
+    struct route_table table = {attached, member, ROUTE_NONE, ROUTE_NONE, 0};
+    for (int pe = 0; pe < N_PES; pe++)
+        UNIT_CHECK(route_of(&table, pe).kind == ROUTE_NONE, "%s: PE %d routed before computed",
+                   what, pe);
+    UNIT_CHECK(route_table_compute(&in, &table) == 0, "%s: computed", what);
     for (int pe = 0; pe < N_PES; pe++) {
-        const struct route *r = &routes[pe];
-        UNIT_CHECK(r->kind == want.kind[pe], "%s: PE %d route %d, expected %d", what, pe, r->kind,
+        struct route r = route_of(&table, pe);
+        UNIT_CHECK(r.kind == want.kind[pe], "%s: PE %d route %d, expected %d", what, pe, r.kind,
                    want.kind[pe]);
-        int here = r->kind == ROUTE_LOAD_STORE || r->kind == ROUTE_KIND_COPY;
-        UNIT_CHECK(r->load_store == (r->kind == ROUTE_LOAD_STORE ? copies[pe] : NULL),
+        int here = r.kind == ROUTE_LOAD_STORE || r.kind == ROUTE_KIND_COPY;
+        UNIT_CHECK(r.load_store == (r.kind == ROUTE_LOAD_STORE ? copies[pe] : NULL),
                    "%s: PE %d load/store pointer", what, pe);
-        UNIT_CHECK(r->attached == (r->kind == ROUTE_KIND_COPY ? copies[pe] : NULL),
+        UNIT_CHECK(r.attached == (r.kind == ROUTE_KIND_COPY ? copies[pe] : NULL),
                    "%s: PE %d attached pointer", what, pe);
-        UNIT_CHECK(here || (!r->load_store && !r->attached), "%s: PE %d pointers", what, pe);
-        UNIT_CHECK(r->cpu_atomics == (want.cpu_atomics ? r->load_store : NULL),
+        UNIT_CHECK(here || (!r.load_store && !r.attached), "%s: PE %d pointers", what, pe);
+        UNIT_CHECK(r.cpu_atomics == (want.cpu_atomics ? r.load_store : NULL),
                    "%s: PE %d CPU atomics %s", what, pe, want.cpu_atomics ? "expected" : "not");
     }
+}
+
+/* A table whose copies contradict what reaches each PE is refused, not routed through. */
+static void check_refused(const char *what, const unsigned char *member, char *const *attached)
+{
+    unsigned char node_peer[N_PES] = {1, 0, 0, 0};
+    char *copies_given[N_PES];
+    memcpy(copies_given, attached, sizeof(copies_given));
+    struct route_inputs in = {ME, N_PES, node_peer, &kind_host, 0};
+    struct route_table table = {copies_given, member, ROUTE_NONE, ROUTE_NONE, 0};
+    UNIT_CHECK(route_table_compute(&in, &table) == -1, "%s", what);
 }
 
 int main(void)
@@ -59,16 +72,18 @@ int main(void)
     check("host, node mapping, transport", &kind_host, 1, 1, (struct expected){{L, L, T, N}, 0});
     check("host, no node mapping", &kind_host, 0, 1, (struct expected){{T, L, T, N}, 0});
     /* A job whose members all share the node: no transport needed, CPU atomics everywhere. */
-    const unsigned char all_here[N_PES] = {1, 1, 0, 0};
     {
+        const unsigned char all_here[N_PES] = {1, 1, 0, 0};
         unsigned char node_peer[N_PES] = {1, 0, 0, 0};
         char *attached[N_PES] = {copies[0], copies[1], NULL, NULL};
-        struct route_inputs in = {ME, N_PES, all_here, node_peer, attached, &kind_host, 0};
-        struct route routes[N_PES];
-        UNIT_CHECK(route_table_compute(&in, routes) == 0, "host on one node");
-        UNIT_CHECK(routes[0].cpu_atomics == copies[0] && routes[1].cpu_atomics == copies[1],
+        struct route_inputs in = {ME, N_PES, node_peer, &kind_host, 0};
+        struct route_table table = {attached, all_here, ROUTE_NONE, ROUTE_NONE, 0};
+        UNIT_CHECK(route_table_compute(&in, &table) == 0, "host on one node");
+        UNIT_CHECK(route_of(&table, 0).cpu_atomics == copies[0] &&
+                       route_of(&table, 1).cpu_atomics == copies[1],
                    "host on one node: CPU atomics");
-        UNIT_CHECK(routes[2].kind == ROUTE_NONE && !routes[2].cpu_atomics, "non-member");
+        UNIT_CHECK(route_of(&table, 2).kind == ROUTE_NONE && !route_of(&table, 2).cpu_atomics,
+                   "non-member");
     }
     /* The test device: no attach, no transport registration: the owner performs everything
      * but this PE's own, which its kind copies. */
@@ -79,14 +94,16 @@ int main(void)
     check("IPC kind, transport reaches it", &fake_ipc, 1, 1, (struct expected){{K, K, T, N}, 0});
     check("IPC kind, transport does not", &fake_ipc, 1, 0, (struct expected){{K, K, O, N}, 0});
     check("IPC kind, no node mapping", &fake_ipc, 0, 1, (struct expected){{T, K, T, N}, 0});
-    /* A route that needs an attachment it does not have is an error, not a wild pointer. */
-    {
-        const unsigned char member[N_PES] = {1, 1, 0, 0};
-        unsigned char node_peer[N_PES] = {1, 0, 0, 0};
-        char *attached[N_PES] = {NULL, copies[1], NULL, NULL};
-        struct route_inputs in = {ME, N_PES, member, node_peer, attached, &kind_host, 0};
-        struct route routes[N_PES];
-        UNIT_CHECK(route_table_compute(&in, routes) == -1, "a node peer left unattached");
-    }
+    /* A route that needs an attachment it does not have is an error, not a wild pointer; so is
+     * a copy of a PE that is reached otherwise, or of a PE outside the space. */
+    const unsigned char member[N_PES] = {1, 1, 1, 0};
+    check_refused("a node peer left unattached", member,
+                  (char *const[N_PES]){NULL, copies[1], NULL, NULL});
+    check_refused("this PE's own copy missing", member,
+                  (char *const[N_PES]){copies[0], NULL, NULL, NULL});
+    check_refused("a copy of a PE on another node", member,
+                  (char *const[N_PES]){copies[0], copies[1], copies[2], NULL});
+    check_refused("a copy of a PE outside the space", member,
+                  (char *const[N_PES]){copies[0], copies[1], NULL, copies[3]});
     return unit_finish("test_routes");
 }
