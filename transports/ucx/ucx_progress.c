@@ -85,7 +85,7 @@ static void ucx_progress_serve(struct transport *t, ucp_worker_h worker, int wor
 
 /* While the thread only looks, it is a batch thread: the kernel then lets none of its wake-ups
  * preempt the PE spinning on its core (one every 1.6 ms had cost a round trip between two nodes
- * 0.4-0.5 us). While it serves a computing PE it is a normal thread again, so that a peer's
+ * 0.4-0.8 us). While it serves a computing PE it is a normal thread again, so that a peer's
  * request wakes it at once. A system that forbids the switch leaves it as it was. */
 static void ucx_progress_schedule(int policy)
 {
