@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The SPMD tests across two nodes: a throwaway two-node Slurm cluster on this host
 # (cluster/slurm_nodes.sh), the SPMD suite's tests under srun on 2, 3 and 4 PEs placed in blocks,
-# the tests that depend on placement again placed cyclically, a few under Open MPI's mpirun with
-# two faked hosts, and the launcher's own cluster tests where there are any.
+# the tests that depend on placement again placed cyclically, the host-memory group again under
+# Open MPI's mpirun with two faked hosts (and oshrun's hand-off to it there), and the launcher's
+# own cluster tests where there are any.
 # Usage: run_multinode.sh BUILDDIR SRCDIR. Ends with "N passed, N failed"; where this host cannot
 # run the cluster it says "SKIPPED: why" and "0 passed, 0 failed".
 set -u
@@ -59,12 +60,24 @@ for t in team ptr_access coll coll_algos; do
     done
 done
 if command -v mpirun >/dev/null; then
+    # The host-memory group again under Open MPI's mpirun (its PMIx server, not Slurm's), whose
+    # daemons start from an empty environment, as on other nodes.
     placed mpirun block
-    for t in team ptr_access rma_put_get coll; do
-        run "spmd/$t -np 4 under mpirun" "${launch[@]}" 4 "$build/tests/spmd/$t"
-    done
+    run_label=" under mpirun"
+    spmd_tests
+    run_label=""
     placed mpirun cyclic
     run "spmd/team -np 3 under mpirun, cyclic" "${launch[@]}" 3 "$build/tests/spmd/team"
+    # oshrun's own hand-off to mpirun on the same two hosts: a PE there gets SHMEM_* and UCX_*
+    # (which oshrun forwards) and nothing else of the environment, and a job runs.
+    export OSHRUN=$oshrun
+    placed oshrun block
+    # shellcheck disable=SC2016 # expanded by the PEs' shell
+    run "oshrun -> mpirun on two hosts: every PE gets SHMEM_* and UCX_*, nothing else" \
+        bash -c '[ "$(SHMEM_PROBE=s UCX_PROBE=u OTHER_PROBE=o "$@" | grep -cx "probe s u -")" = 4 ]' \
+        _ "${launch[@]}" 4 sh -c 'echo "probe ${SHMEM_PROBE:--} ${UCX_PROBE:--} ${OTHER_PROBE:--}"'
+    run "spmd/rma_put_get -np 4, oshrun -> mpirun on two hosts" "${launch[@]}" 4 \
+        "$build/tests/spmd/rma_put_get"
 else
     echo "SKIP: mpirun (Debian package openmpi-bin)"
 fi

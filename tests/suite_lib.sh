@@ -23,8 +23,10 @@ suite_exit() {
 trap suite_exit EXIT
 
 # run NAME COMMAND...: runs a test with a time limit; its output is shown only when it fails.
+# run_label, where set, is added to every name (a group of tests run again another way).
+run_label=""
 run() {
-    local name=$1
+    local name="$1$run_label"
     shift
     local log="$log_dir/log"
     local start=$SECONDS

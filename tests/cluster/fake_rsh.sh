@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The remote shell mpirun calls to start its daemon on a host (launch_pes.sh): every host is this
-# machine, so the daemon runs here, with a session directory of its host's own.
+# machine, so the daemon runs here, with a session directory of its host's own. Like a login on
+# another node, it starts from an empty environment: a PE sees only what mpirun forwards (-x),
+# as it would on a real cluster.
 host=$1
 shift
-export OMPI_MCA_orte_tmpdir_base="$FAKE_RSH_DIR/$host"
-mkdir -p "$OMPI_MCA_orte_tmpdir_base"
-exec bash -c "$*"
+mkdir -p "$FAKE_RSH_DIR/$host"
+exec env -i PATH="$PATH" HOME="${HOME:-/}" USER="${USER:-}" LOGNAME="${LOGNAME:-}" \
+    OMPI_MCA_orte_tmpdir_base="$FAKE_RSH_DIR/$host" bash -c "$*"
