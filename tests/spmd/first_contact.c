@@ -3,14 +3,16 @@
  * UCX 1.13's TCP put protocol crashed a PE in that race (3 jobs in 100, PEs placed in blocks),
  * until the library turned that protocol off.
  * Then every PE puts a block into its slot on every other PE and adds to that PE's arrival
- * count, the pairs the ring did not connect meeting for the first time. */
+ * count, the pairs the ring did not connect meeting for the first time; last, a private context
+ * (a worker of its own, so connections of its own) puts one word to the next PE and quiets: the
+ * smallest job that had crashed. */
 #include "check.h"
 
 #define MAX_PES 16
 #define BLOCK_LONGS 64
 
 static long mine[BLOCK_LONGS], collected[MAX_PES * BLOCK_LONGS], blocks[MAX_PES][BLOCK_LONGS];
-static long arrived;
+static long arrived, from_context;
 
 static long expected(int pe, int i)
 {
@@ -50,6 +52,19 @@ int main(void)
     for (int pe = 0; pe < n; pe++)
         CHECK(pe == me || wrong_longs(blocks[pe], pe) == 0, "%d longs of PE %d's put block wrong",
               wrong_longs(blocks[pe], pe), pe);
+
+    shmem_ctx_t ctx;
+    int made = shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) == 0;
+    CHECK(made, "shmem_ctx_create(SHMEM_CTX_PRIVATE) failed");
+    if (made) {
+        shmem_ctx_long_p(ctx, &from_context, expected(me, 1), (me + 1) % n);
+        shmem_ctx_quiet(ctx);
+        shmem_ctx_destroy(ctx);
+    }
+    shmem_barrier_all();
+    int prev = (me + n - 1) % n;
+    CHECK(!made || from_context == expected(prev, 1), "word from PE %d's private context: %ld",
+          prev, from_context);
     shmem_barrier_all();
     shmem_finalize();
     return check_finish();
