@@ -83,7 +83,8 @@ round_trip_us=$(awk -v t="$one_way_us" 'BEGIN {if (t != "") printf "%.3f", 2 * t
 round_trip_ns=$(awk -v t="$one_way_us" 'BEGIN {if (t != "") printf "%.1f", 2000 * t}')
 echo "UCX between the nodes (UCX_TLS=$UCX_TLS): active-message round trip ${round_trip_us} us," \
     "1 MiB bandwidth ${bw_limit} MB/s"
-printf '%-28s %12s %12s %9s %12s %9s\n' "figure" "Strata" "UCX floor" "/floor" "Open MPI" "/OpenMPI"
+printf '%-28s %12s %12s %9s %12s %9s %11s\n' "figure" "Strata" "UCX floor" "/floor" "Open MPI" \
+    "/OpenMPI" "OMPI/floor"
 json="\"ucx_tls\": \"$UCX_TLS\", \"am_round_trip_us\": $(json_num "$round_trip_us"), \"am_bw_1MiB_MBps\": $(json_num "$bw_limit")"
 for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
     ours=$(median "$metric" "$work/strata.txt")
@@ -96,7 +97,9 @@ for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
     esac
     to_limit=$(ratio "$ours" "$limit")
     to_ompi=$(ratio "$ours" "$theirs")
-    printf '%-28s %12s %12s %9s %12s %9s\n' "$metric" "$ours" "${limit:--}" "$to_limit" "${theirs:--}" "$to_ompi"
-    json="$json, \"$metric\": {\"strata\": $ours, \"floor\": $(json_num "$limit"), \"to_floor\": $(json_num "$to_limit"), \"openmpi\": $(json_num "$theirs"), \"to_openmpi\": $(json_num "$to_ompi")}"
+    ompi_to_limit=$(ratio "$theirs" "$limit")
+    printf '%-28s %12s %12s %9s %12s %9s %11s\n' "$metric" "$ours" "${limit:--}" "$to_limit" \
+        "${theirs:--}" "$to_ompi" "$ompi_to_limit"
+    json="$json, \"$metric\": {\"strata\": $ours, \"floor\": $(json_num "$limit"), \"to_floor\": $(json_num "$to_limit"), \"openmpi\": $(json_num "$theirs"), \"to_openmpi\": $(json_num "$to_ompi"), \"openmpi_to_floor\": $(json_num "$ompi_to_limit")}"
 done
 [ "$loaded" = loaded ] && echo "BENCH_NETWORK_LOADED {$json}" || echo "BENCH {$json}"
