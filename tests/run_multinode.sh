@@ -78,6 +78,20 @@ if command -v mpirun >/dev/null; then
         _ "${launch[@]}" 4 sh -c 'echo "probe ${SHMEM_PROBE:--} ${UCX_PROBE:--} ${OTHER_PROBE:--}"'
     run "spmd/rma_put_get -np 4, oshrun -> mpirun on two hosts" "${launch[@]}" 4 \
         "$build/tests/spmd/rma_put_get"
+    # A PE's death, shmem_global_exit and a return without finalize end the job there too, with
+    # the PE's status and a line naming it, and no PE left running (zombies aside).
+    # shellcheck disable=SC2016 # expanded by bash -c
+    ends='status=$1 text=$2; shift 2; "$@" >"$TMPDIR/job.out" 2>&1; rc=$?; sleep 1
+          [ "$rc" = "$status" ] && grep -q -E -- "$text" "$TMPDIR/job.out" &&
+              [ -z "$(ps -C behave -o stat= | grep -v Z)" ]'
+    behave=("${launch[@]}" 2 "$build/tests/launcher/behave")
+    run "oshrun -> mpirun on two hosts: PE 1 killed by SIGSEGV ends the job, named, status 139" \
+        bash -c "$ends" _ 139 "rank 1 .* signal 11" "${behave[@]}" segv 1
+    run "oshrun -> mpirun on two hosts: shmem_global_exit(7) on PE 1 ends the job with 7" \
+        bash -c "$ends" _ 7 "PE 1 misbehaves" "${behave[@]}" abort 1 7
+    run "oshrun -> mpirun on two hosts: PE 1 returns without shmem_finalize: named, status 1" \
+        bash -c "$ends" _ 1 "PE 1 .*without calling shmem_finalize; ending the job" "${behave[@]}" \
+        return 1
 else
     echo "SKIP: mpirun (Debian package openmpi-bin)"
 fi
