@@ -3,8 +3,7 @@
  * reaches it. This thread serves them, and stays out of the way otherwise:
  * - while the PE's own threads keep waiting on peers (and so progress the worker themselves), it
  *   does not touch the worker: it looks again after a pause that grows while they stay busy,
- *   as a batch thread (ucx_progress_schedule); once a look finds no wait under way, the next
- *   look is a normal thread's, since the PE may have begun to compute.
+ *   as a batch thread (ucx_progress_schedule).
  *   Two threads progressing one worker only fight for its lock, and on a core shared by
  *   several PEs every wake-up of this thread is taken from one of them;
  * - once a whole pause has passed without a wait, it progresses the default worker until
@@ -84,21 +83,14 @@ static void ucx_progress_serve(struct transport *t, ucp_worker_h worker, int wor
     } while (__atomic_load_n(&p->waits, __ATOMIC_ACQUIRE) == seen && !ucx_progress_stopping(p));
 }
 
-/* While the thread only looks at a PE that waits, it is a batch thread: the kernel then lets
- * none of its wake-ups preempt the PE spinning on its core (one every 1.6 ms had cost a round trip
- * between two nodes 0.4-0.8 us). While it serves a computing PE, and for the look after one that
- * found no wait under way, it is a normal thread: a peer's request wakes it at once, and a PE that
- * has begun to compute is found one pause later, not one pause and a time slice (the first
- * fetch-add to such a PE between two nodes, both cores busy: 6.2 -> 2.9 ms, medians of 6; the
- * cost, a PE that alternates 50 us of computing with a get: 0.8% fewer rounds, medians of 10).
- * A system that forbids the switch leaves the thread as it was. */
-static void ucx_progress_schedule(int *current, int policy)
+/* While the thread only looks, it is a batch thread: the kernel then lets none of its wake-ups
+ * preempt the PE spinning on its core (one every 1.6 ms had cost a round trip between two nodes
+ * 0.4-0.8 us). While it serves a computing PE it is a normal thread again, so that a peer's
+ * request wakes it at once. A system that forbids the switch leaves it as it was. */
+static void ucx_progress_schedule(int policy)
 {
-    if (*current == policy)
-        return;
     struct sched_param param = {0};
-    if (!pthread_setschedparam(pthread_self(), policy, &param))
-        *current = policy;
+    pthread_setschedparam(pthread_self(), policy, &param);
 }
 
 static void *ucx_progress_loop(void *arg)
@@ -111,27 +103,20 @@ static void *ucx_progress_loop(void *arg)
         worker_fd = -1;
     unsigned pause_us = p->interval_us;
     uint64_t seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
-    int policy = SCHED_OTHER;
-    ucx_progress_schedule(&policy, SCHED_BATCH);
+    ucx_progress_schedule(SCHED_BATCH);
     while (!ucx_progress_stopping(p)) {
         ucx_progress_pause(pause_us);
         uint64_t waits = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
-        if (UCX_WAITS_UNDER_WAY(waits)) {
+        if (waits != seen || UCX_WAITS_UNDER_WAY(waits)) {
             seen = waits;
             if (pause_us < p->interval_us * UCX_PAUSE_GROWTH_MAX)
                 pause_us *= 2;
-            ucx_progress_schedule(&policy, SCHED_BATCH);
-            continue;
-        }
-        if (waits != seen) { /* waits came and went during the pause */
-            seen = waits;
-            ucx_progress_schedule(&policy, SCHED_OTHER);
             continue;
         }
         pause_us = p->interval_us;
-        ucx_progress_schedule(&policy, SCHED_OTHER);
+        ucx_progress_schedule(SCHED_OTHER);
         ucx_progress_serve(t, worker, worker_fd, seen);
-        ucx_progress_schedule(&policy, SCHED_BATCH);
+        ucx_progress_schedule(SCHED_BATCH);
         seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
     }
     return NULL;
