@@ -12,7 +12,8 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* The categories of SHMEM_LOG, in bit order ("all" names every one). */
-#define STRATA_LOG_CATEGORIES(X) X(LOG_INIT, "init") X(LOG_MEM, "mem") X(LOG_RMA, "rma")
+#define STRATA_LOG_CATEGORIES(X)                                                                   \
+    X(LOG_INIT, "init") X(LOG_MEM, "mem") X(LOG_RMA, "rma") X(LOG_TEAM, "team")
 enum log_category_index {
 #define LOG_CATEGORY_INDEX(ID, NAME) ID##_INDEX,
     STRATA_LOG_CATEGORIES(LOG_CATEGORY_INDEX)

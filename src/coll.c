@@ -111,17 +111,17 @@ static int coll_node_mapped(const void *addr)
            (region->space == rt.default_space || region->space == rt.library_space);
 }
 
-/* Whether a world collective whose dest is dest may go by node: the job spans nodes with more
- * PEs than nodes (team_init_nodes), and every node maps dest between its PEs. */
+/* Whether a team collective whose dest is dest may go by node: the team has parts (it spans
+ * nodes with more members than nodes), and every node maps dest between its PEs. */
 static int coll_by_node(const struct coll_group *g, const void *dest)
 {
-    return g->team == SHMEM_TEAM_WORLD && team_world_node() && coll_node_mapped(dest);
+    return g->team && g->team->node_part && coll_node_mapped(dest);
 }
 
 static void coll_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
                            int root, int root_receives);
 
-/* A world broadcast by node: the root copies the data into its node's dests through their mapped
+/* A broadcast by node: the root copies the data into its node's dests through their mapped
  * memory, its node's leader (the root itself, or a PE that has just received) broadcasts it to
  * the other nodes' leaders, and each of them copies it into its node's dests. One copy of the
  * data crosses to each node instead of one per PE over there, and the root returns once it has
@@ -132,19 +132,21 @@ static void coll_broadcast(struct coll_group *g, void *dest, const void *source,
 static void coll_node_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
                                 int root, int root_receives)
 {
+    struct strata_team *team = g->team;
     struct coll_group node, leaders;
     int root_pe = g->members[root], root_node = rt.node_of[root_pe];
     const void *from = dest;
-    coll_team_group(&node, g->routine, team_world_node());
+    coll_team_group(&node, g->routine, team->node_part);
     if (root_node == rt.my_node) {
-        int node_root = team_rank_of(team_world_node(), root_pe);
+        int node_root = team_rank_of(team->node_part, root_pe);
         coll_shm_broadcast(&node, dest, source, bytes, node_root, root_receives);
         if (node_root == 0) /* the root leads its node: its dest is done, or not to be written */
             from = source;
     }
-    if (team_world_leaders()) {
-        coll_team_group(&leaders, g->routine, team_world_leaders());
-        coll_broadcast(&leaders, dest, from, bytes, root_node, 0);
+    if (team->leaders_part) {
+        coll_team_group(&leaders, g->routine, team->leaders_part);
+        coll_broadcast(&leaders, dest, from, bytes, team_leader_rank(team->leaders_part, root_node),
+                       0);
     }
     if (root_node != rt.my_node)
         coll_shm_broadcast(&node, dest, dest, bytes, 0, 1);
@@ -208,18 +210,19 @@ static void coll_reduce(struct coll_group *g, void *dest, const void *source, si
 /* The leader reads its node's sources alone: as long as they total a few MiB that costs less
  * than the messages it saves (4 PEs on two nodes, alternated: block placement 8 B 40-50 against
  * 58-60 us, 4 KiB 85-125 against 130-170, 64 KiB and 1 MiB alike; cyclic 8 B to 1 MiB 1.4-2x
- * faster). The PEs per node are averaged so that every PE decides alike. */
+ * faster). The members per node are averaged so that every member decides alike. */
 #define COLL_NODE_REDUCE_READ_MAX ((size_t)4 << 20)
 
 static int coll_node_reduce_pays(const struct coll_group *g, const void *dest, const void *source,
                                  size_t bytes)
 {
-    size_t pes_per_node = ((size_t)rt.n_pes + (size_t)rt.n_nodes - 1) / (size_t)rt.n_nodes;
-    return coll_by_node(g, dest) && bytes * pes_per_node <= COLL_NODE_REDUCE_READ_MAX &&
+    size_t nodes = g->team ? (size_t)g->team->nodes : 1;
+    size_t per_node = ((size_t)g->size + nodes - 1) / nodes;
+    return coll_by_node(g, dest) && bytes * per_node <= COLL_NODE_REDUCE_READ_MAX &&
            coll_node_mapped(source);
 }
 
-/* A world reduction by node: each node's leader combines its PEs' sources through their mapped
+/* A reduction by node: each node's leader combines its PEs' sources through their mapped
  * memory, the leaders reduce across the nodes (in place), and each leader copies the result
  * into its PEs' dests. Only the leaders' step crosses the network, where a reduction over all PEs
  * has every PE send across. */
@@ -227,10 +230,10 @@ static void coll_node_reduce(struct coll_group *g, void *dest, const void *sourc
                              size_t elem, coll_combine_fn combine)
 {
     struct coll_group node, leaders;
-    coll_team_group(&node, g->routine, team_world_node());
+    coll_team_group(&node, g->routine, g->team->node_part);
     coll_shm_reduce_to_leader(&node, dest, source, count, elem, combine);
-    if (team_world_leaders()) {
-        coll_team_group(&leaders, g->routine, team_world_leaders());
+    if (g->team->leaders_part) {
+        coll_team_group(&leaders, g->routine, g->team->leaders_part);
         coll_reduce(&leaders, dest, dest, count, elem, 0, combine);
     }
     coll_shm_broadcast(&node, dest, dest, count * elem, 0, 1);

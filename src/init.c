@@ -15,10 +15,6 @@ struct runtime rt;
 struct strata_ctx strata_default_ctx = {.worker = CTX_WORKER_UNINITIALIZED};
 shmem_ctx_t SHMEM_CTX_DEFAULT = &strata_default_ctx;
 
-/* Internal symmetric words: the first allocation of the default heap, so the same offset on
- * every PE. */
-#define SYNC_WORDS TEAM_WORLD_SYNC_WORDS
-
 static int init_publish(const char *key, const void *data, size_t len)
 {
     return boot_put(key, data, len);
@@ -117,28 +113,23 @@ static void init_transport(void)
         init_fail("cannot initialize the UCX transport");
 }
 
-/* The library's own symmetric words, carved from the library space's heap: barrier counters,
- * team slots, the gather area and the space records. */
+/* The library's own symmetric words, carved from the library space's heap: the team slots, the
+ * gather area and the space records (and room to align each). */
 static size_t init_library_bytes(void)
 {
-    return SYNC_WORDS * sizeof(uint64_t) + TEAM_SLOTS * TEAM_SLOT_WORDS * sizeof(uint64_t) +
-           team_gather_bytes(rt.n_pes) + space_records_bytes(rt.n_pes) + 4 * 64;
+    return team_area_bytes() + team_gather_bytes(rt.n_pes) + space_records_bytes(rt.n_pes) + 3 * 64;
 }
 
 static void init_library_state(void)
 {
     struct space *library = rt.library_space;
-    size_t sync_bytes = SYNC_WORDS * sizeof(uint64_t), sync_offset, team_offset, gather_offset;
-    size_t team_bytes = TEAM_SLOTS * TEAM_SLOT_WORDS * sizeof(uint64_t);
-    size_t gather_bytes = team_gather_bytes(rt.n_pes), records_offset;
-    if (heap_alloc(library->allocator, sync_bytes, 0, &sync_offset) ||
-        heap_alloc(library->allocator, team_bytes, 0, &team_offset) ||
+    size_t team_offset, gather_offset, gather_bytes = team_gather_bytes(rt.n_pes), records_offset;
+    if (heap_alloc(library->allocator, team_area_bytes(), 0, &team_offset) ||
         heap_alloc(library->allocator, gather_bytes, 0, &gather_offset) ||
         heap_alloc(library->allocator, space_records_bytes(rt.n_pes), 0, &records_offset)) {
         init_fail("the library's space has no room for its own %zu bytes", init_library_bytes());
         return;
     }
-    rt.sync_words = (uint64_t *)(library->heap.base + sync_offset);
     space_records_init(library->heap.base + records_offset);
     if (team_init((uint64_t *)(library->heap.base + team_offset),
                   (uint64_t *)(library->heap.base + gather_offset))) {
@@ -290,21 +281,6 @@ static void init_stop(int cause)
                         : BOOT_ABORT_AFTER_LOST_PEER "Strata: shmem_init failed on another PE");
 }
 
-/* Appends a node, led by PE leader (the leaders come in ascending order). */
-static void init_add_node(int leader)
-{
-    if ((rt.n_nodes & (rt.n_nodes - 1)) == 0) { /* grows at powers of two */
-        int *grown =
-            realloc(rt.node_leaders, (size_t)(rt.n_nodes ? 2 * rt.n_nodes : 1) * sizeof(int));
-        if (!grown)
-            log_fatal("shmem_init", "cannot allocate the list of %d nodes", 2 * rt.n_nodes);
-        rt.node_leaders = grown;
-    }
-    if (leader == rt.boot.local_peers[0])
-        rt.my_node = rt.n_nodes;
-    rt.node_leaders[rt.n_nodes++] = leader;
-}
-
 /* The start-up exchange, and the verdict every PE draws from it: all PEs go on, or all stop,
  * each failed PE naming its reason. */
 static void init_agree(int reachable)
@@ -328,8 +304,9 @@ static void init_agree(int reachable)
         on_machine += mine.machine && theirs.machine == mine.machine;
         /* A PE comes after its leader, whose node is known by then; -1 for a PE that said
          * nothing (start-up then stops). */
-        if (theirs.leader == pe)
-            init_add_node(pe);
+        if (theirs.leader == pe && pe == rt.boot.local_peers[0])
+            rt.my_node = rt.n_nodes;
+        rt.n_nodes += theirs.leader == pe;
         rt.node_of[pe] = theirs.leader == pe                        ? rt.n_nodes - 1
                          : theirs.leader >= 0 && theirs.leader < pe ? rt.node_of[theirs.leader]
                                                                     : -1;
@@ -493,7 +470,6 @@ static void runtime_start(int requested)
         init_fatal("cannot start the progress thread");
     rt.init_count = 1;
     init_watch_exit();
-    rt.barrier_epoch = 0;
     shmem_barrier_all();
     /* Every PE has mapped every node peer's memory: the names can go. */
     init_unlink_names();
@@ -548,9 +524,8 @@ void shmem_finalize(void)
         boot_fence();
     }
     team_fini();
-    free(rt.node_leaders);
     free(rt.node_of);
-    rt.node_leaders = rt.node_of = NULL;
+    rt.node_of = NULL;
     space_api_fini();
     space_destroy(&rt.job, rt.default_space);
     space_destroy(&rt.job, rt.library_space);

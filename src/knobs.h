@@ -20,7 +20,7 @@
       "Transport progress thread: 1, 0, or auto (on when UCX carries any traffic)")                \
     X(PROGRESS_INTERVAL_US, size, "100",                                                           \
       "How often the progress thread polls the transport when idle, in microseconds")              \
-    X(LOG, logcats, "", "Comma-separated log categories: init, mem, rma, or all")                  \
+    X(LOG, logcats, "", "Comma-separated log categories: init, mem, rma, team, or all")            \
     X(DEFAULT_SPACE, devtype, "cpu",                                                               \
       "Device type of the default space: cpu, gpu, cuda or hip; every PE must reach it")           \
     X(DEVICE_MAP, devmap, "",                                                                      \
@@ -41,7 +41,7 @@
     X(bytes, size_t, "a number above 0 with an optional suffix k/K, m/M, g/G or t/T, e.g. 512M")   \
     X(bool, int, "one of 1/0, yes/no, on/off, true/false")                                         \
     X(switch, int, "auto, or one of 1/0, yes/no, on/off, true/false")                              \
-    X(logcats, const char *, "init, mem, rma or all, separated by commas")                         \
+    X(logcats, const char *, "init, mem, rma, team or all, separated by commas")                   \
     X(devtype, const char *, "one of cpu, gpu, cuda, hip")                                         \
     X(devmap, const char *,                                                                        \
       "device numbers or - (no device), one per local rank, separated by commas, e.g. 1,0")        \

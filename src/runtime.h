@@ -43,15 +43,11 @@ struct runtime {
     /* Host memory for the library's own words and the program's static data, beside the default
      * space (whose heap is the program's alone). */
     struct space *library_space;
-    /* Internal symmetric words in the default heap: the world barrier's counters (team.h,
-     * TEAM_WORLD_SYNC_WORDS). */
-    uint64_t *sync_words;
-    uint64_t barrier_epoch;
-    /* The nodes of the job, from the start-up exchange: each node's leader (its lowest world
-     * rank), ascending, each PE's node (an index into node_leaders) and this PE's; and the PEs on
-     * this machine (more than the node's where nodes share one). */
+    /* The nodes of the job, from the start-up exchange, numbered in the order of their lowest
+     * world ranks: each PE's node and this PE's; and the PEs on this machine (more than the
+     * node's where nodes share one). */
     int n_nodes, my_node, pes_on_machine;
-    int *node_leaders, *node_of;
+    int *node_of;
     /* SHMEM_DEBUG or SHMEM_LOG=rma: every RMA and atomic takes the general path, which checks
      * and logs. */
     int checked;

@@ -9,21 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct strata_team team_world, team_shared, team_node, team_leaders;
+static struct strata_team team_world, team_shared;
 shmem_team_t SHMEM_TEAM_WORLD = &team_world;
 shmem_team_t SHMEM_TEAM_SHARED = &team_shared;
 
 static uint64_t *team_area, *team_gather;
 static uint64_t team_slots_used; /* bit s: this PE is in a live team on slot s */
 
-static uint64_t *slot_words(int slot)
+/* The blocks of a slot: the team's own, its node part's, its leaders part's. */
+enum team_block { TEAM_BLOCK_OWN, TEAM_BLOCK_NODE_PART, TEAM_BLOCK_LEADERS_PART };
+
+static size_t block_index(int slot, enum team_block block)
 {
-    return team_area + (size_t)slot * TEAM_SLOT_WORDS;
+    return (size_t)block * TEAM_SLOTS + (size_t)slot;
 }
 
-static int team_world_rank(const struct strata_team *team, int rank)
+static uint64_t *block_words(int slot, enum team_block block)
 {
-    return team->members ? team->members[rank] : rank;
+    return team_area + block_index(slot, block) * TEAM_BLOCK_WORDS;
 }
 
 /* Counter k of a member has one writer, the member 2^k behind it: a plain put of the epoch does
@@ -31,8 +34,7 @@ static int team_world_rank(const struct strata_team *team, int rank)
 static void dissemination_notify(uint64_t *counters, uint64_t epoch, int round, int rank, int size,
                                  const int *members)
 {
-    int partner = (rank + (1 << round)) % size;
-    rma_notify("shmem_sync", &counters[round], epoch, members ? members[partner] : partner);
+    rma_notify("shmem_sync", &counters[round], epoch, members[(rank + (1 << round)) % size]);
 }
 
 static void dissemination_wait(uint64_t *counters, uint64_t epoch, int round)
@@ -40,42 +42,54 @@ static void dissemination_wait(uint64_t *counters, uint64_t epoch, int round)
     PROGRESS_WAIT_WHILE(__atomic_load_n(&counters[round], __ATOMIC_ACQUIRE) < epoch);
 }
 
-void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, const int *members)
+/* In round k this PE sets counter k of the member 2^k ahead to the sync's number and waits until
+ * its own counter k reaches it. */
+static void team_sync_flat(struct strata_team *team)
 {
-    for (int round = 0; (1 << round) < size; round++) {
-        dissemination_notify(counters, epoch, round, rank, size, members);
-        dissemination_wait(counters, epoch, round);
+    uint64_t epoch = ++team->sync_epoch;
+    for (int round = 0; (1 << round) < team->size; round++) {
+        dissemination_notify(team->words, epoch, round, team->my_rank, team->size, team->members);
+        dissemination_wait(team->words, epoch, round);
     }
 }
 
-/* Every wait of the flat barrier crosses the network when PEs are spread over nodes; here only
- * the leaders' rounds do (log2 of the nodes instead of log2 of the PEs), and a node's own rounds
- * and its release are stores into mapped memory. The rounds count on the sync words of the node
- * and leader teams' slots, which nothing else syncs on. */
-void team_sync_world(void)
+/* Every wait of the flat barrier crosses the network when members are spread over nodes; here
+ * only the leaders' rounds do (log2 of the nodes instead of log2 of the members), and a node's own
+ * rounds and its release are stores into mapped memory. The parts count their rounds on their own
+ * blocks; a team that goes by node never disseminates over its own counters, so the first of them
+ * is its release word. */
+static void team_sync_by_node(struct strata_team *team)
 {
-    uint64_t epoch = ++rt.barrier_epoch, *release = rt.sync_words + TEAM_ROUNDS;
-    if (!team_node.members) {
-        team_dissemination(rt.sync_words, epoch, rt.my_pe, rt.n_pes, NULL);
-        return;
-    }
-    team_dissemination(slot_words(TEAM_SLOT_NODE), epoch, team_node.my_rank, team_node.size,
-                       team_node.members);
-    if (team_node.my_rank != 0) {
+    uint64_t epoch = ++team->sync_epoch, *release = &team->words[0];
+    struct strata_team *node = team->node_part;
+    team_sync_flat(node);
+    if (node->my_rank != 0) {
         PROGRESS_WAIT_WHILE(__atomic_load_n(release, __ATOMIC_ACQUIRE) < epoch);
         return;
     }
-    team_dissemination(slot_words(TEAM_SLOT_LEADERS), epoch, team_leaders.my_rank,
-                       team_leaders.size, team_leaders.members);
-    for (int i = 1; i < team_node.size; i++)
-        rma_notify("shmem_sync_all", release, epoch, team_node.members[i]);
+    team_sync_flat(team->leaders_part);
+    for (int i = 1; i < node->size; i++)
+        rma_notify("shmem_sync", release, epoch, node->members[i]);
+}
+
+static void team_sync(struct strata_team *team)
+{
+    if (team->node_part)
+        team_sync_by_node(team);
+    else
+        team_sync_flat(team);
+}
+
+void team_sync_world(void)
+{
+    team_sync(&team_world);
 }
 
 static void team_lag_announce(struct strata_team *team)
 {
     team->lag_told = team->lag_epoch;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    dissemination_notify(slot_words(team->slot) + TEAM_LAG_FIRST, team->lag_epoch, 0, team->my_rank,
+    dissemination_notify(team->words + TEAM_LAG_FIRST, team->lag_epoch, 0, team->my_rank,
                          team->size, team->members);
 }
 
@@ -95,7 +109,7 @@ void team_lag_begin(struct strata_team *team, enum team_lag_announce announce)
 /* The partner's own notification of a later call may have landed first: the count only rises. */
 void team_lag_entered(struct strata_team *team)
 {
-    uint64_t *counter = slot_words(team->slot) + TEAM_LAG_FIRST;
+    uint64_t *counter = team->words + TEAM_LAG_FIRST;
     uint64_t seen = __atomic_load_n(counter, __ATOMIC_ACQUIRE);
     while (seen < team->lag_epoch &&
            !__atomic_compare_exchange_n(counter, &seen, team->lag_epoch, 0, __ATOMIC_ACQ_REL,
@@ -106,7 +120,7 @@ void team_lag_entered(struct strata_team *team)
 void team_lag_partner_entered(struct strata_team *team, uint64_t behind)
 {
     if (team->lag_epoch > behind)
-        dissemination_wait(slot_words(team->slot) + TEAM_LAG_FIRST, team->lag_epoch - behind, 0);
+        dissemination_wait(team->words + TEAM_LAG_FIRST, team->lag_epoch - behind, 0);
 }
 
 void team_lag_end(struct strata_team *team)
@@ -118,7 +132,7 @@ void team_lag_end(struct strata_team *team)
         team->lag_unannounced = 0;
         team_lag_announce(team);
     }
-    uint64_t *counters = slot_words(team->slot) + TEAM_LAG_FIRST;
+    uint64_t *counters = team->words + TEAM_LAG_FIRST;
     dissemination_wait(counters, team->lag_epoch, 0);
     for (int round = 1; (1 << round) < team->size; round++) {
         dissemination_notify(counters, team->lag_epoch, round, team->my_rank, team->size,
@@ -127,13 +141,16 @@ void team_lag_end(struct strata_team *team)
     }
 }
 
-static int team_set_members(struct strata_team *team, int slot, const int *members, int size)
+static int team_set_members(struct strata_team *team, int slot, enum team_block block,
+                            const int *members, int size)
 {
     team->members = malloc((size_t)size * sizeof(int));
     if (!team->members)
         return -1;
     memcpy(team->members, members, (size_t)size * sizeof(int));
     team->slot = slot;
+    team->words = block_words(slot, block);
+    team->gather = team_gather + block_index(slot, block) * TEAM_GATHER_WORDS;
     team->size = size;
     team->my_rank = -1;
     for (int i = 0; i < size; i++)
@@ -146,13 +163,91 @@ static int team_set_members(struct strata_team *team, int slot, const int *membe
     team->lag_pending = team->lag_unannounced = 0;
     memset(team->placement, 0, sizeof(team->placement));
     team->placement_next = 0;
+    team->node_part = team->leaders_part = NULL;
+    team->nodes = 1;
     team_slots_used |= 1ull << slot;
     return 0;
 }
 
+/* Frees what team_set_members and team_parts_create allocated (not the team itself). */
+static void team_release(struct strata_team *team)
+{
+    struct strata_team *parts[] = {team->node_part, team->leaders_part};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+        if (parts[i]) {
+            team_release(parts[i]);
+            free(parts[i]);
+        }
+    team->node_part = team->leaders_part = NULL;
+    free(team->members);
+    team->members = NULL;
+    pthread_mutex_destroy(&team->contexts_lock);
+}
+
+/* A part of team on its slot's block. Returns 0 or -1. */
+static int team_part_create(struct strata_team **part, const struct strata_team *team,
+                            enum team_block block, const int *members, int size)
+{
+    *part = calloc(1, sizeof(**part));
+    if (*part && !team_set_members(*part, team->slot, block, members, size))
+        return 0;
+    free(*part);
+    *part = NULL;
+    return -1;
+}
+
+/* The parts of a team whose members span several nodes, some node holding more than one of them
+ * (else they would buy nothing). Every member draws the same nodes and leaders from the same
+ * member list: each node's leader is its member of the lowest team rank, and the leaders come
+ * in team order. Returns 0 or -1. */
+static int team_parts_create(struct strata_team *team, const char *routine)
+{
+    char *seen = calloc((size_t)rt.n_nodes, 1);
+    int *mine = malloc((size_t)team->size * sizeof(int));
+    int *leaders = malloc((size_t)team->size * sizeof(int));
+    int n_mine = 0, rc = -1;
+    if (seen && mine && leaders) {
+        team->nodes = 0;
+        for (int r = 0; r < team->size; r++) {
+            int pe = team->members[r], node = rt.node_of[pe];
+            if (!seen[node]) {
+                seen[node] = 1;
+                leaders[team->nodes++] = pe;
+            }
+            if (node == rt.my_node)
+                mine[n_mine++] = pe;
+        }
+        rc = team->nodes < 2 || team->nodes == team->size
+                 ? 0
+                 : team_part_create(&team->node_part, team, TEAM_BLOCK_NODE_PART, mine, n_mine) ||
+                       (mine[0] == rt.my_pe &&
+                        team_part_create(&team->leaders_part, team, TEAM_BLOCK_LEADERS_PART,
+                                         leaders, team->nodes));
+    }
+    free(seen);
+    free(mine);
+    free(leaders);
+    if (!rc && team->node_part)
+        LOG(LOG_TEAM, routine,
+            "team of %d PEs on slot %d goes by node: %d nodes, %d of its PEs here", team->size,
+            team->slot, team->nodes, n_mine);
+    else if (!rc)
+        LOG(LOG_TEAM, routine, "team of %d PEs on slot %d is flat: %d node%s", team->size,
+            team->slot, team->nodes, team->nodes == 1 ? "" : "s, one PE on each");
+    return rc;
+}
+
+int team_leader_rank(const struct strata_team *leaders, int node)
+{
+    int rank = 0;
+    while (rt.node_of[leaders->members[rank]] != node)
+        rank++;
+    return rank;
+}
+
 uint64_t *team_gather_words(const struct strata_team *team)
 {
-    return team_gather + (size_t)team->slot * TEAM_GATHER_WORDS;
+    return team->gather;
 }
 
 int team_gather_round(void)
@@ -163,12 +258,12 @@ int team_gather_round(void)
 
 uint64_t *team_coll_words(const struct strata_team *team)
 {
-    return slot_words(team->slot) + TEAM_SLOT_WORDS - TEAM_COLL_WORDS;
+    return team->words + TEAM_BLOCK_WORDS - TEAM_COLL_WORDS;
 }
 
 uint64_t *team_active_set_gather(void)
 {
-    return team_gather + (size_t)TEAM_SLOTS * TEAM_GATHER_WORDS;
+    return team_gather + (size_t)TEAM_SLOTS * TEAM_BLOCKS_PER_SLOT * TEAM_GATHER_WORDS;
 }
 
 int team_init(uint64_t *area, uint64_t *gather)
@@ -183,44 +278,22 @@ int team_init(uint64_t *area, uint64_t *gather)
         all[i] = i;
     strata_default_ctx.team = &team_world;
     strata_default_ctx.team_size = rt.n_pes;
-    int rc =
-        team_set_members(&team_world, TEAM_SLOT_WORLD, all, rt.n_pes) ||
-        team_set_members(&team_shared, TEAM_SLOT_SHARED, rt.boot.local_peers, rt.boot.local_size);
+    int rc = team_set_members(&team_world, TEAM_SLOT_WORLD, TEAM_BLOCK_OWN, all, rt.n_pes) ||
+             team_set_members(&team_shared, TEAM_SLOT_SHARED, TEAM_BLOCK_OWN, rt.boot.local_peers,
+                              rt.boot.local_size);
     free(all);
-    team_slots_used |=
-        1ull << TEAM_SLOT_ACTIVE_SETS | 1ull << TEAM_SLOT_NODE | 1ull << TEAM_SLOT_LEADERS;
     return rc ? -1 : 0;
 }
 
 int team_init_nodes(void)
 {
-    if (rt.n_nodes < 2 || rt.n_nodes == rt.n_pes)
-        return 0;
-    if (team_set_members(&team_node, TEAM_SLOT_NODE, rt.boot.local_peers, rt.boot.local_size))
-        return -1;
-    if (rt.my_pe == rt.node_leaders[rt.my_node] &&
-        team_set_members(&team_leaders, TEAM_SLOT_LEADERS, rt.node_leaders, rt.n_nodes))
-        return -1;
-    return 0;
-}
-
-struct strata_team *team_world_node(void)
-{
-    return team_node.members ? &team_node : NULL;
-}
-
-struct strata_team *team_world_leaders(void)
-{
-    return team_leaders.members ? &team_leaders : NULL;
+    return team_parts_create(&team_world, "shmem_init");
 }
 
 void team_fini(void)
 {
-    struct strata_team *teams[] = {&team_world, &team_shared, &team_node, &team_leaders};
-    for (size_t i = 0; i < sizeof(teams) / sizeof(teams[0]); i++) {
-        free(teams[i]->members);
-        teams[i]->members = NULL;
-    }
+    team_release(&team_world);
+    team_release(&team_shared);
 }
 
 /* OR of value over every member of team. Round k sends the running OR to the member 2^k ahead
@@ -230,10 +303,10 @@ void team_fini(void)
 uint64_t team_agree_or(struct strata_team *team, uint64_t value)
 {
     uint64_t epoch = ++team->agree_epoch, acc = value;
-    uint64_t *scratch = slot_words(team->slot) + TEAM_ROUNDS + (epoch & 1) * TEAM_ROUNDS * 2;
+    uint64_t *scratch = team->words + TEAM_ROUNDS + (epoch & 1) * TEAM_ROUNDS * 2;
     for (int round = 0, dist = 1; dist < team->size; round++, dist <<= 1) {
         uint64_t *cell = &scratch[round * 2];
-        int partner = team_world_rank(team, (team->my_rank + dist) % team->size);
+        int partner = team->members[(team->my_rank + dist) % team->size];
         shmem_uint64_put_signal(&cell[0], &acc, 1, &cell[1], epoch, SHMEM_SIGNAL_SET, partner);
         shmem_uint64_wait_until(&cell[1], SHMEM_CMP_GE, epoch);
         acc |= __atomic_load_n(&cell[0], __ATOMIC_ACQUIRE);
@@ -247,17 +320,14 @@ int shmem_team_sync(shmem_team_t team)
     if (team == SHMEM_TEAM_INVALID || team->my_rank < 0)
         return -1;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (team == &team_world)
-        team_sync_world();
-    else
-        team_dissemination(slot_words(team->slot), ++team->sync_epoch, team->my_rank, team->size,
-                           team->members);
+    team_sync(team);
     return 0;
 }
 
 /* Agrees on `count` free slots over parent (the lowest free ones, the same on every PE), clears
- * this PE's words of each, and synchronizes parent so no member touches them before every member
- * has cleared them. Returns the number found (count, or fewer when slots ran out). */
+ * this PE's words of each (every block: its team's parts are made later), and synchronizes parent
+ * so no member touches them before every member has cleared them. Returns the number found (count,
+ * or fewer when slots ran out). */
 static int team_claim_slots(struct strata_team *parent, int count, int *slots)
 {
     uint64_t used = team_agree_or(parent, team_slots_used);
@@ -267,8 +337,9 @@ static int team_claim_slots(struct strata_team *parent, int count, int *slots)
             slots[found++] = s;
     if (found == count)
         for (int i = 0; i < count; i++)
-            memset(slot_words(slots[i]), 0,
-                   TEAM_SLOT_WORDS * sizeof(uint64_t) - TEAM_SCRATCH_BYTES);
+            for (int block = 0; block < TEAM_BLOCKS_PER_SLOT; block++)
+                memset(block_words(slots[i], block), 0,
+                       TEAM_BLOCK_WORDS * sizeof(uint64_t) - TEAM_SCRATCH_BYTES);
     shmem_team_sync(parent);
     if (found < count && rt.debug)
         log_error("shmem_team_split", "no free team slot: %d teams are live on this PE's side",
@@ -284,7 +355,12 @@ static shmem_team_t team_create_world_ranks(int slot, const int *members, int si
     for (int i = 0; i < size; i++)
         mine |= members[i] == rt.my_pe;
     struct strata_team *team = mine ? calloc(1, sizeof(*team)) : NULL;
-    if (!team || team_set_members(team, slot, members, size)) {
+    if (!team || team_set_members(team, slot, TEAM_BLOCK_OWN, members, size)) {
+        free(team);
+        return SHMEM_TEAM_INVALID;
+    }
+    if (team_parts_create(team, "shmem_team_split")) {
+        team_release(team);
         free(team);
         return SHMEM_TEAM_INVALID;
     }
@@ -301,7 +377,7 @@ static shmem_team_t team_create(struct strata_team *parent, int slot, const int 
     if (!members)
         return SHMEM_TEAM_INVALID;
     for (int i = 0; i < size; i++)
-        members[i] = team_world_rank(parent, parent_ranks[i]);
+        members[i] = parent->members[parent_ranks[i]];
     shmem_team_t team = team_create_world_ranks(slot, members, size, parent->space);
     free(members);
     if (team != SHMEM_TEAM_INVALID && config && (config_mask & SHMEM_TEAM_NUM_CONTEXTS))
@@ -384,13 +460,14 @@ void shmem_team_destroy(shmem_team_t team)
     if (team == SHMEM_TEAM_INVALID || team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED)
         return;
     ctx_destroy_shareable(team);
-    team_lag_end(team);    /* its notifications have all arrived */
+    team_lag_end(team); /* its notifications, and its leaders', have all arrived */
+    if (team->leaders_part)
+        team_lag_end(team->leaders_part);
     shmem_team_sync(team); /* no member still uses the slot when it is released */
     team_slots_used &= ~(1ull << team->slot);
     if (team->space)
         team->space->live_teams--;
-    free(team->members);
-    pthread_mutex_destroy(&team->contexts_lock);
+    team_release(team);
     free(team);
 }
 
@@ -419,7 +496,7 @@ int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config
 int team_rank_of(const struct strata_team *team, int world_pe)
 {
     for (int i = 0; i < team->size; i++)
-        if (team_world_rank(team, i) == world_pe)
+        if (team->members[i] == world_pe)
             return i;
     return -1;
 }
@@ -430,7 +507,7 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
     if (src_team == SHMEM_TEAM_INVALID || dest_team == SHMEM_TEAM_INVALID || src_pe < 0 ||
         src_pe >= src_team->size)
         return -1;
-    return team_rank_of(dest_team, team_world_rank(src_team, src_pe));
+    return team_rank_of(dest_team, src_team->members[src_pe]);
 }
 
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
@@ -438,7 +515,7 @@ void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
     runtime_require_init("shmem_team_ptr");
     if (team == SHMEM_TEAM_INVALID || pe < 0 || pe >= team->size)
         return NULL;
-    return shmem_ptr(dest, team_world_rank(team, pe));
+    return shmem_ptr(dest, team->members[pe]);
 }
 
 int shmem_team_is_valid(shmem_team_t team)

@@ -1,6 +1,9 @@
 /* Teams: a member list of world ranks (space teams are arbitrary sets, so no stride is assumed),
- * and a slot: a block of symmetric words in the default heap that holds the team's
- * synchronization counters and agreement scratch. A PE is in at most one live team per slot. */
+ * and a slot: symmetric words in the library's space that hold the team's synchronization
+ * counters, agreement scratch and collective words. A PE is in at most one live team per slot.
+ * A slot holds three blocks of those words: the team's own, and those of the two parts through
+ * which a team that spans nodes goes by node (team_parts_create); parts of teams on one slot are
+ * as disjoint as their teams. */
 #ifndef STRATA_TEAM_H
 #define STRATA_TEAM_H
 
@@ -10,8 +13,9 @@
 #include <stdint.h>
 
 #define TEAM_SLOTS 64
+#define TEAM_BLOCKS_PER_SLOT 3
 #define TEAM_ROUNDS 32 /* dissemination rounds: enough for 2^32 members */
-/* Per slot: one counter per round for syncs, then [parity][round] = {value, signal} for the
+/* Per block: one counter per round for syncs, then [parity][round] = {value, signal} for the
  * agreement allreduce, then one counter per round for lagged syncs, then the collectives' signal
  * words and scratch (coll.h: struct coll_area). All of it is zeroed when a team claims the slot
  * but the scratch at its end, which every collective writes before it reads: left alone, its
@@ -19,25 +23,31 @@
 #define TEAM_SCRATCH_BYTES (2 * 65536 + 16 * 4096 + 128 * 256)
 #define TEAM_COLL_WORDS (304 + TEAM_SCRATCH_BYTES / 8)
 #define TEAM_LAG_FIRST (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
-#define TEAM_SLOT_WORDS (TEAM_LAG_FIRST + TEAM_ROUNDS + TEAM_COLL_WORDS)
+#define TEAM_BLOCK_WORDS (TEAM_LAG_FIRST + TEAM_ROUNDS + TEAM_COLL_WORDS)
 #define TEAM_SLOT_WORLD 0
 #define TEAM_SLOT_SHARED 1
-#define TEAM_SLOT_ACTIVE_SETS 2 /* reserved: its gather words serve the legacy active-set forms */
-#define TEAM_SLOT_NODE 3        /* reserved: the world's collectives by node (team_world_node) */
-#define TEAM_SLOT_LEADERS 4     /* reserved: the same, across the nodes (team_world_leaders) */
-/* Gather words per slot: a team collect exchanges its members' sizes in rounds of this many
+/* Gather words per block: a team collect exchanges its members' sizes in rounds of this many
  * members (coll_block_offsets), so the area does not grow with the job. */
 #define TEAM_GATHER_WORDS 1024
 
-/* Bytes of the gather area: TEAM_GATHER_WORDS per slot, and one word per world PE for the
- * active sets, whose words are indexed by world rank. */
+/* Bytes of the teams' words: TEAM_BLOCK_WORDS per block of every slot. */
+static inline size_t team_area_bytes(void)
+{
+    return (size_t)TEAM_SLOTS * TEAM_BLOCKS_PER_SLOT * TEAM_BLOCK_WORDS * sizeof(uint64_t);
+}
+
+/* Bytes of the gather area: TEAM_GATHER_WORDS per block of every slot, and one word per world PE
+ * for the active sets, whose words are indexed by world rank. */
 static inline size_t team_gather_bytes(int n_pes)
 {
-    return ((size_t)TEAM_SLOTS * TEAM_GATHER_WORDS + (size_t)n_pes) * sizeof(uint64_t);
+    return ((size_t)TEAM_SLOTS * TEAM_BLOCKS_PER_SLOT * TEAM_GATHER_WORDS + (size_t)n_pes) *
+           sizeof(uint64_t);
 }
 
 struct strata_team {
-    int slot;
+    int slot;        /* its bit in the masks of used slots */
+    uint64_t *words; /* its TEAM_BLOCK_WORDS words: a block of its slot */
+    uint64_t *gather;
     int size;
     int my_rank;
     int *members; /* world rank of each team rank */
@@ -62,10 +72,16 @@ struct strata_team {
     /* Contexts made from this team without SHMEM_CTX_PRIVATE: team destroy destroys them. */
     struct strata_ctx *shareable_contexts;
     pthread_mutex_t contexts_lock;
+    /* Where the team's members span several nodes and some node holds more than one of them
+     * (team_parts_create): its members on this PE's node in team order, the first of whom leads
+     * them, and those leaders (NULL on the other members). Its barrier, broadcasts and reductions
+     * then cross the network between leaders only. Both NULL otherwise. */
+    struct strata_team *node_part, *leaders_part;
+    int nodes; /* the nodes its members are on */
 };
 
-/* Creates SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED over the slots in area (TEAM_SLOTS *
- * TEAM_SLOT_WORDS words of the default heap, zeroed) and gather (team_gather_bytes, for
+/* Creates SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED over the slots in area (team_area_bytes of the
+ * library's space, zeroed) and gather (team_gather_bytes, for
  * collectives that exchange a value per member). Returns 0 or -1. */
 int team_init(uint64_t *area, uint64_t *gather);
 /* The rank of world PE world_pe in team, or -1 when it is not a member. */
@@ -80,16 +96,11 @@ uint64_t *team_active_set_gather(void);
 /* The collectives' TEAM_COLL_WORDS words of a team's slot. */
 uint64_t *team_coll_words(const struct strata_team *team);
 void team_fini(void);
-/* After the start-up exchange (rt.node_leaders): the internal teams through which collectives on
- * the world team go by node, when the job has several nodes and more PEs than nodes. Returns 0 or
- * -1. */
+/* After the start-up exchange (rt.node_of): the world team's parts, where it goes by node.
+ * Returns 0 or -1. */
 int team_init_nodes(void);
-/* The PEs of this PE's node (the leader is rank 0), on slots of their own so that a program's
- * collectives on SHMEM_TEAM_SHARED never interleave with the world's; NULL when the world's
- * collectives do not go by node. */
-struct strata_team *team_world_node(void);
-/* The nodes' leaders, on their leaders; NULL on other PEs and where team_world_node is. */
-struct strata_team *team_world_leaders(void);
+/* The rank in a leaders part of the leader of node. */
+int team_leader_rank(const struct strata_team *leaders, int node);
 
 /* Destroys the team's shareable contexts (ctx.c). */
 void ctx_destroy_shareable(struct strata_team *team);
@@ -102,19 +113,8 @@ uint64_t team_agree_or(struct strata_team *team, uint64_t value);
 int team_create_members(struct strata_team *parent, const int *world_ranks, int size,
                         struct space *space, shmem_team_t *out);
 
-/* The world barrier's words (rt.sync_words): one counter per round of the flat barrier (a job on
- * one node, or with one PE per node), and the release word a leader sets on its node's other PEs
- * (team_sync_world). */
-#define TEAM_WORLD_SYNC_WORDS (TEAM_ROUNDS + 1)
-/* The barrier of all PEs (shmem_sync_all, and shmem_team_sync on the world team): where the
- * world's collectives go by node (team_world_node), the PEs of each node meet through their
- * mapped words, their leaders across the nodes, and each leader releases its node; otherwise one
- * dissemination over all. */
+/* The barrier of all PEs (shmem_sync_all, and shmem_team_sync on the world team). */
 void team_sync_world(void);
-
-/* Dissemination barrier: in round k this PE sets counter k of the member 2^k ahead to epoch and
- * waits until its own counter k reaches epoch. members == NULL means world rank == team rank. */
-void team_dissemination(uint64_t *counters, uint64_t epoch, int rank, int size, const int *members);
 
 /* A sync split in two, so that a collective need not end with one: team_lag_begin sends this
  * PE's first-round notification (it says: this PE has entered a later call), team_lag_end, in a

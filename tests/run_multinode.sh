@@ -47,6 +47,13 @@ min_pes=2
 run "start-up sees 2 nodes sharing one machine (SHMEM_LOG=init)" bash -c \
     '"$@" 2>&1 | grep -c "4 PEs, 2 on this node, 2 nodes, 4 PEs on this machine (waits spin 64 " |
      grep -qx 4' _ env SHMEM_LOG=init "${launch[@]}" 4 "$build/tests/spmd/hello"
+# Teams that span the nodes with several members on one go by node, the others stay flat: of
+# coll_algos's teams on 4 PEs, the world, the reversed one and all but PE 0 (4 + 4 + 3 lines), and
+# the even PEs, one on each node (2 lines).
+run "teams of 4 PEs over 2 nodes go by node, the even PEs' stays flat (SHMEM_LOG=team)" bash -c \
+    'out=$("$@" 2>&1) && [ "$(grep -c "goes by node: 2 nodes" <<<"$out")" = 11 ] &&
+     [ "$(grep -c "is flat: 2 nodes, one PE on each" <<<"$out")" = 2 ]' \
+    _ env SHMEM_LOG=team "${launch[@]}" 4 "$build/tests/spmd/coll_algos"
 spmd_tests
 spmd_via_ucx_tests
 spmd_device_tests

@@ -125,7 +125,7 @@ $routine: called before shmem_init
 P
 done
 expect "unknown SHMEM_LOG category" nonzero ok SHMEM_LOG=rma,bogus <<'P'
-PE 0 .*invalid value 'rma,bogus' for SHMEM_LOG: expected init, mem, rma or all
+PE 0 .*invalid value 'rma,bogus' for SHMEM_LOG: expected init, mem, rma, team or all
 P
 expect "SHMEM_LOG=mem,rma logs events" 0 free_nonheap SHMEM_LOG=mem,rma <<'P'
 Strata log: PE 0

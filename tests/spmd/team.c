@@ -1,6 +1,7 @@
 /* 1.6 section 9.4: predefined teams, split_strided (forward, reverse, single, invalid triplets),
  * split_2d with a partial last row, splits of splits, translate_pe, team_ptr, get_config,
- * team_sync, destroy, and running out of team slots gracefully. */
+ * team_sync, destroy, and running out of team slots gracefully. Across nodes, teams that span
+ * them with several members on a node sync by node: the same checks hold. */
 #include "check.h"
 
 static long inbox[64];
@@ -23,6 +24,31 @@ static void check_sync_at(shmem_team_t team, long tag, int box)
 static void check_sync(shmem_team_t team, long tag)
 {
     check_sync_at(team, tag, 0);
+}
+
+/* Round after round, every member puts the round's number to every member, syncs, and must find
+ * every member's number: a sync that let a member through before every other had entered it
+ * shows as an old number. Teams that overlap in time must not be checked at once. */
+static long board[64];
+
+static void check_sync_everyone(shmem_team_t team, long tag, long rounds)
+{
+    if (team == SHMEM_TEAM_INVALID)
+        return;
+    int r = shmem_team_my_pe(team), size = shmem_team_n_pes(team);
+    long stale = 0, first_stale = -1;
+    for (long k = tag * 1000; k < tag * 1000 + rounds; k++) {
+        for (int p = 0; p < size; p++)
+            shmem_long_p(&board[r], k, shmem_team_translate_pe(team, p, SHMEM_TEAM_WORLD));
+        shmem_quiet();
+        shmem_team_sync(team);
+        for (int p = 0; p < size; p++)
+            if (board[p] != k && stale++ == 0)
+                first_stale = board[p];
+        shmem_team_sync(team);
+    }
+    CHECK(stale == 0, "team of %d: %ld stale numbers after team_sync (first %ld)", size, stale,
+          first_stale);
 }
 
 /* SHMEM_TEAM_SHARED is the PEs of this node in world order, whichever way the launcher placed
@@ -67,6 +93,7 @@ int main(void)
     CHECK(shmem_team_get_config(SHMEM_TEAM_WORLD, SHMEM_TEAM_NUM_CONTEXTS, &config) == 0,
           "get_config on world");
     check_sync(SHMEM_TEAM_WORLD, 1);
+    check_sync_everyone(SHMEM_TEAM_WORLD, 1, 50);
 
     /* even PEs */
     shmem_team_t evens;
@@ -98,7 +125,16 @@ int main(void)
           "reverse split");
     CHECK(shmem_team_my_pe(reversed) == n - 1 - me, "reverse rank %d", shmem_team_my_pe(reversed));
     check_sync(reversed, 40);
+    check_sync_everyone(reversed, 2, 50);
     shmem_team_destroy(reversed);
+
+    /* all but PE 0: across two nodes, one of them holds a single member */
+    shmem_team_t upper = SHMEM_TEAM_INVALID;
+    if (n > 1)
+        CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 1, n - 1, NULL, 0, &upper) == 0,
+              "split of all but PE 0");
+    check_sync_everyone(upper, 3, 50);
+    shmem_team_destroy(upper);
 
     /* invalid triplets: nonzero and SHMEM_TEAM_INVALID on every PE */
     shmem_team_t bad = SHMEM_TEAM_WORLD;
@@ -126,6 +162,9 @@ int main(void)
     CHECK(got.num_contexts == 3, "x team config num_contexts %d", got.num_contexts);
     check_sync_at(xteam, 50, 1);
     check_sync_at(yteam, 60, 2);
+    check_sync_everyone(xteam, 4, 50);
+    shmem_barrier_all();
+    check_sync_everyone(yteam, 5, 50);
     shmem_team_destroy(xteam);
     shmem_team_destroy(yteam);
 

@@ -113,6 +113,7 @@ int main(void)
     UNIT_CHECK(knobs_read(&knobs, err, sizeof(err)) == 0 && knobs.PROGRESS_THREAD == KNOB_AUTO,
                "auto is its own value");
     UNIT_CHECK(knobs_log_mask(knobs.LOG) == 5, "rma,init: mask %u", knobs_log_mask(knobs.LOG));
-    UNIT_CHECK(knobs_log_mask("all") == 7, "all: mask %u", knobs_log_mask("all"));
+    UNIT_CHECK(knobs_log_mask("team,mem") == 10, "team,mem: mask %u", knobs_log_mask("team,mem"));
+    UNIT_CHECK(knobs_log_mask("all") == 15, "all: mask %u", knobs_log_mask("all"));
     return unit_finish("test_knobs");
 }
