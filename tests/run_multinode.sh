@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The SPMD tests across two nodes: a throwaway two-node Slurm cluster on this host
-# (cluster/slurm_nodes.sh), the SPMD suite's tests under srun on 2, 3 and 4 PEs placed in blocks,
-# the tests that depend on placement again placed cyclically, the host-memory group again under
-# Open MPI's mpirun with two faked hosts (and oshrun's hand-off to it there), and the launcher's
-# own cluster tests where there are any.
+# The SPMD tests across nodes: a throwaway three-node Slurm cluster on this host
+# (cluster/slurm_nodes.sh), the SPMD suite's tests under srun on 2, 3 and 4 PEs over two nodes
+# placed in blocks, the tests that depend on placement again placed cyclically and over three
+# nodes, the host-memory group again under Open MPI's mpirun with two faked hosts (and oshrun's
+# hand-off to it there), and the launcher's own cluster tests where there are any.
 # Usage: run_multinode.sh BUILDDIR SRCDIR. Ends with "N passed, N failed"; where this host cannot
 # run the cluster it says "SKIPPED: why" and "0 passed, 0 failed".
 set -u
@@ -27,7 +27,7 @@ done
 # Its own directory: munged wants every directory above its socket open to all.
 cluster=$(mktemp -d "$suite_outer_tmp/strata-cluster.XXXXXX")
 trap 'bash "$src/tests/cluster/slurm_nodes.sh" stop "$cluster"; suite_exit' EXIT
-run "a two-node Slurm cluster starts" bash "$src/tests/cluster/slurm_nodes.sh" start "$cluster"
+run "a three-node Slurm cluster starts" bash "$src/tests/cluster/slurm_nodes.sh" start "$cluster" 3
 if [ ! -f "$cluster/slurm.conf" ]; then
     finish
     exit
@@ -66,6 +66,23 @@ for t in team ptr_access coll coll_algos; do
         run "spmd/$t -np $np, cyclic" "${launch[@]}" "$np" "$build/tests/spmd/$t"
     done
 done
+# Three nodes: the leaders' own collectives then run on teams of three (binomial broadcast with
+# lagged syncs, recursive doubling with the non-power-of-two fold) where two nodes give pairs.
+# Of coll_algos's teams on 6 PEs the world, the reversed one and all but PE 0 go by node
+# (6 + 6 + 5 lines), the even PEs, one on each node, stay flat (3).
+export NODES=3
+for placement in block cyclic; do
+    placed srun "$placement"
+    for t in team coll coll_algos; do
+        run "spmd/$t -np 6 over 3 nodes, $placement" "${launch[@]}" 6 "$build/tests/spmd/$t"
+    done
+done
+placed srun block
+run "teams of 6 PEs over 3 nodes go by node, the even PEs' stays flat (SHMEM_LOG=team)" bash -c \
+    'out=$("$@" 2>&1) && [ "$(grep -c "goes by node: 3 nodes" <<<"$out")" = 17 ] &&
+     [ "$(grep -c "is flat: 3 nodes, one PE on each" <<<"$out")" = 3 ]' \
+    _ env SHMEM_LOG=team "${launch[@]}" 6 "$build/tests/spmd/coll_algos"
+unset NODES
 if command -v mpirun >/dev/null; then
     # The host-memory group again under Open MPI's mpirun (its PMIx server, not Slurm's), whose
     # daemons start from an empty environment, as on other nodes.

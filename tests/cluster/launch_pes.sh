@@ -5,22 +5,24 @@
 # block placement only), placed in blocks (0,0,1,1 and 0,0,1: srun's default) or cyclically
 # (0,1,0,1), and tells the tests which node each PE is on (STRATA_TEST_NODES, read by
 # tests/spmd/check.h; through oshrun, which forwards only SHMEM_* and UCX_*, they do not learn it).
+# NODES (srun only, 2 by default): over that many nodes, NP a multiple of it.
 set -u
 engine=$1 placement=$2 np=$3
 shift 3
+count=${NODES:-2}
 nodes=()
 for ((pe = 0; pe < np; pe++)); do
     if [ "$placement" = cyclic ]; then
-        nodes+=($((pe % 2)))
+        nodes+=($((pe % count)))
     else
-        nodes+=($((pe < (np + 1) / 2 ? 0 : 1)))
+        nodes+=($((pe / ((np + count - 1) / count))))
     fi
 done
 STRATA_TEST_NODES=$(IFS=,; echo "${nodes[*]}")
 export STRATA_TEST_NODES
 
 case $engine in
-srun) exec srun --mpi=pmix -N 2 -n "$np" --distribution="$placement" "$@" ;;
+srun) exec srun --mpi=pmix -N "$count" -n "$np" --distribution="$placement" "$@" ;;
 mpirun | oshrun)
     # Two addresses of this host as the two nodes; fake_rsh.sh starts their daemons here, each
     # with its own session directory under FAKE_RSH_DIR (two in one directory collide).

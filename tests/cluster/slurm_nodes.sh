@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# A throwaway Slurm cluster of two nodes (n1, n2) on this host, for multi-node tests and
-# benchmarks: a private munged, one slurmctld and two slurmd, each on its own port, everything
-# under DIR. `start DIR` prints nothing and exits 0 once `srun -N 2` works (SLURM_CONF=DIR/slurm.conf);
-# `stop DIR` stops every daemon it started and removes DIR.
+# A throwaway Slurm cluster of two or three nodes (n1, n2, n3) on this host, for multi-node tests
+# and benchmarks: a private munged, one slurmctld and a slurmd per node, each on its own port,
+# everything under DIR. `start DIR [NODES]` (2 by default) prints nothing and exits 0 once
+# `srun -N NODES` works (SLURM_CONF=DIR/slurm.conf); jobs that ask for fewer nodes get the first
+# ones. `stop DIR` stops every daemon it started and removes DIR.
 # Needs root (slurmd runs jobs as their users) and the packages slurmd slurmctld slurm-client munge.
 set -u
 action=${1:?usage: slurm_nodes.sh start|stop DIR}
-dir=${2:?usage: slurm_nodes.sh start|stop DIR}
+dir=${2:?usage: slurm_nodes.sh start|stop DIR [NODES]}
+nodes=${3:-2}
+case $nodes in 2 | 3) ;; *) echo "slurm_nodes.sh: 2 or 3 nodes, not $nodes" >&2; exit 2 ;; esac
+names=$(seq -s, -f 'n%g' "$nodes")
 
 stop() {
     [ -f "$dir/slurm.conf" ] && SLURM_CONF="$dir/slurm.conf" scontrol shutdown >/dev/null 2>&1
     [ -S "$dir/munge/munge.sock" ] && munged -s --socket="$dir/munge/munge.sock" >/dev/null 2>&1
-    for pidfile in "$dir"/slurmd.n1.pid "$dir"/slurmd.n2.pid "$dir"/slurmctld.pid \
-                   "$dir"/munge/munged.pid; do
+    for pidfile in "$dir"/slurmd.n*.pid "$dir"/slurmctld.pid "$dir"/munge/munged.pid; do
         [ -f "$pidfile" ] || continue
         pid=$(cat "$pidfile")
         for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -22,7 +25,10 @@ stop() {
 }
 
 start() {
-    mkdir -p "$dir"/{munge,key,state,log,spool/n1,spool/n2,tmp/n1,tmp/n2} || return 1
+    mkdir -p "$dir"/{munge,key,state,log} || return 1
+    for node in ${names//,/ }; do
+        mkdir -p "$dir/spool/$node" "$dir/tmp/$node" || return 1
+    done
     # munged wants its key private and its socket's directory open to every client.
     chmod 700 "$dir/key"
     chmod 755 "$dir" "$dir/munge"
@@ -61,21 +67,26 @@ ReturnToService=2
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
-NodeName=n1 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((base + 1)) CPUs=2 RealMemory=8000
-NodeName=n2 NodeHostname=$host NodeAddr=127.0.0.1 Port=$((base + 2)) CPUs=2 RealMemory=8000
-PartitionName=p Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
+    for ((i = 1; i <= nodes; i++)); do
+        echo "NodeName=n$i NodeHostname=$host NodeAddr=127.0.0.1 Port=$((base + i)) CPUs=2" \
+            "RealMemory=8000" >>"$dir/slurm.conf"
+    done
+    echo "PartitionName=p Nodes=$names Default=YES MaxTime=INFINITE State=UP" \
+        "OverSubscribe=FORCE:4" >>"$dir/slurm.conf"
     export SLURM_CONF="$dir/slurm.conf"
-    slurmctld -f "$SLURM_CONF" && slurmd -f "$SLURM_CONF" -N n1 && slurmd -f "$SLURM_CONF" -N n2 ||
-        return 1
-    # Ready when both nodes run a job step.
+    slurmctld -f "$SLURM_CONF" || return 1
+    for node in ${names//,/ }; do
+        slurmd -f "$SLURM_CONF" -N "$node" || return 1
+    done
+    # Ready when every node runs a job step.
     for _ in $(seq 60); do
-        if [ "$(timeout 10 srun -N 2 -n 2 hostname 2>/dev/null | wc -l)" = 2 ]; then
+        if [ "$(timeout 10 srun -N "$nodes" -n "$nodes" hostname 2>/dev/null | wc -l)" = "$nodes" ]; then
             return 0
         fi
         sleep 1
     done
-    echo "slurm_nodes.sh: the two nodes did not come up; logs:" >&2
+    echo "slurm_nodes.sh: the $nodes nodes did not come up; logs:" >&2
     tail -n 5 "$dir"/log/*.log >&2
     return 1
 }

@@ -1,7 +1,7 @@
 /* Every algorithm path of the collectives, with every element checked on every PE: sizes on both
  * sides of the chunk and algorithm thresholds (1, 7, 1000 and 100000 elements), roots other than
  * 0, in-place reductions and scans, on the world team, the reversed world, the even PEs (stride 2)
- * and PEs 1..n-1, so team sizes 1 to 4 with 3 among them. Under SHMEM_NODE_DIRECT=0 the same
+ * and PEs 1..n-1, so team sizes 1 to 6 with 3 and 5 among them. Under SHMEM_NODE_DIRECT=0 the same
  * calls take the transport algorithms (binomial, ring, pairwise, recursive doubling and
  * Rabenseifner with the non-power-of-two fold). The legacy active-set forms run on the whole job
  * and on the even PEs. A dest that was just read is synced before the next collective into it. */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAXPES 4
+#define MAXPES 6
 #define MAXC 100000
 
 static const size_t counts[] = {1, 7, 1000, MAXC};
