@@ -16,17 +16,23 @@ shmem_team_t SHMEM_TEAM_SHARED = &team_shared;
 static uint64_t *team_area, *team_gather;
 static uint64_t team_slots_used; /* bit s: this PE is in a live team on slot s */
 
-/* The blocks of a slot: the team's own, its node part's, its leaders part's. */
-enum team_block { TEAM_BLOCK_OWN, TEAM_BLOCK_NODE_PART, TEAM_BLOCK_LEADERS_PART };
+/* The teams whose words a slot holds: its own team, and that team's parts. */
+enum team_block { TEAM_BLOCK_OWN, TEAM_BLOCK_LEADERS_PART, TEAM_BLOCK_NODE_PART };
 
-static size_t block_index(int slot, enum team_block block)
-{
-    return (size_t)block * TEAM_SLOTS + (size_t)slot;
-}
-
+/* Every slot's own and leaders blocks come first, then the node parts' headers. */
 static uint64_t *block_words(int slot, enum team_block block)
 {
-    return team_area + block_index(slot, block) * TEAM_BLOCK_WORDS;
+    if (block == TEAM_BLOCK_NODE_PART)
+        return team_area + (size_t)2 * TEAM_SLOTS * TEAM_BLOCK_WORDS +
+               (size_t)slot * TEAM_HEADER_WORDS;
+    return team_area + ((size_t)block * TEAM_SLOTS + (size_t)slot) * TEAM_BLOCK_WORDS;
+}
+
+static uint64_t *block_gather(int slot, enum team_block block)
+{
+    if (block == TEAM_BLOCK_NODE_PART)
+        return NULL;
+    return team_gather + ((size_t)block * TEAM_SLOTS + (size_t)slot) * TEAM_GATHER_WORDS;
 }
 
 /* Counter k of a member has one writer, the member 2^k behind it: a plain put of the epoch does
@@ -150,7 +156,7 @@ static int team_set_members(struct strata_team *team, int slot, enum team_block 
     memcpy(team->members, members, (size_t)size * sizeof(int));
     team->slot = slot;
     team->words = block_words(slot, block);
-    team->gather = team_gather + block_index(slot, block) * TEAM_GATHER_WORDS;
+    team->gather = block_gather(slot, block);
     team->size = size;
     team->my_rank = -1;
     for (int i = 0; i < size; i++)
@@ -263,7 +269,7 @@ uint64_t *team_coll_words(const struct strata_team *team)
 
 uint64_t *team_active_set_gather(void)
 {
-    return team_gather + (size_t)TEAM_SLOTS * TEAM_BLOCKS_PER_SLOT * TEAM_GATHER_WORDS;
+    return team_gather + (size_t)TEAM_SLOTS * 2 * TEAM_GATHER_WORDS;
 }
 
 int team_init(uint64_t *area, uint64_t *gather)
@@ -325,7 +331,7 @@ int shmem_team_sync(shmem_team_t team)
 }
 
 /* Agrees on `count` free slots over parent (the lowest free ones, the same on every PE), clears
- * this PE's words of each (every block: its team's parts are made later), and synchronizes parent
+ * this PE's words of each (its parts' too: they are made later), and synchronizes parent
  * so no member touches them before every member has cleared them. Returns the number found (count,
  * or fewer when slots ran out). */
 static int team_claim_slots(struct strata_team *parent, int count, int *slots)
@@ -337,9 +343,8 @@ static int team_claim_slots(struct strata_team *parent, int count, int *slots)
             slots[found++] = s;
     if (found == count)
         for (int i = 0; i < count; i++)
-            for (int block = 0; block < TEAM_BLOCKS_PER_SLOT; block++)
-                memset(block_words(slots[i], block), 0,
-                       TEAM_BLOCK_WORDS * sizeof(uint64_t) - TEAM_SCRATCH_BYTES);
+            for (int block = TEAM_BLOCK_OWN; block <= TEAM_BLOCK_NODE_PART; block++)
+                memset(block_words(slots[i], block), 0, TEAM_HEADER_WORDS * sizeof(uint64_t));
     shmem_team_sync(parent);
     if (found < count && rt.debug)
         log_error("shmem_team_split", "no free team slot: %d teams are live on this PE's side",

@@ -1,9 +1,8 @@
 /* Teams: a member list of world ranks (space teams are arbitrary sets, so no stride is assumed),
  * and a slot: symmetric words in the library's space that hold the team's synchronization
  * counters, agreement scratch and collective words. A PE is in at most one live team per slot.
- * A slot holds three blocks of those words: the team's own, and those of the two parts through
- * which a team that spans nodes goes by node (team_parts_create); parts of teams on one slot are
- * as disjoint as their teams. */
+ * A slot also holds the words of the two parts through which a team that spans nodes goes by
+ * node (team_parts_create); parts of teams on one slot are as disjoint as their teams. */
 #ifndef STRATA_TEAM_H
 #define STRATA_TEAM_H
 
@@ -13,9 +12,8 @@
 #include <stdint.h>
 
 #define TEAM_SLOTS 64
-#define TEAM_BLOCKS_PER_SLOT 3
 #define TEAM_ROUNDS 32 /* dissemination rounds: enough for 2^32 members */
-/* Per block: one counter per round for syncs, then [parity][round] = {value, signal} for the
+/* Per team: one counter per round for syncs, then [parity][round] = {value, signal} for the
  * agreement allreduce, then one counter per round for lagged syncs, then the collectives' signal
  * words and scratch (coll.h: struct coll_area). All of it is zeroed when a team claims the slot
  * but the scratch at its end, which every collective writes before it reads: left alone, its
@@ -24,30 +22,33 @@
 #define TEAM_COLL_WORDS (304 + TEAM_SCRATCH_BYTES / 8)
 #define TEAM_LAG_FIRST (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
 #define TEAM_BLOCK_WORDS (TEAM_LAG_FIRST + TEAM_ROUNDS + TEAM_COLL_WORDS)
+/* The same without the scratch: a node part's, which runs only syncs and the shared-memory steps
+ * of collectives by node (coll_shm_broadcast, coll_shm_reduce_to_leader), none of which uses it. */
+#define TEAM_HEADER_WORDS (TEAM_BLOCK_WORDS - TEAM_SCRATCH_BYTES / 8)
 #define TEAM_SLOT_WORLD 0
 #define TEAM_SLOT_SHARED 1
-/* Gather words per block: a team collect exchanges its members' sizes in rounds of this many
- * members (coll_block_offsets), so the area does not grow with the job. */
+/* Gather words per team with a scratch: a team collect exchanges its members' sizes in rounds of
+ * this many members (coll_block_offsets), so the area does not grow with the job. */
 #define TEAM_GATHER_WORDS 1024
 
-/* Bytes of the teams' words: TEAM_BLOCK_WORDS per block of every slot. */
+/* Bytes of the teams' words: per slot, its team's and its leaders part's TEAM_BLOCK_WORDS and its
+ * node part's TEAM_HEADER_WORDS. */
 static inline size_t team_area_bytes(void)
 {
-    return (size_t)TEAM_SLOTS * TEAM_BLOCKS_PER_SLOT * TEAM_BLOCK_WORDS * sizeof(uint64_t);
+    return (size_t)TEAM_SLOTS * (2 * TEAM_BLOCK_WORDS + TEAM_HEADER_WORDS) * sizeof(uint64_t);
 }
 
-/* Bytes of the gather area: TEAM_GATHER_WORDS per block of every slot, and one word per world PE
- * for the active sets, whose words are indexed by world rank. */
+/* Bytes of the gather area: TEAM_GATHER_WORDS per slot for its team and for its leaders part, and
+ * one word per world PE for the active sets, whose words are indexed by world rank. */
 static inline size_t team_gather_bytes(int n_pes)
 {
-    return ((size_t)TEAM_SLOTS * TEAM_BLOCKS_PER_SLOT * TEAM_GATHER_WORDS + (size_t)n_pes) *
-           sizeof(uint64_t);
+    return ((size_t)TEAM_SLOTS * 2 * TEAM_GATHER_WORDS + (size_t)n_pes) * sizeof(uint64_t);
 }
 
 struct strata_team {
-    int slot;        /* its bit in the masks of used slots */
-    uint64_t *words; /* its TEAM_BLOCK_WORDS words: a block of its slot */
-    uint64_t *gather;
+    int slot;         /* its bit in the masks of used slots */
+    uint64_t *words;  /* its words in its slot: TEAM_BLOCK_WORDS, a node part's TEAM_HEADER_WORDS */
+    uint64_t *gather; /* its TEAM_GATHER_WORDS; none for a node part */
     int size;
     int my_rank;
     int *members; /* world rank of each team rank */
