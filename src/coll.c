@@ -1,9 +1,11 @@
 /* Collectives on teams and active sets (1.6 section 9.9): broadcast, collect, fcollect,
  * alltoall(s), reductions and scans for every type of their tables, the untyped mem forms and the
  * legacy active-set forms. This file builds the group a call runs over and picks the algorithm
- * (coll.h lists them): device buffers go through coll_device.c; a team whose members are all
- * mapped takes the shared-memory algorithms; any other team, and every active set, the ones that
- * signal through channel counters (trees, rings, pairwise exchange, recursive doubling). */
+ * (coll.h lists them): device buffers go through coll_device.c; a team that goes by node (team.h:
+ * its node and leaders parts) runs its broadcasts, fcollects and reductions here, through its
+ * parts; a team whose members are all mapped takes the shared-memory algorithms; any other team,
+ * and every active set, the ones that signal through channel counters (trees, rings, pairwise
+ * exchange, recursive doubling). */
 #include "coll.h"
 
 #include <stdlib.h>
@@ -178,6 +180,81 @@ static void coll_broadcast(struct coll_group *g, void *dest, const void *source,
         coll_tree_broadcast(g, dest, source, bytes, root, root_receives);
 }
 
+/* What a node's leader copies alone in a collective by node (its node's sources in a reduction,
+ * its node's dests in an fcollect): as long as that is a few MiB it costs less than the messages
+ * it saves (reductions, 4 PEs on two nodes, alternated: block placement 8 B 40-50 against 58-60
+ * us, 4 KiB 85-125 against 130-170, 64 KiB and 1 MiB alike; cyclic 8 B to 1 MiB 1.4-2x faster).
+ * The members per node are averaged so that every member decides alike. */
+#define COLL_NODE_LEADER_COPY_MAX ((size_t)4 << 20)
+
+static int coll_node_leader_copies_pay(const struct coll_group *g, size_t bytes)
+{
+    size_t nodes = g->team ? (size_t)g->team->nodes : 1;
+    return bytes * (((size_t)g->size + nodes - 1) / nodes) <= COLL_NODE_LEADER_COPY_MAX;
+}
+
+/* The first step of an fcollect by node: the node's members publish that their source is ready
+ * and stay in the call until the leader hands out the whole dest (coll_shm_broadcast from rank
+ * 0), while the leader copies each source into its dest at its owner's team rank. The node part
+ * lists its members in team order, so the k-th member of the team on this node is node rank k. */
+static void coll_node_gather(struct coll_group *node, const struct strata_team *team, void *dest,
+                             const void *source, size_t bytes)
+{
+    uint64_t step = coll_step(node);
+    coll_publish(node, step);
+    if (node->my_rank != 0)
+        return;
+    for (int r = 0, k = 0; k < node->size; r++) {
+        if (rt.node_of[team->members[r]] != rt.my_node)
+            continue;
+        if (k)
+            coll_wait_step(node, k, step, 0);
+        memcpy((char *)dest + (size_t)r * bytes, coll_peer(node, source, k++), bytes);
+    }
+}
+
+/* The leaders' step of an fcollect by node: each puts its node's blocks into every other leader's
+ * dest, a run of consecutive team ranks at a time (one run per node when PEs are placed in blocks),
+ * then signals each, as the pairwise alltoall does and for the same reasons (the channel of the
+ * call's parity; no leader two calls ahead of another). */
+static void coll_node_exchange(struct coll_group *leaders, const struct strata_team *team,
+                               void *dest, size_t bytes)
+{
+    for (int first = 0; first < team->size; first++) {
+        if (rt.node_of[team->members[first]] != rt.my_node)
+            continue;
+        int end = first + 1;
+        while (end < team->size && rt.node_of[team->members[end]] == rt.my_node)
+            end++;
+        char *run = (char *)dest + (size_t)first * bytes;
+        for (int k = 1; k < leaders->size; k++)
+            shmem_putmem(run, run, (size_t)(end - first) * bytes,
+                         leaders->members[(leaders->my_rank + k) % leaders->size]);
+        first = end; /* not on this node, or the end */
+    }
+    int ch = COLL_CH_EXCHANGE + (int)(leaders->area->exchanges++ & 1);
+    shmem_fence(); /* every block before its signal */
+    for (int k = 1; k < leaders->size; k++)
+        coll_signal(leaders, ch, (leaders->my_rank + k) % leaders->size);
+    coll_wait(leaders, ch, (uint64_t)(leaders->size - 1));
+}
+
+/* An fcollect by node: each leader gathers its node's blocks through their mapped memory, the
+ * leaders exchange them, and each leader copies the whole into its node's dests. Only the
+ * leaders' step crosses the network, once per run of blocks and leader, where the flat collects
+ * have every member send across in every round. */
+static void coll_node_fcollect(struct coll_group *g, void *dest, const void *source, size_t bytes)
+{
+    struct coll_group node, leaders;
+    coll_team_group(&node, g->routine, g->team->node_part);
+    coll_node_gather(&node, g->team, dest, source, bytes);
+    if (g->team->leaders_part) {
+        coll_team_group(&leaders, g->routine, g->team->leaders_part);
+        coll_node_exchange(&leaders, g->team, dest, bytes);
+    }
+    coll_shm_broadcast(&node, dest, dest, bytes * (size_t)g->size, 0, 1);
+}
+
 /* fixed: fcollect. */
 static void coll_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
                          int fixed)
@@ -185,6 +262,9 @@ static void coll_collect(struct coll_group *g, void *dest, const void *source, s
     coll_check_symmetric(g, dest, "dest");
     if (coll_device_buffers(dest, source))
         coll_device_collect(g, dest, source, bytes, fixed);
+    else if (fixed && coll_by_node(g, dest) && coll_node_mapped(source) &&
+             coll_node_leader_copies_pay(g, bytes * (size_t)g->size))
+        coll_node_fcollect(g, dest, source, bytes);
     else if (g->area && coll_all_mapped(g, dest, NULL))
         coll_shm_collect(g, dest, source, bytes, fixed);
     else
@@ -207,19 +287,11 @@ static void coll_alltoalls(struct coll_group *g, void *dest, const void *source,
 static void coll_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                         size_t elem, int scan, coll_combine_fn combine);
 
-/* The leader reads its node's sources alone: as long as they total a few MiB that costs less
- * than the messages it saves (4 PEs on two nodes, alternated: block placement 8 B 40-50 against
- * 58-60 us, 4 KiB 85-125 against 130-170, 64 KiB and 1 MiB alike; cyclic 8 B to 1 MiB 1.4-2x
- * faster). The members per node are averaged so that every member decides alike. */
-#define COLL_NODE_REDUCE_READ_MAX ((size_t)4 << 20)
-
 static int coll_node_reduce_pays(const struct coll_group *g, const void *dest, const void *source,
                                  size_t bytes)
 {
-    size_t nodes = g->team ? (size_t)g->team->nodes : 1;
-    size_t per_node = ((size_t)g->size + nodes - 1) / nodes;
-    return coll_by_node(g, dest) && bytes * per_node <= COLL_NODE_REDUCE_READ_MAX &&
-           coll_node_mapped(source);
+    return coll_by_node(g, dest) && coll_node_mapped(source) &&
+           coll_node_leader_copies_pay(g, bytes);
 }
 
 /* A reduction by node: each node's leader combines its PEs' sources through their mapped

@@ -234,12 +234,11 @@ static int team_parts_create(struct strata_team *team, const char *routine)
     free(mine);
     free(leaders);
     if (!rc && team->node_part)
-        LOG(LOG_TEAM, routine,
-            "team of %d PEs on slot %d goes by node: %d nodes, %d of its PEs here", team->size,
-            team->slot, team->nodes, n_mine);
+        LOG(LOG_TEAM, routine, "%d-PE team on slot %d goes by node: %d nodes, %d of its PEs here",
+            team->size, team->slot, team->nodes, n_mine);
     else if (!rc)
-        LOG(LOG_TEAM, routine, "team of %d PEs on slot %d is flat: %d node%s", team->size,
-            team->slot, team->nodes, team->nodes == 1 ? "" : "s, one PE on each");
+        LOG(LOG_TEAM, routine, "%d-PE team on slot %d is flat: %d node%s", team->size, team->slot,
+            team->nodes, team->nodes == 1 ? "" : "s, one PE on each");
     return rc;
 }
 

@@ -23,7 +23,8 @@
 #define TEAM_LAG_FIRST (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
 #define TEAM_BLOCK_WORDS (TEAM_LAG_FIRST + TEAM_ROUNDS + TEAM_COLL_WORDS)
 /* The same without the scratch: a node part's, which runs only syncs and the shared-memory steps
- * of collectives by node (coll_shm_broadcast, coll_shm_reduce_to_leader), none of which uses it. */
+ * of collectives by node (coll_shm_broadcast, coll_shm_reduce_to_leader, coll_node_gather), none
+ * of which uses it. */
 #define TEAM_HEADER_WORDS (TEAM_BLOCK_WORDS - TEAM_SCRATCH_BYTES / 8)
 #define TEAM_SLOT_WORLD 0
 #define TEAM_SLOT_SHARED 1
@@ -75,8 +76,8 @@ struct strata_team {
     pthread_mutex_t contexts_lock;
     /* Where the team's members span several nodes and some node holds more than one of them
      * (team_parts_create): its members on this PE's node in team order, the first of whom leads
-     * them, and those leaders (NULL on the other members). Its barrier, broadcasts and reductions
-     * then cross the network between leaders only. Both NULL otherwise. */
+     * them, and those leaders (NULL on the other members). Its barrier, broadcasts, fcollects and
+     * reductions then cross the network between leaders only. Both NULL otherwise. */
     struct strata_team *node_part, *leaders_part;
     int nodes; /* the nodes its members are on */
 };

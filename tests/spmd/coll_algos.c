@@ -184,6 +184,29 @@ static void broadcast_stream(shmem_team_t team, int me, int n, const size_t *siz
     shmem_team_sync(team);
 }
 
+/* Fcollects back to back into two dest buffers in turn, no sync between them, the sources
+ * rewritten for every call and a different member lagging at each; each member checks every
+ * call's blocks as it returns. */
+static void fcollect_stream(shmem_team_t team, int me, int n)
+{
+    static const size_t sizes[] = {1, 300, 7, 2000};
+    long *dest[2] = {ldst, ldst + (size_t)MAXPES * 2000};
+    long bad = 0;
+    for (int call = 0; call < 24; call++) {
+        size_t c = sizes[call % 4];
+        for (size_t i = 0; i < c; i++)
+            lsrc[i] = value(me, i) + call;
+        if (me == call % n)
+            usleep(2000);
+        shmem_long_fcollect(team, dest[call & 1], lsrc, c);
+        for (int r = 0; r < n; r++)
+            for (size_t i = 0; i < c; i++)
+                bad += dest[call & 1][(size_t)r * c + i] != value(r, i) + call;
+    }
+    CHECK(bad == 0, "fcollects back to back on %d: %ld wrong", n, bad);
+    shmem_team_sync(team);
+}
+
 /* Large and small slots in turn, 19 calls a root (above the 16 large slots); then on a team of
  * two, small slots only, 131 calls a root (above the 128 small ones). */
 static void broadcast_streams(shmem_team_t team, int me, int n)
@@ -207,6 +230,7 @@ static void run_team(shmem_team_t team)
     }
     reduction_stream(team, me, n);
     broadcast_streams(team, me, n);
+    fcollect_stream(team, me, n);
 }
 
 /* The legacy forms over PE_start 0, stride 2^log_stride: pSync arrays taken in turn. */
