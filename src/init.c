@@ -304,9 +304,11 @@ static void init_agree(int reachable)
         on_machine += mine.machine && theirs.machine == mine.machine;
         /* A PE comes after its leader, whose node is known by then; -1 for a PE that said
          * nothing (start-up then stops). */
-        if (theirs.leader == pe && pe == rt.boot.local_peers[0])
-            rt.my_node = rt.n_nodes;
-        rt.n_nodes += theirs.leader == pe;
+        if (theirs.leader == pe) { /* a new node */
+            if (pe == rt.boot.local_peers[0])
+                rt.my_node = rt.n_nodes;
+            rt.n_nodes++;
+        }
         rt.node_of[pe] = theirs.leader == pe                        ? rt.n_nodes - 1
                          : theirs.leader >= 0 && theirs.leader < pe ? rt.node_of[theirs.leader]
                                                                     : -1;

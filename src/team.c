@@ -223,23 +223,24 @@ static int team_parts_create(struct strata_team *team, const char *routine)
             if (node == rt.my_node)
                 mine[n_mine++] = pe;
         }
-        rc = team->nodes < 2 || team->nodes == team->size
-                 ? 0
-                 : team_part_create(&team->node_part, team, TEAM_BLOCK_NODE_PART, mine, n_mine) ||
-                       (mine[0] == rt.my_pe &&
-                        team_part_create(&team->leaders_part, team, TEAM_BLOCK_LEADERS_PART,
-                                         leaders, team->nodes));
+        int by_node = team->nodes > 1 && team->nodes < team->size;
+        rc = by_node &&
+             (team_part_create(&team->node_part, team, TEAM_BLOCK_NODE_PART, mine, n_mine) ||
+              (mine[0] == rt.my_pe &&
+               team_part_create(&team->leaders_part, team, TEAM_BLOCK_LEADERS_PART, leaders,
+                                team->nodes)));
+        if (by_node && !rc)
+            LOG(LOG_TEAM, routine,
+                "%d-PE team on slot %d goes by node: %d nodes, %d of its PEs here", team->size,
+                team->slot, team->nodes, n_mine);
+        else if (!rc)
+            LOG(LOG_TEAM, routine, "%d-PE team on slot %d is flat: %d node%s", team->size,
+                team->slot, team->nodes, team->nodes == 1 ? "" : "s, one PE on each");
     }
     free(seen);
     free(mine);
     free(leaders);
-    if (!rc && team->node_part)
-        LOG(LOG_TEAM, routine, "%d-PE team on slot %d goes by node: %d nodes, %d of its PEs here",
-            team->size, team->slot, team->nodes, n_mine);
-    else if (!rc)
-        LOG(LOG_TEAM, routine, "%d-PE team on slot %d is flat: %d node%s", team->size, team->slot,
-            team->nodes, team->nodes == 1 ? "" : "s, one PE on each");
-    return rc;
+    return rc ? -1 : 0;
 }
 
 int team_leader_rank(const struct strata_team *leaders, int node)

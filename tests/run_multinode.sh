@@ -47,13 +47,18 @@ min_pes=2
 run "start-up sees 2 nodes sharing one machine (SHMEM_LOG=init)" bash -c \
     '"$@" 2>&1 | grep -c "4 PEs, 2 on this node, 2 nodes, 4 PEs on this machine (waits spin 64 " |
      grep -qx 4' _ env SHMEM_LOG=init "${launch[@]}" 4 "$build/tests/spmd/hello"
-# Teams that span the nodes with several members on one go by node, the others stay flat: of
-# coll_algos's teams on 4 PEs, the world, the reversed one and all but PE 0 (4 + 4 + 3 lines), and
-# the even PEs, one on each node (2 lines).
-run "teams of 4 PEs over 2 nodes go by node, the even PEs' stays flat (SHMEM_LOG=team)" bash -c \
-    'out=$("$@" 2>&1) && [ "$(grep -c "goes by node: 2 nodes" <<<"$out")" = 11 ] &&
-     [ "$(grep -c "is flat: 2 nodes, one PE on each" <<<"$out")" = 2 ]' \
-    _ env SHMEM_LOG=team "${launch[@]}" 4 "$build/tests/spmd/coll_algos"
+# Teams that span the nodes with several members on one go by node, the others stay flat:
+# coll_algos's teams on NP PEs placed in blocks over NODES nodes, BY_NODE log lines of teams by
+# node (the world, the reversed one and all but PE 0, a line per member) and FLAT of the even PEs'
+# team, one on each node.
+check_teams_by_node() { # NP NODES BY_NODE FLAT
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    run "teams of $1 PEs over $2 nodes go by node, the even PEs' stays flat (SHMEM_LOG=team)" \
+        bash -c 'out=$("${@:5}" 2>&1) && [ "$(grep -c "goes by node: $2 nodes" <<<"$out")" = "$3" ] &&
+                 [ "$(grep -c "is flat: $2 nodes, one PE on each" <<<"$out")" = "$4" ]' \
+        _ "$1" "$2" "$3" "$4" env SHMEM_LOG=team "${launch[@]}" "$1" "$build/tests/spmd/coll_algos"
+}
+check_teams_by_node 4 2 11 2 # 4 + 4 + 3, and 2
 spmd_tests
 spmd_via_ucx_tests
 spmd_device_tests
@@ -68,8 +73,6 @@ for t in team ptr_access coll coll_algos; do
 done
 # Three nodes: the leaders' own collectives then run on teams of three (binomial broadcast with
 # lagged syncs, recursive doubling with the non-power-of-two fold) where two nodes give pairs.
-# Of coll_algos's teams on 6 PEs the world, the reversed one and all but PE 0 go by node
-# (6 + 6 + 5 lines), the even PEs, one on each node, stay flat (3).
 export NODES=3
 for placement in block cyclic; do
     placed srun "$placement"
@@ -78,10 +81,7 @@ for placement in block cyclic; do
     done
 done
 placed srun block
-run "teams of 6 PEs over 3 nodes go by node, the even PEs' stays flat (SHMEM_LOG=team)" bash -c \
-    'out=$("$@" 2>&1) && [ "$(grep -c "goes by node: 3 nodes" <<<"$out")" = 17 ] &&
-     [ "$(grep -c "is flat: 3 nodes, one PE on each" <<<"$out")" = 3 ]' \
-    _ env SHMEM_LOG=team "${launch[@]}" 6 "$build/tests/spmd/coll_algos"
+check_teams_by_node 6 3 17 3 # 6 + 6 + 5, and 3
 unset NODES
 if command -v mpirun >/dev/null; then
     # The host-memory group again under Open MPI's mpirun (its PMIx server, not Slurm's), whose
