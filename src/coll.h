@@ -56,13 +56,14 @@ enum {
 #define COLL_EAGER_SMALL_BYTES 256
 
 /* A team's collective words (team_coll_words), zeroed when the slot is claimed but for the
- * scratch (buf, eager, eager_small: written before read). Everything but pub, size, the channel
- * counters, the eager call words and the scratch is private to this PE; the step counters advance
- * identically on every member, since members make the same calls in the same order. */
+ * scratch (buf, eager, eager_small: written before read). Everything but pub, size, pull, the
+ * channel counters, the eager call words and the scratch is private to this PE; the step counters
+ * advance identically on every member, since members make the same calls in the same order. */
 struct coll_area {
     uint64_t pub;  /* last step this PE published (shared-memory algorithms) */
     uint64_t size; /* collect: this PE's block size, valid once its step is published */
-    uint64_t pad0[6];
+    uint64_t pull; /* collect by node, on a leader: bytes its node copies from its dest, or 0 */
+    uint64_t pad0[5];
     uint64_t flags[COLL_CHANNELS]; /* added to by senders */
     uint64_t expect[COLL_CHANNELS];
     uint64_t step;      /* steps so far */

@@ -82,6 +82,12 @@ for placement in block cyclic; do
 done
 placed srun block
 check_teams_by_node 6 3 17 3 # 6 + 6 + 5, and 3
+# A collect's leaders exchange its sizes in rounds of 1024 team ranks: in rounds of 1 and 3 here,
+# which split the nodes' runs of ranks (two per node) at the rounds' edges.
+for round in 1 3; do
+    run "spmd/coll_algos -np 6 over 3 nodes, collect sizes in rounds of $round" \
+        env SHMEM_TEST_COLLECT_ROUND=$round "${launch[@]}" 6 "$build/tests/spmd/coll_algos"
+done
 unset NODES
 if command -v mpirun >/dev/null; then
     # The host-memory group again under Open MPI's mpirun (its PMIx server, not Slurm's), whose

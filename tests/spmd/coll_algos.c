@@ -187,23 +187,44 @@ static void broadcast_stream(shmem_team_t team, int me, int n, const size_t *siz
 /* Fcollects back to back into two dest buffers in turn, no sync between them, the sources
  * rewritten for every call and a different member lagging at each; each member checks every
  * call's blocks as it returns. */
-static void fcollect_stream(shmem_team_t team, int me, int n)
+/* Member r's block in call `call` of a collect stream: an fcollect's blocks change size from call
+ * to call, a collect's differ between members too, some empty; every fifth call's blocks add up
+ * to 4.5 MiB, more than a node's leader copies into its node's dests itself on a team that goes
+ * by node (its members then copy the whole from its dest). */
+static size_t stream_count(int call, int r, int n, int fixed)
 {
-    static const size_t sizes[] = {1, 300, 7, 2000};
-    long *dest[2] = {ldst, ldst + (size_t)MAXPES * 2000};
+    static const size_t sizes[] = {1, 300, 7, 2000, 0};
+    size_t skew = fixed ? 0 : (size_t)r;
+    if (call % 5 == 4)
+        return ((size_t)9 << 19) / sizeof(long) / (size_t)n + skew;
+    return sizes[((size_t)call + skew) % 5];
+}
+
+/* Collects back to back into two dests in turn, with no sync between: sources rewritten every
+ * call, a different member lagging at each, every block checked on return. */
+static void collect_stream(shmem_team_t team, int me, int n, int fixed)
+{
+    long *dest[2] = {ldst, ldst + (size_t)MAXC * MAXPES};
     long bad = 0;
     for (int call = 0; call < 24; call++) {
-        size_t c = sizes[call % 4];
+        size_t c = stream_count(call, me, n, fixed);
         for (size_t i = 0; i < c; i++)
             lsrc[i] = value(me, i) + call;
         if (me == call % n)
             usleep(2000);
-        shmem_long_fcollect(team, dest[call & 1], lsrc, c);
-        for (int r = 0; r < n; r++)
-            for (size_t i = 0; i < c; i++)
-                bad += dest[call & 1][(size_t)r * c + i] != value(r, i) + call;
+        if (fixed)
+            shmem_long_fcollect(team, dest[call & 1], lsrc, c);
+        else
+            shmem_long_collect(team, dest[call & 1], lsrc, c);
+        size_t at = 0;
+        for (int r = 0; r < n; r++) {
+            size_t count = stream_count(call, r, n, fixed);
+            for (size_t i = 0; i < count; i++)
+                bad += dest[call & 1][at + i] != value(r, i) + call;
+            at += count;
+        }
     }
-    CHECK(bad == 0, "fcollects back to back on %d: %ld wrong", n, bad);
+    CHECK(bad == 0, "%s back to back on %d: %ld wrong", fixed ? "fcollects" : "collects", n, bad);
     shmem_team_sync(team);
 }
 
@@ -230,7 +251,8 @@ static void run_team(shmem_team_t team)
     }
     reduction_stream(team, me, n);
     broadcast_streams(team, me, n);
-    fcollect_stream(team, me, n);
+    collect_stream(team, me, n, 1);
+    collect_stream(team, me, n, 0);
 }
 
 /* The legacy forms over PE_start 0, stride 2^log_stride: pSync arrays taken in turn. */
