@@ -2,10 +2,10 @@
  * alltoall(s), reductions and scans for every type of their tables, the untyped mem forms and the
  * legacy active-set forms. This file builds the group a call runs over and picks the algorithm
  * (coll.h lists them): device buffers go through coll_device.c; a team that goes by node (team.h:
- * its node and leaders parts) runs its broadcasts, fcollects and reductions here, through its
- * parts; a team whose members are all mapped takes the shared-memory algorithms; any other team,
- * and every active set, the ones that signal through channel counters (trees, rings, pairwise
- * exchange, recursive doubling). */
+ * its node and leaders parts) runs its broadcasts and reductions here, through its parts, and its
+ * collects and small alltoalls in coll_node.c; a team whose members are all mapped takes the
+ * shared-memory algorithms; any other team, and every active set, the ones that signal through
+ * channel counters (trees, rings, pairwise exchange, recursive doubling). */
 #include "coll.h"
 
 #include <stdlib.h>
@@ -62,8 +62,7 @@ static int coll_all_mapped(const struct coll_group *g, const void *a, const void
            (!b || coll_region_mapped(g, b));
 }
 
-/* The group of a team this PE is a member of. */
-static void coll_team_group(struct coll_group *g, const char *routine, shmem_team_t team)
+void coll_team_group(struct coll_group *g, const char *routine, shmem_team_t team)
 {
     g->size = team->size;
     g->my_rank = team->my_rank;
@@ -180,172 +179,12 @@ static void coll_broadcast(struct coll_group *g, void *dest, const void *source,
         coll_tree_broadcast(g, dest, source, bytes, root, root_receives);
 }
 
-/* What a node's leader copies alone in a reduction by node (its node's sources): as long as that
- * is a few MiB it costs less than the messages it saves (4 PEs on two nodes, alternated: block
- * placement 8 B 40-50 against 58-60 us, 4 KiB 85-125 against 130-170, 64 KiB and 1 MiB alike;
- * cyclic 8 B to 1 MiB 1.4-2x faster). The members per node are averaged so that every member
- * decides alike. A collect by node bounds the leader's copies into its node's dests by the same
- * (coll_node_hand_out). */
-#define COLL_NODE_LEADER_COPY_MAX ((size_t)4 << 20)
-
+/* A reduction's leader reads its node's sources alone. The members per node are averaged so that
+ * every member decides alike. */
 static int coll_node_leader_copies_pay(const struct coll_group *g, size_t bytes)
 {
     size_t nodes = g->team ? (size_t)g->team->nodes : 1;
     return bytes * (((size_t)g->size + nodes - 1) / nodes) <= COLL_NODE_LEADER_COPY_MAX;
-}
-
-/* ---- Collects by node ----
- * Each node's leader gathers its node's blocks into its dest through their mapped memory (the
- * members stay in the call meanwhile), the leaders learn every block's size (collect) and put
- * their node's blocks into every other leader's dest, and each leader hands the whole dest out to
- * its node. Only the leaders' steps cross the network, once per run of blocks and leader, where
- * the flat collects have every member send across in every round. The node part lists its
- * members in team order, so the k-th member of the team on this node is node rank k. */
-
-/* The first team rank after r that is on this node (team->size if none). */
-static int coll_node_next_rank(const struct strata_team *team, int r)
-{
-    while (++r < team->size && rt.node_of[team->members[r]] != rt.my_node)
-        ;
-    return r;
-}
-
-/* The end of the run of consecutive team ranks on this node that begins at first. */
-static int coll_node_run_end(const struct strata_team *team, int first)
-{
-    int end = first;
-    while (end < team->size && rt.node_of[team->members[end]] == rt.my_node)
-        end++;
-    return end;
-}
-
-_Static_assert(sizeof(size_t) == sizeof(uint64_t), "block sizes travel as gather words");
-
-/* The block offsets of a collect by node, on a leader: it reads each member's block size once
- * the member has published it (step), puts its node's sizes of a round of team ranks into every
- * leader's gather words, a run at a time, and after a sync of the leaders adds up the round's.
- * A gather word is rewritten only in the next round, after a sync that follows every leader's
- * reading, or by a later collect, which no leader reaches before every leader has signalled this
- * one's blocks (coll_node_exchange), that is read the sizes. */
-static void coll_node_sizes(struct coll_group *node, struct coll_group *leaders,
-                            const struct strata_team *team, uint64_t step, size_t *off)
-{
-    for (int k = 0, r = coll_node_next_rank(team, -1); k < node->size;
-         k++, r = coll_node_next_rank(team, r)) {
-        if (k)
-            coll_wait_step(node, k, step, 0);
-        off[r + 1] = ((const struct coll_area *)coll_peer(node, node->area, k))->size;
-    }
-    int n = team->size, round = team_gather_round();
-    for (int first = 0; first < n; first += round) {
-        int last = n - first < round ? n : first + round;
-        if (first)
-            coll_sync(leaders);
-        for (int r = coll_node_next_rank(team, first - 1); r < last;) {
-            int end = coll_node_run_end(team, r);
-            end = end < last ? end : last;
-            for (int k = 0; k < leaders->size; k++)
-                shmem_putmem(&leaders->gather[r - first], &off[r + 1],
-                             (size_t)(end - r) * sizeof(uint64_t), leaders->members[k]);
-            r = coll_node_next_rank(team, end - 1);
-        }
-        shmem_quiet();
-        coll_sync(leaders);
-        for (int r = first; r < last; r++)
-            off[r + 1] = off[r] + leaders->gather[r - first];
-    }
-}
-
-/* The leader's copies of its node's sources into its dest, each once its member has published
- * that it is ready (step). */
-static void coll_node_gather(struct coll_group *node, const struct strata_team *team, void *dest,
-                             const void *source, const size_t *off, uint64_t step)
-{
-    for (int k = 0, r = coll_node_next_rank(team, -1); k < node->size;
-         k++, r = coll_node_next_rank(team, r)) {
-        if (k)
-            coll_wait_step(node, k, step, 0);
-        memcpy((char *)dest + off[r], coll_peer(node, source, k), off[r + 1] - off[r]);
-    }
-}
-
-/* The leaders' step: each puts its node's blocks into every other leader's dest, a run of
- * consecutive team ranks at a time (one run per node when PEs are placed in blocks), then
- * signals each, as the pairwise alltoall does and for the same reasons (the channel of the call's
- * parity; no leader two calls ahead of another). */
-static void coll_node_exchange(struct coll_group *leaders, const struct strata_team *team,
-                               void *dest, const size_t *off)
-{
-    for (int first = coll_node_next_rank(team, -1); first < team->size;) {
-        int end = coll_node_run_end(team, first);
-        char *run = (char *)dest + off[first];
-        for (int k = 1; k < leaders->size; k++)
-            shmem_putmem(run, run, off[end] - off[first],
-                         leaders->members[(leaders->my_rank + k) % leaders->size]);
-        first = coll_node_next_rank(team, end - 1);
-    }
-    int ch = COLL_CH_EXCHANGE + (int)(leaders->area->exchanges++ & 1);
-    shmem_fence(); /* every block before its signal */
-    for (int k = 1; k < leaders->size; k++)
-        coll_signal(leaders, ch, (leaders->my_rank + k) % leaders->size);
-    coll_wait(leaders, ch, (uint64_t)(leaders->size - 1));
-}
-
-/* The leader's last step: it copies the whole dest (total bytes) into every member's while those
- * copies stay within COLL_NODE_LEADER_COPY_MAX; above, the members copy it from the leader's dest
- * all at once (the area's pull says how much), and the leader waits until they have, since its
- * dest is the program's once it returns. */
-static void coll_node_hand_out(struct coll_group *node, void *dest, size_t total)
-{
-    int pull = total * (size_t)(node->size - 1) > COLL_NODE_LEADER_COPY_MAX;
-    node->area->pull = pull ? total : 0;
-    if (!pull) {
-        coll_shm_broadcast(node, dest, dest, total, 0, 1);
-        return;
-    }
-    uint64_t step = coll_step(node);
-    node->area->last_dest = (uint64_t)(uintptr_t)dest;
-    coll_publish(node, step);
-    for (int k = 1; k < node->size; k++)
-        coll_wait_step(node, k, step, total);
-}
-
-/* A member's last step: the counterpart of coll_node_hand_out (and of coll_shm_broadcast's,
- * whose rule for alternated dests it keeps). The leader's pull is read after its step, and
- * rewritten only in its next collect once this member has entered that one. */
-static void coll_node_receive(struct coll_group *node, void *dest, size_t bytes)
-{
-    uint64_t step = coll_step(node);
-    node->area->last_dest = (uint64_t)(uintptr_t)dest;
-    coll_wait_step(node, 0, step, bytes);
-    size_t pull = ((const struct coll_area *)coll_peer(node, node->area, 0))->pull;
-    if (pull)
-        memcpy(dest, coll_peer(node, dest, 0), pull);
-    coll_publish(node, step);
-}
-
-/* fixed: fcollect. */
-static void coll_node_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
-                              int fixed)
-{
-    struct strata_team *team = g->team;
-    struct coll_group node, leaders;
-    coll_team_group(&node, g->routine, team->node_part);
-    node.area->size = bytes;
-    uint64_t step = coll_step(&node);
-    coll_publish(&node, step);
-    if (node.my_rank != 0) {
-        coll_node_receive(&node, dest, bytes * (size_t)g->size);
-        return;
-    }
-    coll_team_group(&leaders, g->routine, team->leaders_part);
-    size_t *off = coll_block_offsets(g, fixed ? bytes : 0, 1); /* collect: zeros, sizes below */
-    if (!fixed)
-        coll_node_sizes(&node, &leaders, team, step, off);
-    coll_node_gather(&node, team, dest, source, off, step);
-    coll_node_exchange(&leaders, team, dest, off);
-    coll_node_hand_out(&node, dest, off[team->size]);
-    free(off);
 }
 
 /* fixed: fcollect. */
@@ -369,6 +208,9 @@ static void coll_alltoalls(struct coll_group *g, void *dest, const void *source,
     coll_check_symmetric(g, dest, "dest");
     if (coll_device_buffers(dest, source))
         coll_device_alltoalls(g, dest, source, dst, sst, nelems, elem);
+    else if (coll_by_node(g, dest) && coll_node_mapped(source) &&
+             coll_node_alltoalls_pay(g, nelems, elem))
+        coll_node_alltoalls(g, dest, source, dst, sst, nelems, elem);
     else if (g->area && coll_all_mapped(g, dest, NULL))
         coll_shm_alltoalls(g, dest, source, dst, sst, nelems, elem);
     else

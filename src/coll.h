@@ -7,6 +7,7 @@
  *                 16 members), segments read from every source (large vectors), recursive
  *                 doubling / Rabenseifner (teams), pSync mailboxes and gathered sources (active
  *                 sets, scans)
+ *   coll_node.c   teams that go by node: collects and alltoalls through each node's leader
  *   coll_sig.c    the signals those use
  * No collective synchronizes on entry: 1.6 makes the caller guarantee that every member's dest
  * is ready before any member calls (and, for active sets, that pSync is not in use), so data may
@@ -186,6 +187,24 @@ void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *sourc
 /* A member's block offsets in collect's dest: fixed-size blocks, or sizes exchanged through the
  * gather words (synchronizes the group). Returns n + 1 offsets (malloc'd). */
 size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed);
+
+/* ---- Teams that go by node (coll_node.c; broadcasts and reductions by node: coll.c) ---- */
+/* What a node's leader copies alone in a collective by node: as long as that is a few MiB it
+ * costs less than the messages it saves (reductions, 4 PEs on two nodes, alternated: block
+ * placement 8 B 40-50 against 58-60 us, 4 KiB 85-125 against 130-170, 64 KiB and 1 MiB alike;
+ * cyclic 8 B to 1 MiB 1.4-2x faster). */
+#define COLL_NODE_LEADER_COPY_MAX ((size_t)4 << 20)
+/* The group of a team, or of a part of one, that this PE is a member of. */
+void coll_team_group(struct coll_group *g, const char *routine, shmem_team_t team);
+/* fixed: fcollect. dest and source mapped on every node. */
+void coll_node_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
+                       int fixed);
+/* Whether an alltoalls by node pays: every leader gets its node's blocks from the other nodes in
+ * one scratch buffer (blocks small enough that messages cost more than bytes). The same on every
+ * member. */
+int coll_node_alltoalls_pay(const struct coll_group *g, size_t nelems, size_t elem);
+void coll_node_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
+                         ptrdiff_t sst, size_t nelems, size_t elem);
 
 /* ---- Reductions (coll_reduce.c) ---- */
 /* Teams off the shared-memory path: recursive doubling, or Rabenseifner for large vectors. */

@@ -23,8 +23,8 @@
 #define TEAM_LAG_FIRST (TEAM_ROUNDS + 2 * TEAM_ROUNDS * 2)
 #define TEAM_BLOCK_WORDS (TEAM_LAG_FIRST + TEAM_ROUNDS + TEAM_COLL_WORDS)
 /* The same without the scratch: a node part's, which runs only syncs and the shared-memory steps
- * of collectives by node (coll_shm_broadcast, coll_shm_reduce_to_leader, the members' steps of
- * coll_node_collect), none of which uses it. */
+ * of collectives by node (coll_shm_broadcast, coll_shm_reduce_to_leader, the node steps of
+ * coll_node.c), none of which uses it. */
 #define TEAM_HEADER_WORDS (TEAM_BLOCK_WORDS - TEAM_SCRATCH_BYTES / 8)
 #define TEAM_SLOT_WORLD 0
 #define TEAM_SLOT_SHARED 1

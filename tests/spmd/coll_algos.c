@@ -228,6 +228,32 @@ static void collect_stream(shmem_team_t team, int me, int n, int fixed)
     shmem_team_sync(team);
 }
 
+/* Alltoalls back to back into two dests in turn, with no sync between, as collect_stream: blocks
+ * of 0 to 300 elements, contiguous or strided on either side. */
+static void alltoall_stream(shmem_team_t team, int me, int n)
+{
+    static const size_t sizes[] = {1, 300, 7, 0, 40};
+    static const ptrdiff_t strides[][2] = {{1, 1}, {2, 1}, {1, 3}}; /* dst, sst */
+    long *dest[2] = {ldst, ldst + (size_t)MAXC * MAXPES};
+    long bad = 0;
+    for (int call = 0; call < 24; call++) {
+        size_t c = sizes[call % 5];
+        ptrdiff_t dst = strides[call % 3][0], sst = strides[call % 3][1];
+        for (int r = 0; r < n; r++)
+            for (size_t i = 0; i < c; i++)
+                lsrc[((size_t)r * c + i) * (size_t)sst] = value(me, (size_t)r * 7 + i) + call;
+        if (me == call % n)
+            usleep(2000);
+        shmem_long_alltoalls(team, dest[call & 1], lsrc, dst, sst, c);
+        for (int r = 0; r < n; r++)
+            for (size_t i = 0; i < c; i++)
+                bad += dest[call & 1][((size_t)r * c + i) * (size_t)dst] !=
+                       value(r, (size_t)me * 7 + i) + call;
+    }
+    CHECK(bad == 0, "alltoalls back to back on %d: %ld wrong", n, bad);
+    shmem_team_sync(team);
+}
+
 /* Large and small slots in turn, 19 calls a root (above the 16 large slots); then on a team of
  * two, small slots only, 131 calls a root (above the 128 small ones). */
 static void broadcast_streams(shmem_team_t team, int me, int n)
@@ -253,6 +279,7 @@ static void run_team(shmem_team_t team)
     broadcast_streams(team, me, n);
     collect_stream(team, me, n, 1);
     collect_stream(team, me, n, 0);
+    alltoall_stream(team, me, n);
 }
 
 /* The legacy forms over PE_start 0, stride 2^log_stride: pSync arrays taken in turn. */
