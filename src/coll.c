@@ -179,14 +179,6 @@ static void coll_broadcast(struct coll_group *g, void *dest, const void *source,
         coll_tree_broadcast(g, dest, source, bytes, root, root_receives);
 }
 
-/* A reduction's leader reads its node's sources alone. The members per node are averaged so that
- * every member decides alike. */
-static int coll_node_leader_copies_pay(const struct coll_group *g, size_t bytes)
-{
-    size_t nodes = g->team ? (size_t)g->team->nodes : 1;
-    return bytes * (((size_t)g->size + nodes - 1) / nodes) <= COLL_NODE_LEADER_COPY_MAX;
-}
-
 /* fixed: fcollect. */
 static void coll_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
                          int fixed)
@@ -221,28 +213,24 @@ static void coll_alltoalls(struct coll_group *g, void *dest, const void *source,
 static void coll_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                         size_t elem, int scan, coll_combine_fn combine);
 
-static int coll_node_reduce_pays(const struct coll_group *g, const void *dest, const void *source,
-                                 size_t bytes)
-{
-    return coll_by_node(g, dest) && coll_node_mapped(source) &&
-           coll_node_leader_copies_pay(g, bytes);
-}
-
-/* A reduction by node: each node's leader combines its PEs' sources through their mapped
- * memory, the leaders reduce across the nodes (in place), and each leader copies the result
- * into its PEs' dests. Only the leaders' step crosses the network, where a reduction over all PEs
- * has every PE send across. */
+/* A reduction by node: each node's sources are combined into its leader's dest through their
+ * mapped memory (by the leader, or segment by segment by all of the node's PEs for large ones),
+ * the leaders reduce across the nodes (in place), and each leader hands the result out to its
+ * node. Only the leaders' step crosses the network, where a reduction over all PEs has every PE
+ * send across. */
 static void coll_node_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                              size_t elem, coll_combine_fn combine)
 {
     struct coll_group node, leaders;
     coll_team_group(&node, g->routine, g->team->node_part);
     coll_shm_reduce_to_leader(&node, dest, source, count, elem, combine);
-    if (g->team->leaders_part) {
-        coll_team_group(&leaders, g->routine, g->team->leaders_part);
-        coll_reduce(&leaders, dest, dest, count, elem, 0, combine);
+    if (node.my_rank != 0) {
+        coll_node_receive(&node, dest, count * elem * (size_t)g->size);
+        return;
     }
-    coll_shm_broadcast(&node, dest, dest, count * elem, 0, 1);
+    coll_team_group(&leaders, g->routine, g->team->leaders_part);
+    coll_reduce(&leaders, dest, dest, count, elem, 0, combine);
+    coll_node_hand_out(&node, dest, count * elem);
 }
 
 static void coll_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
@@ -251,7 +239,7 @@ static void coll_reduce(struct coll_group *g, void *dest, const void *source, si
     coll_check_symmetric(g, source, "source");
     if (coll_device_buffers(dest, source))
         coll_device_reduce(g, dest, source, count, elem, scan, combine);
-    else if (!scan && coll_node_reduce_pays(g, dest, source, count * elem))
+    else if (!scan && coll_by_node(g, dest) && coll_node_mapped(source))
         coll_node_reduce(g, dest, source, count, elem, combine);
     else if (g->area && coll_all_mapped(g, dest, source))
         coll_shm_reduce(g, dest, source, count, elem, scan, combine);

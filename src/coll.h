@@ -160,9 +160,9 @@ void coll_shm_alltoalls(struct coll_group *g, void *dest, const void *source, pt
 /* scan: 0 reduce, 1 inclusive, -1 exclusive prefix. */
 void coll_shm_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                      size_t elem, int scan, coll_combine_fn combine);
-/* The first half of a reduction by node (coll.c): the node's leader (rank 0) combines every
- * member's source into its dest, the members leaving theirs untouched, until a broadcast from the
- * leader hands out the result. */
+/* The first half of a reduction by node (coll.c): every member's source combined into the dest of
+ * the node's leader (rank 0), the members leaving theirs untouched until the leader hands out the
+ * result (coll_node_hand_out). */
 void coll_shm_reduce_to_leader(struct coll_group *g, void *dest, const void *source, size_t count,
                                size_t elem, coll_combine_fn combine);
 
@@ -189,13 +189,22 @@ void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *sourc
 size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed);
 
 /* ---- Teams that go by node (coll_node.c; broadcasts and reductions by node: coll.c) ---- */
-/* What a node's leader copies alone in a collective by node: as long as that is a few MiB it
- * costs less than the messages it saves (reductions, 4 PEs on two nodes, alternated: block
- * placement 8 B 40-50 against 58-60 us, 4 KiB 85-125 against 130-170, 64 KiB and 1 MiB alike;
- * cyclic 8 B to 1 MiB 1.4-2x faster). */
+/* What a node's leader copies alone in a collective by node, its node's sources of a reduction
+ * or its copies of the result into its node's dests: a few MiB cost less than the messages they
+ * save (reductions, 4 PEs on two nodes, alternated: block placement 8 B 40-50 against 58-60 us,
+ * 4 KiB 85-125 against 130-170, 64 KiB and 1 MiB alike; cyclic 8 B to 1 MiB 1.4-2x faster).
+ * Above, the node's PEs share the work. */
 #define COLL_NODE_LEADER_COPY_MAX ((size_t)4 << 20)
 /* The group of a team, or of a part of one, that this PE is a member of. */
 void coll_team_group(struct coll_group *g, const char *routine, shmem_team_t team);
+/* The last step of a collective by node, on a node's leader: it copies its dest's first total
+ * bytes into every member's while those copies stay within COLL_NODE_LEADER_COPY_MAX; above, the
+ * members copy them from the leader's dest all at once, and the leader waits until they have,
+ * since its dest is the program's once it returns. */
+void coll_node_hand_out(struct coll_group *node, void *dest, size_t total);
+/* Its counterpart on the other members of the node (and that of coll_shm_broadcast's, whose rule
+ * for alternated dests it keeps); bytes: about what the leader copies before it hands out. */
+void coll_node_receive(struct coll_group *node, void *dest, size_t bytes);
 /* fixed: fcollect. dest and source mapped on every node. */
 void coll_node_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
                        int fixed);

@@ -122,11 +122,7 @@ static uint64_t coll_node_release(struct coll_group *node, void *dest, size_t pu
     return step;
 }
 
-/* The leader's last step of a collect: it copies the whole dest (total bytes) into every member's
- * while those copies stay within COLL_NODE_LEADER_COPY_MAX; above, the members copy it from the
- * leader's dest all at once, and the leader waits until they have, since its dest is the
- * program's once it returns. */
-static void coll_node_hand_out(struct coll_group *node, void *dest, size_t total)
+void coll_node_hand_out(struct coll_group *node, void *dest, size_t total)
 {
     if (total * (size_t)(node->size - 1) <= COLL_NODE_LEADER_COPY_MAX) {
         node->area->pull = 0;
@@ -138,10 +134,9 @@ static void coll_node_hand_out(struct coll_group *node, void *dest, size_t total
         coll_wait_step(node, k, step, total);
 }
 
-/* A member's last step: the counterpart of coll_node_release (and of coll_shm_broadcast's,
- * whose rule for alternated dests it keeps). The leader's pull is read after its step, and
- * rewritten only in its next collect once this member has entered that one. */
-static void coll_node_receive(struct coll_group *node, void *dest, size_t bytes)
+/* The leader's pull is read after its step, and rewritten only in its next collective by node
+ * once this member has entered that one. */
+void coll_node_receive(struct coll_group *node, void *dest, size_t bytes)
 {
     uint64_t step = coll_step(node);
     node->area->last_dest = (uint64_t)(uintptr_t)dest;

@@ -187,6 +187,31 @@ static void broadcast_stream(shmem_team_t team, int me, int n, const size_t *siz
 /* Fcollects back to back into two dest buffers in turn, no sync between them, the sources
  * rewritten for every call and a different member lagging at each; each member checks every
  * call's blocks as it returns. */
+/* Reductions of 600000 longs (4.8 MB): on a team that goes by node, more than a node's leader
+ * combines alone (the node's PEs then combine a segment each into its dest) or copies into its
+ * node's dests alone (they then copy the result from it). Back to back into two dests in turn,
+ * sources rewritten every call, a member lagging at each; then in place. */
+static void large_reductions(shmem_team_t team, int me, int n)
+{
+    const size_t c = (size_t)MAXC * MAXPES;
+    long *dest[2] = {ldst, ldst + c};
+    long bad = 0;
+    for (int call = 0; call < 4; call++) {
+        for (size_t i = 0; i < c; i++)
+            lsrc[i] = value(me, i) + call;
+        if (me == call % n)
+            usleep(2000);
+        shmem_long_sum_reduce(team, dest[call & 1], lsrc, c);
+        for (size_t i = 0; i < c; i++)
+            bad += dest[call & 1][i] != sum_of(0, n - 1, i) + (long)n * call;
+    }
+    shmem_long_sum_reduce(team, lsrc, lsrc, c);
+    for (size_t i = 0; i < c; i++)
+        bad += lsrc[i] != sum_of(0, n - 1, i) + (long)n * 3;
+    CHECK(bad == 0, "reductions of %zu on %d: %ld wrong", c, n, bad);
+    shmem_team_sync(team);
+}
+
 /* Member r's block in call `call` of a collect stream: an fcollect's blocks change size from call
  * to call, a collect's differ between members too, some empty; every fifth call's blocks add up
  * to 4.5 MiB, more than a node's leader copies into its node's dests itself on a team that goes
@@ -280,6 +305,7 @@ static void run_team(shmem_team_t team)
     collect_stream(team, me, n, 1);
     collect_stream(team, me, n, 0);
     alltoall_stream(team, me, n);
+    large_reductions(team, me, n);
 }
 
 /* The legacy forms over PE_start 0, stride 2^log_stride: pSync arrays taken in turn. */
