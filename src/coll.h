@@ -63,7 +63,7 @@ enum {
 struct coll_area {
     uint64_t pub;  /* last step this PE published (shared-memory algorithms) */
     uint64_t size; /* collect: this PE's block size, valid once its step is published */
-    uint64_t pull; /* collect by node, on a leader: bytes its node copies from its dest, or 0 */
+    uint64_t pull; /* by node, on a leader: bytes its node copies from its dest, or 0 */
     uint64_t pad0[5];
     uint64_t flags[COLL_CHANNELS]; /* added to by senders */
     uint64_t expect[COLL_CHANNELS];
