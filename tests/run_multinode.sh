@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The SPMD tests across nodes: a throwaway three-node Slurm cluster on this host
 # (cluster/slurm_nodes.sh), the SPMD suite's tests under srun on 2, 3 and 4 PEs over two nodes
-# placed in blocks, the tests that depend on placement again placed cyclically and over three
-# nodes, the host-memory group again under Open MPI's mpirun with two faked hosts (and oshrun's
-# hand-off to it there), and the launcher's own cluster tests where there are any.
+# placed in blocks, the tests that depend on placement again placed cyclically and over three nodes,
+# the collectives' algorithms with three PEs on each node, the host-memory group again under Open
+# MPI's mpirun with two faked hosts (and oshrun's hand-off to it there), and the launcher's own
+# cluster tests where there are any.
 # Usage: run_multinode.sh BUILDDIR SRCDIR. Ends with "N passed, N failed"; where this host cannot
 # run the cluster it says "SKIPPED: why" and "0 passed, 0 failed".
 set -u
@@ -89,6 +90,12 @@ for round in 1 3; do
         env SHMEM_TEST_COLLECT_ROUND=$round "${launch[@]}" 6 "$build/tests/spmd/coll_algos"
 done
 unset NODES
+# Three PEs on each of two nodes: node parts of three, whose members each combine a third of a
+# large reduction's sources and copy a collect's result from their leader.
+for placement in block cyclic; do
+    placed srun "$placement"
+    run "spmd/coll_algos -np 6 over 2 nodes, $placement" "${launch[@]}" 6 "$build/tests/spmd/coll_algos"
+done
 if command -v mpirun >/dev/null; then
     # The host-memory group again under Open MPI's mpirun (its PMIx server, not Slurm's), whose
     # daemons start from an empty environment, as on other nodes.

@@ -22,7 +22,8 @@ STRATA_TEST_NODES=$(IFS=,; echo "${nodes[*]}")
 export STRATA_TEST_NODES
 
 case $engine in
-srun) exec srun --mpi=pmix -N "$count" -n "$np" --distribution="$placement" "$@" ;;
+# More PEs than a node has CPUs (three on a node here): --overcommit.
+srun) exec srun --mpi=pmix --overcommit -N "$count" -n "$np" --distribution="$placement" "$@" ;;
 mpirun | oshrun)
     # Two addresses of this host as the two nodes; fake_rsh.sh starts their daemons here, each
     # with its own session directory under FAKE_RSH_DIR (two in one directory collide).
