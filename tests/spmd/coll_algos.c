@@ -184,9 +184,6 @@ static void broadcast_stream(shmem_team_t team, int me, int n, const size_t *siz
     shmem_team_sync(team);
 }
 
-/* Fcollects back to back into two dest buffers in turn, no sync between them, the sources
- * rewritten for every call and a different member lagging at each; each member checks every
- * call's blocks as it returns. */
 /* Reductions of 600000 longs (4.8 MB): on a team that goes by node, more than a node's leader
  * combines alone (the node's PEs then combine a segment each into its dest) or copies into its
  * node's dests alone (they then copy the result from it). Back to back into two dests in turn,
