@@ -83,18 +83,6 @@ static void coll_node_gather(struct coll_group *node, const struct strata_team *
     }
 }
 
-/* After the leaders' puts of a call: every block before its signal, a signal to every other
- * leader and a wait for theirs, on the exchange channel of the call's parity, as the pairwise
- * alltoall does and for the same reasons (no leader two calls ahead of another). */
-static void coll_node_exchange_signal(struct coll_group *leaders)
-{
-    int ch = COLL_CH_EXCHANGE + (int)(leaders->area->exchanges++ & 1);
-    shmem_fence();
-    for (int k = 1; k < leaders->size; k++)
-        coll_signal(leaders, ch, (leaders->my_rank + k) % leaders->size);
-    coll_wait(leaders, ch, (uint64_t)(leaders->size - 1));
-}
-
 /* The leaders' step of a collect: each puts its node's blocks into every other leader's dest, a
  * run of consecutive team ranks at a time (one run per node when PEs are placed in blocks). */
 static void coll_node_exchange(struct coll_group *leaders, const struct strata_team *team,
@@ -108,7 +96,7 @@ static void coll_node_exchange(struct coll_group *leaders, const struct strata_t
                          leaders->members[(leaders->my_rank + k) % leaders->size]);
         first = coll_node_next_rank(team, end - 1);
     }
-    coll_node_exchange_signal(leaders);
+    coll_exchange_signal(leaders);
 }
 
 /* The leader's last step where its node's dests are written (pull 0) or are to be copied from its
@@ -288,7 +276,7 @@ static void alltoalls_across(struct coll_group *node, struct coll_group *leaders
                      (size_t)node_order_count(&o, x) * (size_t)node_order_count(&o, z) * block,
                      leaders->members[z]);
     }
-    coll_node_exchange_signal(leaders);
+    coll_exchange_signal(leaders);
     for (int k = 1; k < leaders->size; k++) {
         int z = (x + k) % leaders->size;
         alltoalls_unpack(node, &o, x, z, buf + node_order_message_at(&o, z, x, block), dest, s);

@@ -250,6 +250,11 @@ void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *sourc
         coll_sync(g);
         return;
     }
+    coll_exchange_signal(g);
+}
+
+void coll_exchange_signal(struct coll_group *g)
+{
     int ch = COLL_CH_EXCHANGE + (int)(g->area->exchanges++ & 1);
     shmem_fence(); /* every block before its signal */
     for (int k = 1; k < g->size; k++)
