@@ -80,7 +80,9 @@ int runtime_transport_start(void)
     };
     if (transport_init(&config, &rt.transport))
         return -1;
+    static const struct transport_job_end_ops job_end_ops = {job_end_request, job_end_serve};
     transport_set_target_ops(rt.transport, &staged_target_ops);
+    transport_set_job_end_ops(rt.transport, &job_end_ops);
     rt.job.transport = rt.transport;
     rt.worker = transport_default_worker(rt.transport);
     strata_default_ctx.worker = rt.worker;
@@ -117,20 +119,24 @@ static void init_transport(void)
  * gather area and the space records (and room to align each). */
 static size_t init_library_bytes(void)
 {
-    return team_area_bytes() + team_gather_bytes(rt.n_pes) + space_records_bytes(rt.n_pes) + 3 * 64;
+    return team_area_bytes() + team_gather_bytes(rt.n_pes) + space_records_bytes(rt.n_pes) +
+           job_end_bytes() + 4 * 64;
 }
 
 static void init_library_state(void)
 {
     struct space *library = rt.library_space;
-    size_t team_offset, gather_offset, gather_bytes = team_gather_bytes(rt.n_pes), records_offset;
+    size_t team_offset, gather_offset, gather_bytes = team_gather_bytes(rt.n_pes), records_offset,
+                                       job_end_offset;
     if (heap_alloc(library->allocator, team_area_bytes(), 0, &team_offset) ||
         heap_alloc(library->allocator, gather_bytes, 0, &gather_offset) ||
-        heap_alloc(library->allocator, space_records_bytes(rt.n_pes), 0, &records_offset)) {
+        heap_alloc(library->allocator, space_records_bytes(rt.n_pes), 0, &records_offset) ||
+        heap_alloc(library->allocator, job_end_bytes(), 0, &job_end_offset)) {
         init_fail("the library's space has no room for its own %zu bytes", init_library_bytes());
         return;
     }
     space_records_init(library->heap.base + records_offset);
+    job_end_init(library->heap.base + job_end_offset);
     if (team_init((uint64_t *)(library->heap.base + team_offset),
                   (uint64_t *)(library->heap.base + gather_offset))) {
         init_fail("out of memory for the predefined teams");
@@ -502,7 +508,9 @@ void shmem_init(void)
 
 static void finalize_progress(void *worker)
 {
-    transport_progress(worker);
+    if (worker)
+        transport_progress(worker);
+    job_end_poll(); /* a peer's shmem_global_exit(0) may meet this PE in its last exchange */
 }
 
 void shmem_finalize(void)
@@ -520,11 +528,11 @@ void shmem_finalize(void)
     if (rt.transport) {
         transport_flush_all(rt.worker);
         transport_wait_enter(rt.transport);
-        boot_fence_progressing(finalize_progress, rt.worker);
-        transport_wait_leave(rt.transport);
-    } else {
-        boot_fence();
     }
+    boot_fence_progressing(finalize_progress, rt.transport ? rt.worker : NULL);
+    if (rt.transport)
+        transport_wait_leave(rt.transport);
+    job_end_fini();
     team_fini();
     free(rt.node_of);
     rt.node_of = NULL;
@@ -546,6 +554,8 @@ void shmem_finalize(void)
 void shmem_global_exit(int status)
 {
     fflush(stdout);
+    if (status == 0)
+        job_end_all(status);
     boot_abort(status, "shmem_global_exit");
 }
 

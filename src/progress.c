@@ -11,6 +11,7 @@ void progress_wait_step(struct progress_wait *wait)
         }
         transport_progress(rt.worker);
     }
+    job_end_poll();
     wait_idle_for(&wait->spins, wait->spin_limit);
 }
 

@@ -156,6 +156,20 @@ int transport_am_atomic(struct transport_worker *w, enum transport_amo op, int p
                         size_t offset, uint64_t value, uint64_t compare, size_t size,
                         uint64_t *old);
 
+/* ---- The end of the job (shmem_global_exit) ----
+ * record runs inside the handler of a peer's transport_job_end, so it only notes the request;
+ * poll runs on the progress thread, outside any handler, each time it has served the worker, and
+ * acts on what record noted (it may end the process). */
+struct transport_job_end_ops {
+    void (*record)(int from, int status);
+    void (*poll)(void);
+};
+/* Installs them; set once, before any peer may send. */
+void transport_set_job_end_ops(struct transport *t, const struct transport_job_end_ops *ops);
+/* Tells pe that this PE ends the job with status: a message, which wakes pe's progress thread
+ * while pe computes. Returns once it is sent (0), or -1. */
+int transport_job_end(struct transport_worker *w, int pe, int status);
+
 /* Starts a thread that serves peers while the PE computes (once): it sleeps on the transport's
  * event descriptor, and while the PE's own threads wait (and so progress), it looks again every
  * interval_us instead. */

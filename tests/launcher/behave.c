@@ -1,10 +1,12 @@
 /* A PE that misbehaves on demand, for the launcher's failure tests:
- *   behave ok | segv R | exit R C | abort R C | sleep | shm R | shm_sleep R | return R
- *          | preinit_segv R | space_segv R | lost_segv R | gate FILE | legacy
+ *   behave ok | segv R | exit R C | abort R C | abort_wait R C | sleep | shm R | shm_sleep R
+ *          | return R | preinit_segv R | space_segv R | lost_segv R | gate FILE | legacy
  *          | notify_death R | notify_end R
  * R is the PE that misbehaves; the others sleep (and must be killed by oshrun), except in
  * space_segv, where they wait in shmem_space_create's exchange for it, lost_segv, where they wait
- * in shmem_finalize's process-manager fence for it, and gate, where every PE waits for FILE to
+ * in shmem_finalize's process-manager fence for it, abort_wait, where they wait in a barrier that
+ * PE R, calling shmem_global_exit(C), never enters (one that gets past it says so), and gate,
+ * where every PE waits for FILE to
  * exist, then creates a space, prints "PE i of n ok" and finalizes. notify_death and notify_end
  * deliver to PE R, as an engine would, the event that the next PE was killed by SIGSEGV, or
  * that it ended with status 0 (PE R then goes on, prints "PE i of n ok" and finalizes). PE R
@@ -152,6 +154,17 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "gate") && argc > 2) {
         gate(argv[2], me);
+        shmem_finalize();
+        return 0;
+    }
+    if (!strcmp(mode, "abort_wait")) {
+        /* The others wait in a barrier that PE rank never enters: none may get past it. */
+        if (me == rank) {
+            usleep(100000);
+            misbehave("abort", me, code);
+        }
+        shmem_barrier_all();
+        printf("PE %d got past the barrier\n", me);
         shmem_finalize();
         return 0;
     }

@@ -258,6 +258,8 @@ for engine in mpirun prterun; do
     else
         engine_real "$engine" "2 PEs" 0 "(rank|PE) 1 of 2 ok" ok
         engine_real "$engine" "shmem_global_exit(7) on PE 1 ends the job with 7" 7 "" abort 1 7
+        engine_real "$engine" "shmem_global_exit(0) on PE 1 ends the job with 0" 0 "" \
+            abort_wait 1 0
         engine_real "$engine" "PE 1 killed by SIGSEGV: named, status 139" 139 \
             "rank 1 .*signal 11" segv 1
         engine_real "$engine" "PE 1 returns from main without shmem_finalize" 1 \

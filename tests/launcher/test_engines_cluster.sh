@@ -2,7 +2,8 @@
 # oshrun's hand-off to srun on a real two-node Slurm cluster (tests/cluster/slurm_nodes.sh): jobs
 # with one PE alone on each node, more PEs than the allocation's tasks, --host; a PE that dies,
 # exits or returns without shmem_finalize ends the job within a few seconds with a line naming
-# it and a non-zero status; shmem_global_exit's status is the job's.
+# it and a non-zero status; shmem_global_exit's status is the job's (0 included, with every PE
+# ending by itself).
 # Usage: test_engines_cluster.sh OSHRUN CLIENT [CLUSTER_DIR]
 #   CLIENT is tests/launcher/behave. CLUSTER_DIR is a cluster already started with
 #   `slurm_nodes.sh start CLUSTER_DIR`; without it the script starts one of its own and stops it
@@ -90,6 +91,13 @@ ended() {
     check "$name" "$([ -z "$why" ]; echo $?)" "$why"
 }
 
+# quiet NAME: nothing in the last job's output says a PE was killed, aborted or got past a
+# barrier it should not have.
+quiet() {
+    ! grep -q -E "Killed|CANCELLED|aborted|got past" "$out"
+    check "$1: nothing killed or reported" $? "a kill, an abort or a PE past the barrier"
+}
+
 # Where the PEs run: one per node.
 job 2 2 -np 2 /bin/sh -c 'echo "on $SLURMD_NODENAME"'
 [ "$rc" = 0 ] && [ "$(sort "$out" | paste -sd' ')" = "on n1 on n2" ]
@@ -121,6 +129,15 @@ job 2 2 -np 2 "$client" abort 1 7
 ended "shmem_global_exit(7) on PE 1" 7
 job 2 2 -np 2 "$client" abort 0 5
 ended "shmem_global_exit(5) on PE 0" 5
+# With 0, which a process manager's abort cannot carry (Slurm cancels the step and reports the
+# PEs it killed, status 137), every PE ends with 0 by itself: one that computes (its progress
+# thread answers), or that waits in a barrier PE 3 never enters, and nobody is killed.
+job 2 2 -np 2 "$client" abort 1 0
+ended "shmem_global_exit(0) on PE 1, PE 0 computing" 0
+quiet "shmem_global_exit(0) on PE 1, PE 0 computing"
+job 2 2 -np 4 "$client" abort_wait 3 0
+ended "shmem_global_exit(0) on PE 3 of 4, the others in a barrier" 0
+quiet "shmem_global_exit(0) on PE 3 of 4, the others in a barrier"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

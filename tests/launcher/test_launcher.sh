@@ -98,6 +98,20 @@ expect "PE 1 segfaults" 139 "^oshrun: PE 1 killed by SIGSEGV$" 4 segv 1
 expect "PE 2 exits with 3" 3 "^oshrun: PE 2 exited with status 3$" 4 exit 2 3
 expect "PE 0 exits with 5 on 2 PEs" 5 "^oshrun: PE 0 exited with status 5$" 2 exit 0 5
 expect "PE 1 aborts with 7" 7 "^oshrun: PE 1 aborted the job with status 7$" 4 abort 1 7
+# shmem_global_exit(0): every PE ends with 0 by itself, none gets past the barrier, and nobody
+# reports an abort; where a PE computes without a progress thread (every PE mapped: no
+# transport), it is aborted with 0 after 3 s.
+expect "shmem_global_exit(0) while the others wait" 0 "" 4 abort_wait 1 0
+quiet_end() { # quiet_end NAME: the last job printed neither an abort nor a PE past the barrier
+    ! grep -q -E "aborted|got past" "$out"
+    check "$1: nothing reported" $? "an abort or a PE past the barrier"
+}
+quiet_end "shmem_global_exit(0) while the others wait"
+SHMEM_NODE_DIRECT=0 expect "shmem_global_exit(0) while the others compute, through UCX" 0 "" 4 \
+    abort 1 0
+quiet_end "shmem_global_exit(0) while the others compute, through UCX"
+expect "shmem_global_exit(0) while the others compute, no transport" 0 \
+    "^oshrun: PE 1 aborted the job with status 0$" 2 abort 1 0
 expect "PE 1 leaves a shared-memory file and dies" 139 "PE 1 killed by SIGSEGV" 2 shm 1
 SHMEM_OSHRUN_TIMEOUT=1 expect "SHMEM_OSHRUN_TIMEOUT=1" 124 "^oshrun: timeout after 1 s$" 2 sleep
 # An OpenSHMEM 1.0 program starts with start_pes and returns from main: the library finalizes it.

@@ -36,6 +36,7 @@ enum am_id {
     AM_FLUSH,
     AM_FLUSH_REPLY,
     AM_BATCH,
+    AM_JOB_END,
 };
 
 /* A batch's payload: records of a header and len bytes of data each. */
@@ -66,6 +67,11 @@ struct am_request_header {
     uint64_t len;            /* gets */
     uint64_t token;          /* the initiator's struct am_wait */
     int32_t id, op, size;
+};
+
+/* The end of the job: who ends it, with which status. */
+struct am_job_end_header {
+    int32_t from, status;
 };
 
 /* A one-way message: its payload written at (id, offset), then op (unless UCX_POST_NO_OP) on the
@@ -273,6 +279,18 @@ static ucs_status_t am_on_reply(void *arg, const void *header, size_t header_len
     return UCS_OK;
 }
 
+static ucs_status_t am_on_job_end(void *arg, const void *header, size_t header_len, void *data,
+                                  size_t len, const ucp_am_recv_param_t *param)
+{
+    (void)header_len, (void)data, (void)len, (void)param;
+    struct transport_worker *w = arg;
+    struct am_job_end_header h;
+    memcpy(&h, header, sizeof(h)); /* UCX does not align headers */
+    if (w->t->job_end_ops)
+        w->t->job_end_ops->record(h.from, h.status);
+    return UCS_OK;
+}
+
 int ucx_am_worker_init(struct transport_worker *w)
 {
     static const struct {
@@ -289,6 +307,7 @@ int ucx_am_worker_init(struct transport_worker *w)
         {AM_FLUSH, am_on_flush},
         {AM_FLUSH_REPLY, am_on_flush_reply},
         {AM_BATCH, am_on_batch},
+        {AM_JOB_END, am_on_job_end},
     };
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
         ucp_am_handler_param_t param = {
@@ -323,6 +342,17 @@ static int am_send_now(struct transport_worker *w, int pe, enum am_id id, const 
     };
     return ucx_wait(w, ucp_am_send_nbx(ep, id, header, header_len, data, len, &param),
                     "ucp_am_send_nbx");
+}
+
+void transport_set_job_end_ops(struct transport *t, const struct transport_job_end_ops *ops)
+{
+    t->job_end_ops = ops;
+}
+
+int transport_job_end(struct transport_worker *w, int pe, int status)
+{
+    struct am_job_end_header h = {w->t->config.my_pe, status};
+    return am_send_now(w, pe, AM_JOB_END, &h, sizeof(h), NULL, 0, 0);
 }
 
 /* Under the batch lock: sends the batch, if any. */

@@ -78,6 +78,8 @@ static void ucx_progress_serve(struct transport *t, ucp_worker_h worker, int wor
     do {
         while (ucp_worker_progress(worker))
             ;
+        if (t->job_end_ops)
+            t->job_end_ops->poll();
         if (worker_fd < 0 || ucx_progress_sleep(t, worker, worker_fd))
             return;
     } while (__atomic_load_n(&p->waits, __ATOMIC_ACQUIRE) == seen && !ucx_progress_stopping(p));
