@@ -5,12 +5,18 @@
 #   tests-uh        the C feature tests on 2 and 4 PEs, judged as its test_parameters.conf says
 #   tests-mellanox  the verifier, one run per test group, on 2 and 4 PEs (its timed analysis
 #                   group once, on 2)
+# With CLUSTER_DIR (a running tests/cluster/slurm_nodes.sh cluster), tests-sos test/unit, the
+# tests-uh C feature tests and the verifier's default groups also run on 4 PEs over two nodes
+# (srun, two PEs on each, UCX between the nodes over the transports in UCX_TLS, tcp,self unless
+# set).
 # Every program run is one test; a suite that cannot be had is a skip with its reason, never a
 # pass. Ends with "N passed, N failed".
-# Usage: run.sh SNAPSHOT_DIR PREFIX   (PREFIX: where Strata is installed, with bin/oshcc)
+# Usage: run.sh SNAPSHOT_DIR PREFIX [CLUSTER_DIR]  (PREFIX: where Strata is installed, with
+#        bin/oshcc)
 set -u
 snapshots=$(cd "$1" 2>/dev/null && pwd)
 prefix=$(cd "$2" && pwd)
+cluster=${3:-}
 export PATH="$prefix/bin:$PATH"
 limit=${STRATA_CONFORMANCE_TIMEOUT:-240} # seconds per program
 work=$(mktemp -d "${TMPDIR:-/tmp}/strata-conformance.XXXXXX")
@@ -50,6 +56,16 @@ built() {
     return 1
 }
 
+# launcher NP: the command that starts NP PEs, on this node or over the cluster's two nodes.
+across_nodes=""
+launcher() {
+    if [ -n "$across_nodes" ]; then
+        echo "env UCX_TLS=${UCX_TLS:-tcp,self} srun --mpi=pmix --overcommit --input=none -N 2 -n $1"
+    else
+        echo "oshrun -np $1"
+    fi
+}
+
 # ---- tests-sos: its automake harness runs each program; each .trs holds one verdict ----
 sos_run() { # sos_run DIR NP LABEL [VAR=VALUE...]
     local dir=$1 np=$2 label=$3
@@ -57,7 +73,7 @@ sos_run() { # sos_run DIR NP LABEL [VAR=VALUE...]
     rm -f "$dir"/*.log "$dir"/*.trs
     began="" # the harness runs them all
     env "$@" make -C "$dir" -k check NPROCS="$np" \
-        TEST_RUNNER="timeout -k 5 $limit oshrun -np $np" >"$work/harness.log" 2>&1
+        TEST_RUNNER="timeout -k 5 $limit $(launcher "$np")" >"$work/harness.log" 2>&1
     local trs name result
     for trs in "$dir"/*.trs; do
         [ -e "$trs" ] || { fail "tests-sos ${dir##*/test/}: no results ($label)" "$work/harness.log"; return; }
@@ -85,18 +101,24 @@ sos() {
     sos_run "$build/test/spec-example" 4 "4 PEs"
     sos_run "$build/test/apps" 4 "4 PEs"
     skip "tests-sos Fortran tests" "Strata has no Fortran bindings"
+    [ -z "$cluster" ] && return
+    across_nodes=1
+    sos_run "$build/test/unit" 4 "4 PEs on two nodes"
+    across_nodes=""
 }
 
 # ---- tests-uh: its C feature tests, judged as test_parameters.conf says ----
-uh_run() { # uh_run NP
-    local dir=$work/tests-uh/feature_tests/C line program expect name rc
+uh_run() { # uh_run NP LABEL
+    local dir=$work/tests-uh/feature_tests/C program expect name rc
     while IFS=, read -r program _ _ _ _ expect; do
         program=${program// /}
         expect=${expect// /}
         [ -n "$program" ] || continue
-        name="tests-uh feature_tests/C/$program ($1 PEs)"
+        name="tests-uh feature_tests/C/$program ($2)"
         began=$SECONDS
-        (cd "$dir" && timeout -k 5 "$limit" oshrun -np "$1" "./$program") >"$work/uh.log" 2>&1
+        # shellcheck disable=SC2046 # the launcher's words
+        (cd "$dir" && timeout -k 5 "$limit" $(launcher "$1") "./$program" </dev/null) \
+            >"$work/uh.log" 2>&1
         rc=$?
         case "$expect" in
         Pass) [ "$rc" = 0 ] && tail -n 1 "$work/uh.log" | grep -q Passed ;;
@@ -110,9 +132,13 @@ uh() {
     unpack tests-uh || return
     built "tests-uh" "$work/uh-make.log" make -C "$work/tests-uh/feature_tests/C" CC=oshcc all ||
         return
-    uh_run 2
-    uh_run 4
+    uh_run 2 "2 PEs"
+    uh_run 4 "4 PEs"
     skip "tests-uh Fortran feature and error tests" "Strata has no Fortran bindings"
+    [ -z "$cluster" ] && return
+    across_nodes=1
+    uh_run 4 "4 PEs on two nodes"
+    across_nodes=""
 }
 
 # ---- tests-mellanox: the verifier, one run per group ----
@@ -127,21 +153,30 @@ mellanox() {
             ac_cv_lib_open_pal_opal_progress=no && make -j2" || return
     # The groups the verifier runs by default, on 2 and 4 PEs; its analysis group (timed
     # performance reports, a minute a case, left out by default) once.
+    local groups="atomic basic coll data lock reduce sync stride nbi misc"
     for np in 2 4; do
-        for group in atomic basic coll data lock reduce sync stride nbi misc; do
-            verifier "$src" "$group" "$np"
+        for group in $groups; do
+            verifier "$src" "$group" "$np" "$np PEs"
         done
     done
-    verifier "$src" analysis 2
+    verifier "$src" analysis 2 "2 PEs"
+    [ -z "$cluster" ] && return
+    across_nodes=1
+    for group in $groups; do
+        verifier "$src" "$group" 4 "4 PEs on two nodes"
+    done
+    across_nodes=""
 }
 
-verifier() { # verifier DIR GROUP NP
-    local name="tests-mellanox verifier $2 ($3 PEs)"
+verifier() { # verifier DIR GROUP NP LABEL
+    local name="tests-mellanox verifier $2 ($4)"
     began=$SECONDS
-    (cd "$1" && timeout -k 5 "$limit" oshrun -np "$3" ./oshmem_test exec --task="$2") \
+    # shellcheck disable=SC2046 # the launcher's words
+    (cd "$1" && timeout -k 5 "$limit" $(launcher "$3") ./oshmem_test exec --task="$2" </dev/null) \
         >"$work/mellanox.log" 2>&1 && pass "$name" || fail "$name" "$work/mellanox.log"
 }
 
+[ -z "$cluster" ] || export SLURM_CONF=$cluster/slurm.conf
 start=$SECONDS
 sos
 uh
