@@ -126,6 +126,7 @@ if command -v mpirun >/dev/null; then
         bash -c "$ends" _ 139 "rank 1 .* signal 11" "${behave[@]}" segv 1
     run "oshrun -> mpirun on two hosts: shmem_global_exit(7) on PE 1 ends the job with 7" \
         bash -c "$ends" _ 7 "PE 1 misbehaves" "${behave[@]}" abort 1 7
+    # shellcheck disable=SC2016 # expanded by bash -c
     run "oshrun -> mpirun on two hosts: shmem_global_exit(0) on PE 1 ends the job with 0" \
         bash -c "$ends"' && ! grep -q "got past" "$TMPDIR/job.out"' _ 0 "PE 1 misbehaves" \
         "${behave[@]}" abort_wait 1 0
