@@ -529,7 +529,7 @@ void shmem_finalize(void)
         transport_flush_all(rt.worker);
         transport_wait_enter(rt.transport);
     }
-    boot_fence_progressing(finalize_progress, rt.transport ? rt.worker : NULL);
+    boot_fence_progressing(finalize_progress, rt.worker); /* NULL without a transport */
     if (rt.transport)
         transport_wait_leave(rt.transport);
     job_end_fini();

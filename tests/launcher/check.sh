@@ -15,3 +15,9 @@ check() {
         [ -z "$log" ] || sed 's/^/    | /' "$log" | tail -n 15
     fi
 }
+
+# absent NAME REGEX: nothing in the last job's output ($out) matches the extended REGEX.
+absent() {
+    ! grep -q -E -- "$2" "$out"
+    check "$1" $? "'$2' in the output"
+}
