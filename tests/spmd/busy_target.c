@@ -1,13 +1,17 @@
 /* A PE that computes without calling the library is still a target: over TCP its progress thread
  * must perform what peers send it (atomics, puts, gets) while it computes. PE 0 computes until
  * its peers' last atomic lands (or a deadline passes), reading its memory only; the others work
- * on it meanwhile. Every value is checked on every PE. */
+ * on it meanwhile. Then every PE is such a target at once, round after round: each puts a block
+ * and a flag to the next PE and spins on its own flag without calling the library, with the
+ * public verifier's limit of 10 s (the scheduler once kept the PEs that would serve it off the
+ * cores for longer). Every value is checked on every PE. */
 #include "check.h"
 
 #include <time.h>
 
-enum { OPS = 200, DEADLINE_S = 60 };
-static long counter, done, table[OPS], slots[1024];
+enum { OPS = 200, DEADLINE_S = 60, ROUNDS = 200, BLOCK = 64, FLAG_DEADLINE_S = 10 };
+static long counter, done, table[OPS], slots[1024], block[BLOCK];
+static int flag;
 
 static double now_s(void)
 {
@@ -46,6 +50,29 @@ static void work_on_pe0(int me)
     shmem_quiet();
 }
 
+/* Every PE puts to the next and waits for the previous one's flag with loads only. */
+static void spin_on_flags(int me, int n)
+{
+    long mine[BLOCK];
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < BLOCK; i++)
+            mine[i] = 1000000L * round + 1000L * me + i;
+        shmem_barrier_all();
+        shmem_long_put(block, mine, 1 + round % BLOCK, (me + 1) % n);
+        shmem_fence();
+        shmem_int_p(&flag, 1, (me + 1) % n);
+        double deadline = now_s() + FLAG_DEADLINE_S;
+        while (!__atomic_load_n(&flag, __ATOMIC_ACQUIRE) && now_s() < deadline)
+            ;
+        CHECK(__atomic_load_n(&flag, __ATOMIC_ACQUIRE), "round %d: no flag from PE %d after %d s",
+              round, (me + n - 1) % n, FLAG_DEADLINE_S);
+        int from = (me + n - 1) % n;
+        for (int i = 0; i < 1 + round % BLOCK; i++)
+            CHECK_EQ(block[i], 1000000L * round + 1000L * from + i);
+        flag = 0;
+    }
+}
+
 int main(void)
 {
     shmem_init();
@@ -63,5 +90,8 @@ int main(void)
         for (int pe = 1; pe < n; pe++)
             CHECK_EQ(slots[pe], 1000L * pe);
     }
+    if (n > 1)
+        spin_on_flags(me, n);
+    shmem_barrier_all();
     return check_finish();
 }
