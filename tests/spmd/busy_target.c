@@ -50,26 +50,26 @@ static void work_on_pe0(int me)
     shmem_quiet();
 }
 
-/* Every PE puts to the next and waits for the previous one's flag with loads only. */
+/* Every PE puts to the next and waits for the previous one's flag with loads only. The flag is
+ * the round's own number, so an earlier round's flag arriving late is never taken for it. */
 static void spin_on_flags(int me, int n)
 {
+    int next = (me + 1) % n, prev = (me + n - 1) % n;
     long mine[BLOCK];
-    for (int round = 0; round < ROUNDS; round++) {
+    for (int round = 1; round <= ROUNDS; round++) {
         for (int i = 0; i < BLOCK; i++)
             mine[i] = 1000000L * round + 1000L * me + i;
         shmem_barrier_all();
-        shmem_long_put(block, mine, 1 + round % BLOCK, (me + 1) % n);
+        shmem_long_put(block, mine, 1 + round % BLOCK, next);
         shmem_fence();
-        shmem_int_p(&flag, 1, (me + 1) % n);
+        shmem_int_p(&flag, round, next);
         double deadline = now_s() + FLAG_DEADLINE_S;
-        while (!__atomic_load_n(&flag, __ATOMIC_ACQUIRE) && now_s() < deadline)
+        while (__atomic_load_n(&flag, __ATOMIC_ACQUIRE) != round && now_s() < deadline)
             ;
-        CHECK(__atomic_load_n(&flag, __ATOMIC_ACQUIRE), "round %d: no flag from PE %d after %d s",
-              round, (me + n - 1) % n, FLAG_DEADLINE_S);
-        int from = (me + n - 1) % n;
+        CHECK(__atomic_load_n(&flag, __ATOMIC_ACQUIRE) == round,
+              "round %d: no flag from PE %d after %d s", round, prev, FLAG_DEADLINE_S);
         for (int i = 0; i < 1 + round % BLOCK; i++)
-            CHECK_EQ(block[i], 1000000L * round + 1000L * from + i);
-        flag = 0;
+            CHECK_EQ(block[i], 1000000L * round + 1000L * prev + i);
     }
 }
 
