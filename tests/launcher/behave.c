@@ -4,8 +4,9 @@
  *          | notify_death R | notify_end R
  * R is the PE that misbehaves; the others sleep (and must be killed by oshrun), except in
  * space_segv, where they wait in shmem_space_create's exchange for it, lost_segv, where they wait
- * in shmem_finalize's process-manager fence for it, abort_wait, where they wait in a barrier that
- * PE R, calling shmem_global_exit(C), never enters (one that gets past it says so), and gate,
+ * in shmem_finalize's process-manager fence for it, abort, where PE R calls shmem_global_exit(C)
+ * only once they have left the library for their sleep, abort_wait, where they wait in a barrier
+ * that PE R, calling shmem_global_exit(C), never enters (one that gets past it says so), and gate,
  * where every PE waits for FILE to
  * exist, then creates a space, prints "PE i of n ok" and finalizes. notify_death and notify_end
  * deliver to PE R, as an engine would, the event that the next PE was killed by SIGSEGV, or
@@ -167,6 +168,15 @@ int main(int argc, char **argv)
         printf("PE %d got past the barrier\n", me);
         shmem_finalize();
         return 0;
+    }
+    if (!strcmp(mode, "abort")) {
+        /* PE rank ends the job only once every other PE is past the library's last wait (a PE
+         * still in shmem_init's barrier polls for the request and would answer it at once). */
+        static int computing;
+        if (me != rank)
+            shmem_int_atomic_inc(&computing, rank);
+        else
+            shmem_int_wait_until(&computing, SHMEM_CMP_EQ, shmem_n_pes() - 1);
     }
     if (me == rank && !strcmp(mode, "return")) {
         say_when(me);
