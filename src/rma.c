@@ -1,6 +1,7 @@
 /* Remote memory access (1.6 section 9.5): put, get, p, g, strided and blocked-strided forms,
  * non-blocking forms and put-with-signal. One core routine per operation; every typed, sized and
  * context form is generated from the type tables in shmem.h. */
+#include "../common/copy.h"
 #include "../transports/transport.h"
 #include "amo.h"
 #include "route.h"
@@ -60,7 +61,7 @@ static inline void rma_put(shmem_ctx_t ctx, const char *routine, void *dest, con
     LOG(LOG_RMA, routine, "%zu bytes to %p on PE %d (%s)", len, dest, pe, route_names[target.kind]);
     const struct kind_ops *src_kind = route_local_kind(src);
     if (likely(target.kind == ROUTE_LOAD_STORE && !src_kind)) {
-        memcpy(target.pointer, src, len);
+        copy_once(target.pointer, src, len);
         return;
     }
     if (target.kind == ROUTE_TRANSPORT && !src_kind) {
@@ -143,7 +144,7 @@ __attribute__((always_inline)) static inline int rma_put_fast(void *dest, const 
     char *there = route_load_store(dest, pe);
     if (unlikely(!there || !route_local_is_host(src)))
         return 0;
-    memcpy(there, src, len);
+    copy_once(there, src, len);
     return 1;
 }
 
@@ -164,7 +165,7 @@ __attribute__((noinline)) static void rma_put_beside(const char *routine, void *
 {
     char *there = route_load_store(dest, pe);
     if (likely(there && !route_local_kind(src)))
-        memcpy(there, src, len);
+        copy_once(there, src, len);
     else
         rma_put(SHMEM_CTX_DEFAULT, routine, dest, src, len, pe, nbi);
 }

@@ -3,6 +3,7 @@
  * reached through its owner is written, read and updated by the owner on an active message. */
 #include "staged.h"
 
+#include "../common/copy.h"
 #include "amo.h"
 
 #include <pthread.h>
@@ -57,7 +58,10 @@ static void staged_chunk(const char *routine, const struct route_target *target,
     int id = target->region->id, rc = 0;
     switch (target->kind) {
     case ROUTE_LOAD_STORE:
-        put ? memcpy(there, data, len) : memcpy(data, there, len);
+        if (put)
+            copy_once(there, data, len);
+        else
+            memcpy(data, there, len);
         break;
     case ROUTE_KIND_COPY:
         if (put) {
@@ -213,7 +217,7 @@ static int staged_on_write(int id, size_t offset, const void *src, size_t len)
     if (!copy)
         return -1;
     if (!kind) {
-        memcpy(copy, src, len);
+        copy_once(copy, src, len);
         return 0;
     }
     kind->copy_from_host(copy, src, len, 0);

@@ -63,6 +63,13 @@ spmd_tests() {
             "${launch[@]}" "$np" "$build/tests/spmd/busy_target"
     done
     run "spmd/busy_target -np 2" "${launch[@]}" 2 "$build/tests/spmd/busy_target"
+    # A flag put lands once: reset by its target once it arrived, it stays reset (copies that
+    # stored a short block's bytes twice brought it back), by load/store and through UCX.
+    for np in $(nps 2 4); do
+        run "spmd/flag_reset -np $np" "${launch[@]}" "$np" "$build/tests/spmd/flag_reset"
+    done
+    run "spmd/flag_reset -np 3 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
+        "${launch[@]}" 3 "$build/tests/spmd/flag_reset"
     # Contexts made and destroyed a hundred times over TCP: their workers' connections stay up.
     for np in 2 3; do
         run "spmd/ctx_reuse -np $np via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \

@@ -1,0 +1,116 @@
+/* The target's copy of a put (common/copy.h): every length up to a few blocks and every
+ * alignment copies exactly the source's bytes and touches nothing around them. With "stores",
+ * a hardware watchpoint on each destination byte counts the stores that hit it: exactly one for
+ * a short block, where memcpy stores the bytes of a 4-byte one twice (and the watch sees two
+ * stores of one word as two). "--can-watch" exits with 0
+ * where this process may set watchpoints (perf_event_open), so that the suite can say when it
+ * cannot count. */
+#include "../../common/copy.h"
+#include "unit.h"
+
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { GUARD = 16, LONGEST = 3 * COPY_ONCE_MAX };
+
+/* A write watchpoint on the byte at addr, disabled; -1 where none may be set. */
+static int watch_open(const void *addr)
+{
+    struct perf_event_attr attr = {
+        .type = PERF_TYPE_BREAKPOINT,
+        .size = sizeof(attr),
+        .bp_type = HW_BREAKPOINT_W,
+        .bp_addr = (uintptr_t)addr,
+        .bp_len = HW_BREAKPOINT_LEN_1,
+        .disabled = 1,
+        .exclude_kernel = 1,
+        .exclude_hv = 1,
+    };
+    return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+}
+
+typedef void copy_fn(void *dst, const void *src, size_t len);
+
+/* What glibc's memcpy does with 4 bytes: the watch must see both stores. */
+static void store_twice(void *dst, const void *src, size_t len)
+{
+    (void)len;
+    uint32_t v;
+    memcpy(&v, src, 4);
+    __atomic_store_n((uint32_t *)dst, v, __ATOMIC_RELAXED);
+    __atomic_store_n((uint32_t *)dst, v, __ATOMIC_RELAXED);
+}
+
+/* How many stores copy(dst, src, len) makes to the byte at watched; -1 on failure. */
+static long long stores_to(copy_fn *copy, const char *watched, char *dst, const char *src,
+                           size_t len)
+{
+    int fd = watch_open(watched);
+    if (fd < 0)
+        return -1;
+    long long hits = -1;
+    if (!ioctl(fd, PERF_EVENT_IOC_RESET, 0) && !ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+        copy(dst, src, len);
+        ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+        if (read(fd, &hits, sizeof(hits)) != sizeof(hits))
+            hits = -1;
+    }
+    close(fd);
+    return hits;
+}
+
+/* Each length and destination alignment: the source's bytes, and the guards untouched. */
+static void check_contents(void)
+{
+    static char src[LONGEST + 8], dst[GUARD + LONGEST + 8 + GUARD];
+    for (size_t i = 0; i < sizeof(src); i++)
+        src[i] = (char)(i * 7 + 1);
+    for (size_t len = 0; len <= LONGEST; len++)
+        for (size_t align = 0; align < 8; align++) {
+            memset(dst, 0x5a, sizeof(dst));
+            copy_once(dst + GUARD + align, src + (len + align) % 8, len);
+            size_t bad = sizeof(dst);
+            for (size_t i = 0; i < sizeof(dst) && bad == sizeof(dst); i++) {
+                int inside = i >= GUARD + align && i < GUARD + align + len;
+                char want = inside ? src[(len + align) % 8 + i - GUARD - align] : 0x5a;
+                if (dst[i] != want)
+                    bad = i;
+            }
+            UNIT_CHECK(bad == sizeof(dst), "%zu bytes at alignment %zu: byte %zu wrong", len, align,
+                       bad);
+        }
+}
+
+/* Each destination byte of a short block, at each alignment, is stored exactly once. */
+static void check_stores(void)
+{
+    static char src[COPY_ONCE_MAX], dst[COPY_ONCE_MAX + 8] __attribute__((aligned(8)));
+    long long twice = stores_to(store_twice, dst + 2, dst, src, 4);
+    UNIT_CHECK(twice == 2, "a word stored twice: the watch saw %lld stores", twice);
+    for (size_t len = 1; len <= COPY_ONCE_MAX; len++)
+        for (size_t align = 0; align < 8; align++)
+            for (size_t i = 0; i < len; i++) {
+                long long hits = stores_to(copy_once, dst + align + i, dst + align, src, len);
+                UNIT_CHECK(hits == 1, "%zu bytes at alignment %zu: byte %zu stored %lld times", len,
+                           align, i, hits);
+            }
+}
+
+int main(int argc, char **argv)
+{
+    static char probe;
+    if (argc > 1 && !strcmp(argv[1], "--can-watch")) {
+        int fd = watch_open(&probe);
+        if (fd >= 0)
+            close(fd);
+        return fd >= 0 ? 0 : 1;
+    }
+    check_contents();
+    if (argc > 1 && !strcmp(argv[1], "stores"))
+        check_stores();
+    return unit_finish("copy");
+}
