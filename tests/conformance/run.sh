@@ -8,7 +8,7 @@
 # With CLUSTER_DIR (a running tests/cluster/slurm_nodes.sh cluster), tests-sos test/unit, the
 # tests-uh C feature tests and the verifier's default groups also run on 4 PEs over two nodes
 # (srun, two PEs on each, UCX between the nodes over the transports in UCX_TLS, tcp,self unless
-# set). CI does not run that part yet: two of its programs failed there once each (README).
+# set).
 # Every program run is one test; a suite that cannot be had is a skip with its reason, never a
 # pass. Ends with "N passed, N failed".
 # Usage: run.sh SNAPSHOT_DIR PREFIX [CLUSTER_DIR]  (PREFIX: where Strata is installed, with
@@ -75,19 +75,12 @@ launcher() {
 }
 
 # ---- tests-sos: its automake harness runs each program; each .trs holds one verdict ----
-# Programs a run leaves out (sos_left_out, "NAME" words) are listed as skips with sos_why.
-sos_left_out=""
-sos_why=""
 sos_run() { # sos_run DIR NP LABEL [VAR=VALUE...]
-    local dir=$1 np=$2 label=$3 tests program
+    local dir=$1 np=$2 label=$3 tests
     shift 3
     rm -f "$dir"/*.log "$dir"/*.trs
     # shellcheck disable=SC2016 # make expands it
     tests=$(echo 'print-tests: ; @echo $(TESTS)' | make -s -C "$dir" -f Makefile -f - print-tests)
-    for program in $sos_left_out; do
-        tests=$(echo "$tests" | tr ' ' '\n' | grep -v -x -F "$program" | tr '\n' ' ')
-        skip "tests-sos ${dir##*/test/}/$program ($label)" "$sos_why"
-    done
     began="" # the harness runs them all
     env "$@" make -C "$dir" -k check NPROCS="$np" TESTS="$tests" \
         TEST_RUNNER="timeout -k 5 $limit $(launcher "$np")" >"$work/harness.log" 2>&1
@@ -118,14 +111,7 @@ sos() {
     sos_run "$build/test/spec-example" 4 "4 PEs"
     sos_run "$build/test/apps" 4 "4 PEs"
     skip "tests-sos Fortran tests" "Strata has no Fortran bindings"
-    # web (4 threads per PE passing values around rings through 20 contexts, each value put,
-    # fenced, then flagged by another put) failed once over two nodes: two PEs read a value of
-    # the step before after seeing its flag, and the job hung. It passed 190 runs by hand since,
-    # idle and loaded, in blocks and cyclically; the cause is not found yet.
-    sos_left_out="web"
-    sos_why="failed once over two nodes (a stale value after put, fence, put; cause not found)"
     over_nodes sos_run "$build/test/unit" 4 "4 PEs on two nodes"
-    sos_left_out=""
 }
 
 # ---- tests-uh: its C feature tests, judged as test_parameters.conf says ----
