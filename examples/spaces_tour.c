@@ -72,6 +72,7 @@ int main(void)
         long *on_device = shmem_space_calloc(gpu, 1, sizeof(long));
         int root = shmem_team_translate_pe(gpu_team, 0, SHMEM_TEAM_WORLD);
         shmem_long_atomic_add(on_device, rank + 1, root);
+        shmem_quiet(); /* a team's sync completes stores, not remote updates */
         shmem_team_sync(gpu_team);
         if (rank == 0)
             printf("gpu      %d members added 1..%d on the device: %ld\n", size, size,

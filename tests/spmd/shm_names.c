@@ -38,6 +38,7 @@ static void use_spaces(void)
             return;
         long *word = shmem_space_malloc(space, sizeof(long));
         shmem_long_p(word, me, (me + 1) % n);
+        shmem_quiet(); /* a team's sync completes stores, not puts */
         shmem_team_sync(team);
         CHECK_EQ(*word, (me + n - 1) % n);
         shmem_space_free(space, word);

@@ -24,6 +24,8 @@ int main(int argc, char **argv)
         }
         long *word = shmem_space_malloc(space, sizeof(long));
         shmem_long_p(word, cycle * n + me, (me + 1) % n);
+        shmem_quiet(); /* a team's sync completes stores, not puts (over two nodes the put twice
+                        * landed after it) */
         shmem_team_sync(team);
         CHECK(*word == cycle * n + (me + n - 1) % n, "cycle %d: %ld", cycle, *word);
         shmem_space_free(space, word);
