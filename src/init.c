@@ -80,9 +80,11 @@ int runtime_transport_start(void)
     };
     if (transport_init(&config, &rt.transport))
         return -1;
-    static const struct transport_job_end_ops job_end_ops = {job_end_request, job_end_serve};
+    const struct transport_job_end_ops *job_end_ops = job_end_transport_ops(rt.n_pes);
+    if (!job_end_ops)
+        return -1;
     transport_set_target_ops(rt.transport, &staged_target_ops);
-    transport_set_job_end_ops(rt.transport, &job_end_ops);
+    transport_set_job_end_ops(rt.transport, job_end_ops);
     rt.job.transport = rt.transport;
     rt.worker = transport_default_worker(rt.transport);
     strata_default_ctx.worker = rt.worker;
@@ -136,7 +138,10 @@ static void init_library_state(void)
         return;
     }
     space_records_init(library->heap.base + records_offset);
-    job_end_init(library->heap.base + job_end_offset);
+    if (job_end_init(library->heap.base + job_end_offset)) {
+        init_fail("out of memory for the record of who ends the job");
+        return;
+    }
     if (team_init((uint64_t *)(library->heap.base + team_offset),
                   (uint64_t *)(library->heap.base + gather_offset))) {
         init_fail("out of memory for the predefined teams");

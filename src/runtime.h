@@ -114,18 +114,18 @@ int ctx_workers_attach(void);
 /* ---- The end of the job with status 0 (job_end.c) ---- */
 /* Bytes of the library space it needs, and their place there. */
 size_t job_end_bytes(void);
-void job_end_init(void *words);
+/* Returns 0, or -1 when out of memory. */
+int job_end_init(void *words);
 /* Before finalize takes the spaces down: requests are no longer acted on. */
 void job_end_fini(void);
-/* Notes that PE from ends the job with status (a peer's message, from a transport handler). */
-void job_end_request(int from, int status);
-/* Acts on a request: acknowledges it and ends this process with its status. poll, where this
- * PE's own threads wait on peers, sees both kinds of request; serve, on the progress thread,
- * those that came by message. One or two loads when there is none. */
+/* What the transport calls with the requests and answers that come by message (and, on the
+ * progress thread, to act on them); NULL when out of memory. */
+const struct transport_job_end_ops *job_end_transport_ops(int n_pes);
+/* Acts on a request, where this PE's own threads wait on peers: answers every PE that asked and
+ * ends this process with the status. One or two loads when there is none. */
 void job_end_poll(void);
-void job_end_serve(void);
-/* Asks every other PE to end with status and ends this process once all have acknowledged;
- * returns when that cannot be done (the caller then aborts). */
+/* Asks every other PE to end with status and ends this process once all have answered (or
+ * asked too); returns when that cannot be done (the caller then aborts). */
 void job_end_all(int status);
 
 /* ---- Space creation records (space_api.c) ----

@@ -157,11 +157,13 @@ int transport_am_atomic(struct transport_worker *w, enum transport_amo op, int p
                         uint64_t *old);
 
 /* ---- The end of the job (shmem_global_exit) ----
- * record runs inside the handler of a peer's transport_job_end, so it only notes the request;
- * poll runs on the progress thread, outside any handler, each time it has served the worker, and
- * acts on what record noted (it may end the process). */
+ * asked and answered run inside the handlers of a peer's transport_job_end and
+ * transport_job_end_answer, so they only note what came; poll runs on the progress thread,
+ * outside any handler, each time it has served the worker, and acts on what asked noted (it may
+ * end the process). */
 struct transport_job_end_ops {
-    void (*record)(int from, int status);
+    void (*asked)(int from, int status);
+    void (*answered)(int from);
     void (*poll)(void);
 };
 /* Installs them; set once, before any peer may send. */
@@ -169,6 +171,9 @@ void transport_set_job_end_ops(struct transport *t, const struct transport_job_e
 /* Tells pe that this PE ends the job with status: a message, which wakes pe's progress thread
  * while pe computes. Returns once it is sent (0), or -1. */
 int transport_job_end(struct transport_worker *w, int pe, int status);
+/* Tells pe, which asked, that this PE leaves as it asked: one way, so that nobody waits on a
+ * peer that may be gone. Returns once it is sent (0), or -1. */
+int transport_job_end_answer(struct transport_worker *w, int pe);
 
 /* Starts a thread that serves peers while the PE computes (once): it sleeps on the transport's
  * event descriptor, and while the PE's own threads wait (and so progress), it looks again every

@@ -1,12 +1,15 @@
 /* A PE that misbehaves on demand, for the launcher's failure tests:
- *   behave ok | segv R | exit R C | abort R C | abort_wait R C | sleep | shm R | shm_sleep R
+ *   behave ok | segv R | exit R C | abort R C | abort_wait R C | abort_all C | sleep | shm R
+ *          | shm_sleep R
  *          | return R | preinit_segv R | space_segv R | lost_segv R | gate FILE | legacy
  *          | notify_death R | notify_end R
  * R is the PE that misbehaves; the others sleep (and must be killed by oshrun), except in
  * space_segv, where they wait in shmem_space_create's exchange for it, lost_segv, where they wait
  * in shmem_finalize's process-manager fence for it, abort, where PE R calls shmem_global_exit(C)
  * only once they have left the library for their sleep, abort_wait, where they wait in a barrier
- * that PE R, calling shmem_global_exit(C), never enters (one that gets past it says so), and gate,
+ * that PE R, calling shmem_global_exit(C), never enters (one that gets past it says so),
+ * abort_all, where every PE calls shmem_global_exit(C) at once (one that returns says so), and
+ * gate,
  * where every PE waits for FILE to
  * exist, then creates a space, prints "PE i of n ok" and finalizes. notify_death and notify_end
  * deliver to PE R, as an engine would, the event that the next PE was killed by SIGSEGV, or
@@ -156,6 +159,13 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "gate") && argc > 2) {
         gate(argv[2], me);
         shmem_finalize();
+        return 0;
+    }
+    if (!strcmp(mode, "abort_all")) {
+        /* The code is argument 2 here: there is no misbehaving PE. */
+        shmem_barrier_all();
+        shmem_global_exit(rank);
+        printf("PE %d got past shmem_global_exit\n", me);
         return 0;
     }
     if (!strcmp(mode, "abort_wait")) {

@@ -135,6 +135,9 @@ job 2 2 -np 4 "$client" abort_wait 3 0
 ended "shmem_global_exit(0) on PE 3 of 4, the others in a barrier" 0
 absent "shmem_global_exit(0) on PE 3 of 4, the others in a barrier: nothing killed or reported" \
     "$reported"
+job 2 2 -np 4 "$client" abort_all 0
+ended "shmem_global_exit(0) on every PE of 4 at once" 0
+absent "shmem_global_exit(0) on every PE of 4 at once: nothing killed or reported" "$reported"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -109,6 +109,17 @@ absent "shmem_global_exit(0) while the others compute, through UCX: nothing repo
     "aborted|got past"
 expect "shmem_global_exit(0) while the others compute, no transport" 0 \
     "^oshrun: PE 1 aborted the job with status 0$" 2 abort 1 0
+# Every PE calls shmem_global_exit(0) at once: each one's request is the others' answer, and none
+# waits on a PE that may have left (one waiting for a fetch's reply from a caller that had all
+# its answers hung the job, 2 runs in 5 through UCX), so several runs.
+expect "shmem_global_exit(0) on every PE at once" 0 "" 4 abort_all 0
+absent "shmem_global_exit(0) on every PE at once: nothing reported" "aborted|got past"
+for run in 1 2 3; do
+    SHMEM_NODE_DIRECT=0 expect "shmem_global_exit(0) on every PE at once, through UCX (run $run)" \
+        0 "" 4 abort_all 0
+    absent "shmem_global_exit(0) on every PE at once, through UCX (run $run): nothing reported" \
+        "aborted|got past"
+done
 expect "PE 1 leaves a shared-memory file and dies" 139 "PE 1 killed by SIGSEGV" 2 shm 1
 SHMEM_OSHRUN_TIMEOUT=1 expect "SHMEM_OSHRUN_TIMEOUT=1" 124 "^oshrun: timeout after 1 s$" 2 sleep
 # An OpenSHMEM 1.0 program starts with start_pes and returns from main: the library finalizes it.

@@ -69,9 +69,9 @@ struct am_request_header {
     int32_t id, op, size;
 };
 
-/* The end of the job: who ends it, with which status. */
+/* The end of the job: who ends it, with which status, or (answer) who leaves as it asked. */
 struct am_job_end_header {
-    int32_t from, status;
+    int32_t from, status, answer;
 };
 
 /* A one-way message: its payload written at (id, offset), then op (unless UCX_POST_NO_OP) on the
@@ -286,8 +286,11 @@ static ucs_status_t am_on_job_end(void *arg, const void *header, size_t header_l
     struct transport_worker *w = arg;
     struct am_job_end_header h;
     memcpy(&h, header, sizeof(h)); /* UCX does not align headers */
-    if (w->t->job_end_ops)
-        w->t->job_end_ops->record(h.from, h.status);
+    const struct transport_job_end_ops *ops = w->t->job_end_ops;
+    if (ops && h.answer)
+        ops->answered(h.from);
+    else if (ops)
+        ops->asked(h.from, h.status);
     return UCS_OK;
 }
 
@@ -351,7 +354,13 @@ void transport_set_job_end_ops(struct transport *t, const struct transport_job_e
 
 int transport_job_end(struct transport_worker *w, int pe, int status)
 {
-    struct am_job_end_header h = {w->t->config.my_pe, status};
+    struct am_job_end_header h = {w->t->config.my_pe, status, 0};
+    return am_send_now(w, pe, AM_JOB_END, &h, sizeof(h), NULL, 0, 0);
+}
+
+int transport_job_end_answer(struct transport_worker *w, int pe)
+{
+    struct am_job_end_header h = {w->t->config.my_pe, 0, 1};
     return am_send_now(w, pe, AM_JOB_END, &h, sizeof(h), NULL, 0, 0);
 }
 
