@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "wait.h"
 
-#include <sched.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -16,7 +15,7 @@
 #define WAIT_SPIN_COPY_BYTES 200000
 #define WAIT_COPY_BUDGETS_MAX 25 /* about 5 ms */
 
-unsigned wait_spins_before_nap = WAIT_SPINS_OVERSUBSCRIBED;
+unsigned wait_spins_before_yield = WAIT_SPINS_OVERSUBSCRIBED;
 static int wait_oversubscribed = 1;
 
 static long long wait_now_ns(void)
@@ -46,7 +45,7 @@ void wait_policy_init(int pes_on_machine)
     cpu_set_t cpus;
     int n_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     wait_oversubscribed = pes_on_machine > n_cpus;
-    wait_spins_before_nap =
+    wait_spins_before_yield =
         wait_oversubscribed ? WAIT_SPINS_OVERSUBSCRIBED : wait_spins_per_budget();
 }
 
@@ -54,9 +53,9 @@ unsigned wait_spins_for_copy(size_t bytes)
 {
     size_t budgets = bytes / WAIT_SPIN_COPY_BYTES;
     if (wait_oversubscribed || budgets <= 1)
-        return wait_spins_before_nap;
+        return wait_spins_before_yield;
     if (budgets > WAIT_COPY_BUDGETS_MAX)
         budgets = WAIT_COPY_BUDGETS_MAX;
-    unsigned long long spins = (unsigned long long)wait_spins_before_nap * budgets;
+    unsigned long long spins = (unsigned long long)wait_spins_before_yield * budgets;
     return spins > UINT32_MAX ? UINT32_MAX : (unsigned)spins;
 }

@@ -489,7 +489,7 @@ static void runtime_start(int requested)
     LOG(LOG_INIT, "shmem_init",
         "%d PEs, %d on this node, %d nodes, %d PEs on this machine (waits spin %u times), heap "
         "%zu bytes at %p, static data %s, transport %s",
-        rt.n_pes, rt.boot.local_size, rt.n_nodes, rt.pes_on_machine, wait_spins_before_nap,
+        rt.n_pes, rt.boot.local_size, rt.n_nodes, rt.pes_on_machine, wait_spins_before_yield,
         rt.default_space->heap.size, (void *)rt.default_space->heap.base, "mapped",
         rt.transport ? "UCX" : "none (all PEs mapped)");
     init_report();

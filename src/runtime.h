@@ -83,14 +83,14 @@ struct progress_wait {
     unsigned spins, spin_limit;
     struct transport *told;
 };
-/* One step of a wait loop: progresses the transport, and naps after a short spin (wait_nap) so
+/* One step of a wait loop: progresses the transport, and yields the CPU after a short spin so
  * that oversubscribed PEs let each other run. */
 void progress_wait_step(struct progress_wait *wait);
 /* Ends a wait loop (tells the transport, if it was told it began). */
 void progress_wait_end(struct progress_wait *wait);
 /* Waits while cond holds (evaluated before every step), progressing the transport. */
-#define PROGRESS_WAIT_WHILE(cond) PROGRESS_WAIT_WHILE_SPINNING(cond, wait_spins_before_nap)
-/* The same, spinning spin_limit times before each nap (wait_spins_for_copy). */
+#define PROGRESS_WAIT_WHILE(cond) PROGRESS_WAIT_WHILE_SPINNING(cond, wait_spins_before_yield)
+/* The same, spinning spin_limit times before each yield (wait_spins_for_copy). */
 #define PROGRESS_WAIT_WHILE_SPINNING(cond, spin_limit)                                             \
     do {                                                                                           \
         struct progress_wait wait_ = {0, spin_limit, NULL};                                        \
