@@ -19,6 +19,7 @@
 
 /* Unaligned words the compiler stores with one instruction (where the CPU has it), whatever
  * the address; volatile keeps it from splitting them or merging a run of them into a memcpy. */
+typedef uint8_t copy_u8 __attribute__((may_alias));
 typedef uint16_t copy_u16 __attribute__((aligned(1), may_alias));
 typedef uint32_t copy_u32 __attribute__((aligned(1), may_alias));
 typedef uint64_t copy_u64 __attribute__((aligned(1), may_alias));
