@@ -2,17 +2,22 @@
  * numbers for the shared-memory algorithms. */
 #include "amo.h"
 #include "coll.h"
+#include "route.h"
 
+/* A member waits for every signal sent to it in a call before it leaves the call, so no quiet
+ * needs to wait for them (rma_put_signal_watched): a barrier after a collective between two nodes
+ * then costs no flush round trip. */
 void coll_signal(struct coll_group *g, int ch, int rank)
 {
-    amo_op(SHMEM_CTX_DEFAULT, g->routine, TRANSPORT_AMO_ADD, &g->flags[ch], sizeof(uint64_t), 1, 0,
-           0, g->members[rank]);
+    rma_put_signal_watched(g->routine, NULL, NULL, 0, &g->flags[ch], 1, SHMEM_SIGNAL_ADD,
+                           g->members[rank]);
 }
 
 void coll_put_signal(struct coll_group *g, void *dest, const void *src, size_t bytes, int ch,
                      int rank)
 {
-    shmem_putmem_signal(dest, src, bytes, &g->flags[ch], 1, SHMEM_SIGNAL_ADD, g->members[rank]);
+    rma_put_signal_watched(g->routine, dest, src, bytes, &g->flags[ch], 1, SHMEM_SIGNAL_ADD,
+                           g->members[rank]);
 }
 
 /* Counts only grow (until an active set's coll_end), so a later call's early signal can only make

@@ -2,6 +2,7 @@
  * target is mapped) and every wait is on this PE's own channel counters, so nothing polls remote
  * memory. */
 #include "coll.h"
+#include "route.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -101,8 +102,8 @@ void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, 
     char *data = small ? area->eager_small[slot] : area->eager[slot];
     if (is_root) {
         team_lag_partner_entered(team, slots - 1);
-        shmem_putmem_signal(data, source, bytes, call_word, call, SHMEM_SIGNAL_SET,
-                            g->members[1 - root]);
+        rma_put_signal_watched(g->routine, data, source, bytes, call_word, call, SHMEM_SIGNAL_SET,
+                               g->members[1 - root]);
         if (root_receives && dest != source)
             memcpy(dest, source, bytes);
         return;

@@ -180,26 +180,29 @@ __attribute__((noinline)) static void rma_get_beside(const char *routine, void *
         rma_get(SHMEM_CTX_DEFAULT, routine, dest, src, len, pe, nbi);
 }
 
-/* A put-with-signal whose data and signal both go through the context's transport, from host
- * memory: handed over whole, since the transport may carry it as one message. 0 when it is not
- * such a one. */
+/* A put-with-signal whose data (if any) and signal both go through the context's transport, from
+ * host memory: handed over whole, since the transport may carry it as one message. 0 when it is
+ * not such a one. */
 static int rma_put_signal_transport(shmem_ctx_t ctx, const char *routine, void *dest,
                                     const void *src, size_t len, uint64_t *sig_addr,
-                                    uint64_t signal, int sig_op, int pe)
+                                    uint64_t signal, int sig_op, int pe, int watched)
 {
-    /* No data: no dest to resolve (zero-length collectives pass NULL). No worker: no transport. */
-    if (!len || ctx == SHMEM_CTX_INVALID || !ctx->worker)
-        return 0;
+    if (ctx == SHMEM_CTX_INVALID || !ctx->worker)
+        return 0; /* no transport */
     int world_pe = ctx_world_pe(ctx, routine, pe);
-    struct route_target data = route_resolve(ctx, routine, dest, len, world_pe);
-    if (data.kind != ROUTE_TRANSPORT || route_local_kind(src))
-        return 0;
     struct route_target sig = route_resolve(ctx, routine, sig_addr, sizeof(*sig_addr), world_pe);
     if (sig.kind != ROUTE_TRANSPORT || sig.cpu_atomics)
         return 0;
+    struct route_target data = sig; /* no data: no dest to resolve (zero-length calls pass NULL) */
+    if (len) {
+        data = route_resolve(ctx, routine, dest, len, world_pe);
+        if (data.kind != ROUTE_TRANSPORT || route_local_kind(src))
+            return 0;
+    }
     enum transport_amo op = sig_op == SHMEM_SIGNAL_ADD ? TRANSPORT_AMO_ADD : TRANSPORT_AMO_SWAP;
     if (transport_put_signal(route_worker(&data, routine, world_pe), world_pe, data.region->id,
-                             data.offset, src, len, sig.region->id, sig.offset, op, signal))
+                             data.offset, src, len, sig.region->id, sig.offset, op, signal,
+                             watched))
         rma_report_transport(routine, world_pe);
     return 1;
 }
@@ -207,13 +210,18 @@ static int rma_put_signal_transport(shmem_ctx_t ctx, const char *routine, void *
 /* Put-with-signal (1.6 section 9.8.2): the signal update is delivered after the data. */
 static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, const void *src,
                            size_t len, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
-                           int nbi)
+                           int nbi, int watched)
 {
     if (unlikely(sig_op != SHMEM_SIGNAL_SET && sig_op != SHMEM_SIGNAL_ADD))
         log_fatal(routine, "sig_op %d is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD", sig_op);
-    if (!(ctx == SHMEM_CTX_DEFAULT && rma_put_fast(dest, src, len, pe))) {
-        if (rma_put_signal_transport(ctx, routine, dest, src, len, sig_addr, signal, sig_op, pe))
+    if (!(ctx == SHMEM_CTX_DEFAULT && len && rma_put_fast(dest, src, len, pe))) {
+        if (rma_put_signal_transport(ctx, routine, dest, src, len, sig_addr, signal, sig_op, pe,
+                                     watched))
             return;
+        if (!len) {
+            amo_signal(ctx, routine, sig_addr, signal, sig_op, pe); /* no data to order */
+            return;
+        }
         rma_put(ctx, routine, dest, src, len, pe, nbi);
     }
     /* Data written by memcpy (possibly with non-temporal stores), by a kind's asynchronous copy
@@ -224,6 +232,12 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
     if (ctx != SHMEM_CTX_INVALID && ctx->worker)
         transport_fence(ctx->worker);
     amo_signal(ctx, routine, sig_addr, signal, sig_op, pe);
+}
+
+void rma_put_signal_watched(const char *routine, void *dest, const void *src, size_t len,
+                            uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+{
+    rma_put_signal(SHMEM_CTX_DEFAULT, routine, dest, src, len, sig_addr, signal, sig_op, pe, 0, 1);
 }
 
 /* ---- Generated API ----
@@ -251,7 +265,7 @@ static void rma_put_signal(shmem_ctx_t ctx, const char *routine, void *dest, con
                 uint64_t signal, int sig_op, int pe)                                               \
     {                                                                                              \
         rma_put_signal(ctx, STRINGIFY(FN), dest, source, nelems *(ELEM), sig_addr, signal, sig_op, \
-                       pe, NBI);                                                                   \
+                       pe, NBI, 0);                                                                \
     }                                                                                              \
     void FN(T *dest, const T *source, size_t nelems, uint64_t *sig_addr, uint64_t signal,          \
             int sig_op, int pe)                                                                    \

@@ -23,6 +23,11 @@ struct route_target {
 /* Stores value into word (symmetric, in the library's or a host space) on world PE pe, for a
  * peer that waits to see it (barrier counters): no quiet waits for it. */
 void rma_notify(const char *routine, uint64_t *word, uint64_t value, int pe);
+/* A put-with-signal on the default context (len 0: the signal alone, dest unused) whose signal
+ * its target waits for before it reads the data or returns (a collective's data and counts): no
+ * quiet waits for it, since the target has it by the time it leaves the collective. */
+void rma_put_signal_watched(const char *routine, void *dest, const void *src, size_t len,
+                            uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void rma_report_bad_pe(const char *routine, int pe) __attribute__((noreturn, cold));
 void rma_report_bad_address(const char *routine, const void *addr, int pe)
     __attribute__((noreturn, cold));

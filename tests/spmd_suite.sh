@@ -70,6 +70,21 @@ spmd_tests() {
     done
     run "spmd/flag_reset -np 3 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
         "${launch[@]}" 3 "$build/tests/spmd/flag_reset"
+    # Over TCP a quiet confirms the program's one-way messages with a flush (4 per PE here), but
+    # not a collective's, which their targets wait for (SHMEM_LOG=rma prints each flush).
+    for np in 2 3; do
+        # shellcheck disable=SC2016 # expanded by the inner shell
+        run "spmd/coll_flush -np $np via UCX over TCP: a quiet after collectives flushes nothing" \
+            bash -c 'out=$("$@" coll 2>&1) && [ "$(grep -c "a flush asks PE" <<<"$out")" = 0 ]' \
+            _ env SHMEM_LOG=rma SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self "${launch[@]}" "$np" \
+            "$build/tests/spmd/coll_flush"
+        # shellcheck disable=SC2016 # expanded by the inner shell
+        run "spmd/coll_flush -np $np via UCX over TCP: a quiet flushes signals and atomics" \
+            bash -c 'out=$("${@:2}" user 2>&1) &&
+                     [ "$(grep -c "a flush asks PE" <<<"$out")" = $((4 * $1)) ]' \
+            _ "$np" env SHMEM_LOG=rma SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self "${launch[@]}" "$np" \
+            "$build/tests/spmd/coll_flush"
+    done
     # Contexts made and destroyed a hundred times over TCP: their workers' connections stay up.
     for np in 2 3; do
         run "spmd/ctx_reuse -np $np via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \

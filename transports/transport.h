@@ -110,12 +110,14 @@ int transport_get(struct transport_worker *w, int pe, int id, size_t offset, voi
  * the old value is stored (the call then blocks until it arrives). compare is used by CSWAP. */
 int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, int id,
                      size_t offset, uint64_t value, uint64_t compare, void *fetch, size_t size);
-/* A put, then a non-fetching atomic on an 8-byte word of the same target, performed there after
- * the data is in place (put-with-signal): one message where the transport carries both as
- * messages anyway. Blocking like transport_put; both complete at transport_flush. */
+/* A put (none when len is 0), then a non-fetching atomic on an 8-byte word of the same target,
+ * performed there after the data is in place (put-with-signal): one message where the transport
+ * carries both as messages anyway. Blocking like transport_put; both complete at transport_flush,
+ * unless watched: the target waits for the signal itself (a collective's), so where the message
+ * needs no answer no flush waits for it, as for transport_put_notify. */
 int transport_put_signal(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                          size_t len, int sig_id, size_t sig_offset, enum transport_amo sig_op,
-                         uint64_t signal);
+                         uint64_t signal, int watched);
 /* Orders the operations issued before against those issued after, per target (active-message
  * puts: waits until the targets have performed them). */
 int transport_fence(struct transport_worker *w);

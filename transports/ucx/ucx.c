@@ -656,12 +656,12 @@ int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, 
 
 int transport_put_signal(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                          size_t len, int sig_id, size_t sig_offset, enum transport_amo sig_op,
-                         uint64_t signal)
+                         uint64_t signal, int watched)
 {
     if (ucx_by_message(w, pe))
         return ucx_am_post(w, pe, id, offset, src, len, sig_id, sig_offset, sig_op, signal,
-                           sizeof(uint64_t), 1);
-    if (transport_put(w, pe, id, offset, src, len, 0) || transport_fence(w))
+                           sizeof(uint64_t), !watched);
+    if ((len && transport_put(w, pe, id, offset, src, len, 0)) || transport_fence(w))
         return -1;
     return transport_atomic(w, sig_op, pe, sig_id, sig_offset, signal, 0, NULL, sizeof(uint64_t));
 }

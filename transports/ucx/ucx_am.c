@@ -622,8 +622,11 @@ static int am_flush_batch(struct transport_worker *w, const int *pes, size_t n)
     for (size_t i = 0; i < n; i++) {
         struct ucx_peer *peer = &w->peers[pes[i]];
         posted[i] = __atomic_load_n(&peer->posted, __ATOMIC_ACQUIRE);
-        if (posted[i] == __atomic_load_n(&peer->confirmed, __ATOMIC_ACQUIRE))
+        uint32_t confirmed = __atomic_load_n(&peer->confirmed, __ATOMIC_ACQUIRE);
+        if (posted[i] == confirmed)
             continue;
+        LOG(LOG_RMA, "transport", "a flush asks PE %d to confirm %u messages", pes[i],
+            posted[i] - confirmed);
         __atomic_add_fetch(&unanswered, 1, __ATOMIC_RELAXED);
         if (am_send_message(w, pes[i], AM_FLUSH, &token, sizeof(token), NULL, 0, 1)) {
             __atomic_sub_fetch(&unanswered, 1, __ATOMIC_RELAXED);

@@ -142,8 +142,8 @@ int ucx_am_wait_acks(struct transport_worker *w);
 /* Writes len bytes of src at (id, offset) of pe (none when len is 0), then performs op with
  * value on the size-byte word at (sig_id, sig_offset) (none when op is UCX_POST_NO_OP).
  * Returns when src may be reused. awaited: a flush waits for it (every message but a barrier's
- * notification, whose arrival is all its target watches for; finalize's barrier and fence then
- * see it arrive before anyone leaves). */
+ * notification and a collective's data and counts, whose arrival is what their target waits for
+ * before it goes on; finalize's barrier and fence then see them arrive before anyone leaves). */
 #define UCX_POST_NO_OP (-1)
 int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                 size_t len, int sig_id, size_t sig_offset, int op, uint64_t value, size_t size,
