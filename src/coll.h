@@ -184,7 +184,7 @@ void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdif
                     ptrdiff_t sst, size_t nelems, size_t elem, int rank);
 void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                              ptrdiff_t sst, size_t nelems, size_t elem);
-/* A team's end of an exchange after its puts to every member (the pairwise alltoall's, the
+/* A team's end of an exchange after its puts to every member (a strided pairwise alltoall's, the
  * leaders' of collectives by node): every put before its signal, a signal to every other member
  * and a wait for theirs, on the exchange channel of the call's parity (no member two calls
  * ahead of another; see coll_pairwise_alltoalls). */

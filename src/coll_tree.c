@@ -235,6 +235,27 @@ void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdif
             shmem_putmem(to + k * dst * e, from + k * sst * e, elem, g->members[rank]);
 }
 
+/* The exchange channel of this call's parity (see coll_pairwise_alltoalls). */
+static int exchange_channel(struct coll_group *g)
+{
+    return COLL_CH_EXCHANGE + (int)(g->area->exchanges++ & 1);
+}
+
+/* A team's contiguous alltoall: each block carries its own signal, one message to each member
+ * that nobody acknowledges, where separate puts would take a fence (a round trip over the
+ * network) before the signals. */
+static void signalled_alltoall(struct coll_group *g, void *dest, const void *source, size_t bytes)
+{
+    int ch = exchange_channel(g), me = g->my_rank;
+    coll_put_block(g, dest, source, 1, 1, bytes, 1, me);
+    for (int k = 1; k < g->size; k++) {
+        int rank = (me + k) % g->size;
+        coll_put_signal(g, (char *)dest + (size_t)me * bytes,
+                        (const char *)source + (size_t)rank * bytes, bytes, ch, rank);
+    }
+    coll_wait(g, ch, (uint64_t)(g->size - 1));
+}
+
 /* Pairwise: in step k each member sends to the member k ahead, so every step is a permutation and
  * no member is the target of all at once. An active set then syncs (every block has landed). A
  * team signals each block instead and waits for the signals of its own: a member finishes call N
@@ -244,6 +265,10 @@ void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdif
 void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                              ptrdiff_t sst, size_t nelems, size_t elem)
 {
+    if (g->team && dst == 1 && sst == 1) {
+        signalled_alltoall(g, dest, source, nelems * elem);
+        return;
+    }
     for (int k = 0; k < g->size; k++)
         coll_put_block(g, dest, source, dst, sst, nelems, elem, (g->my_rank + k) % g->size);
     if (!g->team) {
@@ -256,7 +281,7 @@ void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *sourc
 
 void coll_exchange_signal(struct coll_group *g)
 {
-    int ch = COLL_CH_EXCHANGE + (int)(g->area->exchanges++ & 1);
+    int ch = exchange_channel(g);
     shmem_fence(); /* every block before its signal */
     for (int k = 1; k < g->size; k++)
         coll_signal(g, ch, (g->my_rank + k) % g->size);
