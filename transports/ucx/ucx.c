@@ -661,7 +661,7 @@ int transport_put_signal(struct transport_worker *w, int pe, int id, size_t offs
     if (ucx_by_message(w, pe))
         return ucx_am_post(w, pe, id, offset, src, len, sig_id, sig_offset, sig_op, signal,
                            sizeof(uint64_t), !watched);
-    if ((len && transport_put(w, pe, id, offset, src, len, 0)) || transport_fence(w))
+    if (len && (transport_put(w, pe, id, offset, src, len, 0) || transport_fence(w)))
         return -1;
     return transport_atomic(w, sig_op, pe, sig_id, sig_offset, signal, 0, NULL, sizeof(uint64_t));
 }
