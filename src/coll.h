@@ -184,11 +184,13 @@ void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdif
                     ptrdiff_t sst, size_t nelems, size_t elem, int rank);
 void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                              ptrdiff_t sst, size_t nelems, size_t elem);
-/* A team's end of an exchange after its puts to every member (a strided pairwise alltoall's, the
- * leaders' of collectives by node): every put before its signal, a signal to every other member
- * and a wait for theirs, on the exchange channel of the call's parity (no member two calls
- * ahead of another; see coll_pairwise_alltoalls). */
-void coll_exchange_signal(struct coll_group *g);
+/* The channel of a team's exchange in which each member puts a part to every other member (a
+ * contiguous pairwise alltoall, the leaders' step of collectives by node): the channel of the
+ * call's parity, so no member is two calls ahead of another (see coll_pairwise_alltoalls). The
+ * last put of each part goes by coll_put_signal on it (a put-with-signal lands after the puts
+ * to the same member before it), and each member then waits for size - 1 signals. Called once
+ * per exchange. */
+int coll_exchange_channel(struct coll_group *g);
 /* A member's block offsets in collect's dest: fixed-size blocks, or sizes exchanged through the
  * gather words (synchronizes the group). Returns n + 1 offsets (malloc'd). */
 size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed);

@@ -84,19 +84,29 @@ static void coll_node_gather(struct coll_group *node, const struct strata_team *
 }
 
 /* The leaders' step of a collect: each puts its node's blocks into every other leader's dest, a
- * run of consecutive team ranks at a time (one run per node when PEs are placed in blocks). */
+ * run of consecutive team ranks at a time (one run per node when PEs are placed in blocks), the
+ * last non-empty run to each leader with the exchange's signal (coll_exchange_channel). */
 static void coll_node_exchange(struct coll_group *leaders, const struct strata_team *team,
                                void *dest, const size_t *off)
 {
-    for (int first = coll_node_next_rank(team, -1); first < team->size;) {
-        int end = coll_node_run_end(team, first);
-        char *run = (char *)dest + off[first];
-        for (int k = 1; k < leaders->size; k++)
-            shmem_putmem(run, run, off[end] - off[first],
-                         leaders->members[(leaders->my_rank + k) % leaders->size]);
-        first = coll_node_next_rank(team, end - 1);
+    int ch = coll_exchange_channel(leaders);
+    for (int k = 1; k < leaders->size; k++) {
+        int rank = (leaders->my_rank + k) % leaders->size;
+        char *held = NULL; /* the latest run, put once it is known not to be the last */
+        size_t held_bytes = 0;
+        for (int first = coll_node_next_rank(team, -1); first < team->size;) {
+            int end = coll_node_run_end(team, first);
+            if (off[end] > off[first]) {
+                if (held_bytes)
+                    shmem_putmem(held, held, held_bytes, leaders->members[rank]);
+                held = (char *)dest + off[first];
+                held_bytes = off[end] - off[first];
+            }
+            first = coll_node_next_rank(team, end - 1);
+        }
+        coll_put_signal(leaders, held, held, held_bytes, ch, rank);
     }
-    coll_exchange_signal(leaders);
+    coll_wait(leaders, ch, (uint64_t)(leaders->size - 1));
 }
 
 /* The leader's last step where its node's dests are written (pull 0) or are to be copied from its
@@ -269,14 +279,15 @@ static void alltoalls_across(struct coll_group *node, struct coll_group *leaders
     size_t block = s->nelems * s->elem;
     char *buf = leaders->area->buf[++leaders->area->dstep & 1];
     char *out = coll_scratch_get(COLL_BUF_BYTES);
+    int ch = coll_exchange_channel(leaders);
     for (int k = 1; k < leaders->size; k++) {
         int z = (x + k) % leaders->size;
         alltoalls_pack(node, &o, x, z, source, s, out);
-        shmem_putmem(buf + node_order_message_at(&o, x, z, block), out,
-                     (size_t)node_order_count(&o, x) * (size_t)node_order_count(&o, z) * block,
-                     leaders->members[z]);
+        coll_put_signal(leaders, buf + node_order_message_at(&o, x, z, block), out,
+                        (size_t)node_order_count(&o, x) * (size_t)node_order_count(&o, z) * block,
+                        ch, z);
     }
-    coll_exchange_signal(leaders);
+    coll_wait(leaders, ch, (uint64_t)(leaders->size - 1));
     for (int k = 1; k < leaders->size; k++) {
         int z = (x + k) % leaders->size;
         alltoalls_unpack(node, &o, x, z, buf + node_order_message_at(&o, z, x, block), dest, s);

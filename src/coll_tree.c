@@ -235,8 +235,7 @@ void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdif
             shmem_putmem(to + k * dst * e, from + k * sst * e, elem, g->members[rank]);
 }
 
-/* The exchange channel of this call's parity (see coll_pairwise_alltoalls). */
-static int exchange_channel(struct coll_group *g)
+int coll_exchange_channel(struct coll_group *g)
 {
     return COLL_CH_EXCHANGE + (int)(g->area->exchanges++ & 1);
 }
@@ -246,13 +245,24 @@ static int exchange_channel(struct coll_group *g)
  * network) before the signals. */
 static void signalled_alltoall(struct coll_group *g, void *dest, const void *source, size_t bytes)
 {
-    int ch = exchange_channel(g), me = g->my_rank;
+    int ch = coll_exchange_channel(g), me = g->my_rank;
     coll_put_block(g, dest, source, 1, 1, bytes, 1, me);
     for (int k = 1; k < g->size; k++) {
         int rank = (me + k) % g->size;
         coll_put_signal(g, (char *)dest + (size_t)me * bytes,
                         (const char *)source + (size_t)rank * bytes, bytes, ch, rank);
     }
+    coll_wait(g, ch, (uint64_t)(g->size - 1));
+}
+
+/* A team's strided alltoall after its puts: every put before its signal, a signal to every other
+ * member and a wait for theirs. */
+static void exchange_signal(struct coll_group *g)
+{
+    int ch = coll_exchange_channel(g);
+    shmem_fence(); /* every block before its signal */
+    for (int k = 1; k < g->size; k++)
+        coll_signal(g, ch, (g->my_rank + k) % g->size);
     coll_wait(g, ch, (uint64_t)(g->size - 1));
 }
 
@@ -276,14 +286,5 @@ void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *sourc
         coll_sync(g);
         return;
     }
-    coll_exchange_signal(g);
-}
-
-void coll_exchange_signal(struct coll_group *g)
-{
-    int ch = exchange_channel(g);
-    shmem_fence(); /* every block before its signal */
-    for (int k = 1; k < g->size; k++)
-        coll_signal(g, ch, (g->my_rank + k) % g->size);
-    coll_wait(g, ch, (uint64_t)(g->size - 1));
+    exchange_signal(g);
 }
