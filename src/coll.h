@@ -179,18 +179,19 @@ void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, 
 #define COLL_DOUBLING_COLLECT_MAX ((size_t)64 * 1024)
 void coll_signal_collect(struct coll_group *g, void *dest, const void *source, size_t bytes,
                          int fixed);
-/* Puts rank's block of an alltoalls (elements of elem bytes, strides dst and sst) to it. */
+/* Puts rank's block of an alltoalls (elements of elem bytes, strides dst and sst) to it; unless
+ * ch is COLL_CH_NONE, its last piece carries a signal on channel ch (coll_put_signal). */
+#define COLL_CH_NONE (-1)
 void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
-                    ptrdiff_t sst, size_t nelems, size_t elem, int rank);
+                    ptrdiff_t sst, size_t nelems, size_t elem, int rank, int ch);
 void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                              ptrdiff_t sst, size_t nelems, size_t elem);
-/* The channel of a team's exchange in which each member puts a part to every other member (a
- * contiguous pairwise alltoall, the leaders' step of collectives by node): the channel of the
- * call's parity, so no member is two calls ahead of another (see coll_pairwise_alltoalls). The
- * last put of each part goes by coll_put_signal on it (a put-with-signal lands after the puts
- * to the same member before it), and each member then waits for size - 1 signals. Called once
- * per exchange. */
-int coll_exchange_channel(struct coll_group *g);
+/* Begins a team's exchange, in which each member puts a part to every other member (a pairwise
+ * alltoall, the leaders' step of collectives by node), and returns its channel: the channel of
+ * the call's parity, so no member is two calls ahead of another (see coll_pairwise_alltoalls).
+ * The last put of each part goes by coll_put_signal on it (a put-with-signal lands after the
+ * puts to the same member before it), and each member then waits for size - 1 signals. */
+int coll_exchange_begin(struct coll_group *g);
 /* A member's block offsets in collect's dest: fixed-size blocks, or sizes exchanged through the
  * gather words (synchronizes the group). Returns n + 1 offsets (malloc'd). */
 size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed);

@@ -46,7 +46,7 @@ void coll_device_alltoalls(struct coll_group *g, void *dest, const void *source,
 {
     coll_sync(g);
     for (int r = 0; r < g->size; r++)
-        coll_put_block(g, dest, source, dst, sst, nelems, elem, r);
+        coll_put_block(g, dest, source, dst, sst, nelems, elem, r, COLL_CH_NONE);
     coll_device_end(g);
 }
 

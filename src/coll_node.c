@@ -85,11 +85,11 @@ static void coll_node_gather(struct coll_group *node, const struct strata_team *
 
 /* The leaders' step of a collect: each puts its node's blocks into every other leader's dest, a
  * run of consecutive team ranks at a time (one run per node when PEs are placed in blocks), the
- * last non-empty run to each leader with the exchange's signal (coll_exchange_channel). */
+ * last non-empty run to each leader with the exchange's signal (coll_exchange_begin). */
 static void coll_node_exchange(struct coll_group *leaders, const struct strata_team *team,
                                void *dest, const size_t *off)
 {
-    int ch = coll_exchange_channel(leaders);
+    int ch = coll_exchange_begin(leaders);
     for (int k = 1; k < leaders->size; k++) {
         int rank = (leaders->my_rank + k) % leaders->size;
         char *held = NULL; /* the latest run, put once it is known not to be the last */
@@ -279,7 +279,7 @@ static void alltoalls_across(struct coll_group *node, struct coll_group *leaders
     size_t block = s->nelems * s->elem;
     char *buf = leaders->area->buf[++leaders->area->dstep & 1];
     char *out = coll_scratch_get(COLL_BUF_BYTES);
-    int ch = coll_exchange_channel(leaders);
+    int ch = coll_exchange_begin(leaders);
     for (int k = 1; k < leaders->size; k++) {
         int z = (x + k) % leaders->size;
         alltoalls_pack(node, &o, x, z, source, s, out);
@@ -303,7 +303,7 @@ void coll_node_alltoalls(struct coll_group *g, void *dest, const void *source, p
     struct coll_group node, leaders;
     coll_team_group(&node, g->routine, team->node_part);
     for (int r = coll_node_next_rank(team, -1); r < team->size; r = coll_node_next_rank(team, r))
-        coll_put_block(g, dest, source, dst, sst, nelems, elem, r);
+        coll_put_block(g, dest, source, dst, sst, nelems, elem, r, COLL_CH_NONE);
     uint64_t step = coll_step(&node);
     coll_publish(&node, step);
     if (node.my_rank != 0) {

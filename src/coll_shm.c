@@ -66,7 +66,8 @@ void coll_shm_alltoalls(struct coll_group *g, void *dest, const void *source, pt
 {
     uint64_t step = coll_step(g);
     for (int k = 0; k < g->size; k++)
-        coll_put_block(g, dest, source, dst, sst, nelems, elem, (g->my_rank + k) % g->size);
+        coll_put_block(g, dest, source, dst, sst, nelems, elem, (g->my_rank + k) % g->size,
+                       COLL_CH_NONE);
     coll_publish(g, step);
     shm_wait_all(g, step, nelems * elem * (size_t)g->size);
 }

@@ -223,68 +223,47 @@ void coll_signal_collect(struct coll_group *g, void *dest, const void *source, s
 }
 
 void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
-                    ptrdiff_t sst, size_t nelems, size_t elem, int rank)
+                    ptrdiff_t sst, size_t nelems, size_t elem, int rank, int ch)
 {
     ptrdiff_t n = (ptrdiff_t)nelems, e = (ptrdiff_t)elem, me = g->my_rank;
     char *to = (char *)dest + me * n * dst * e;
     const char *from = (const char *)source + (ptrdiff_t)rank * n * sst * e;
-    if (dst == 1 && sst == 1)
-        shmem_putmem(to, from, nelems * elem, g->members[rank]);
-    else
-        for (ptrdiff_t k = 0; k < n; k++)
-            shmem_putmem(to + k * dst * e, from + k * sst * e, elem, g->members[rank]);
+    int whole = dst == 1 && sst == 1; /* one piece, else one per element */
+    ptrdiff_t pieces = whole ? 1 : n;
+    size_t bytes = whole ? nelems * elem : elem;
+    for (ptrdiff_t k = 0; k < pieces; k++) {
+        if (ch != COLL_CH_NONE && k == pieces - 1)
+            coll_put_signal(g, to + k * dst * e, from + k * sst * e, bytes, ch, rank);
+        else
+            shmem_putmem(to + k * dst * e, from + k * sst * e, bytes, g->members[rank]);
+    }
+    if (ch != COLL_CH_NONE && pieces == 0)
+        coll_signal(g, ch, rank);
 }
 
-int coll_exchange_channel(struct coll_group *g)
+int coll_exchange_begin(struct coll_group *g)
 {
     return COLL_CH_EXCHANGE + (int)(g->area->exchanges++ & 1);
 }
 
-/* A team's contiguous alltoall: each block carries its own signal, one message to each member
- * that nobody acknowledges, where separate puts would take a fence (a round trip over the
- * network) before the signals. */
-static void signalled_alltoall(struct coll_group *g, void *dest, const void *source, size_t bytes)
-{
-    int ch = coll_exchange_channel(g), me = g->my_rank;
-    coll_put_block(g, dest, source, 1, 1, bytes, 1, me);
-    for (int k = 1; k < g->size; k++) {
-        int rank = (me + k) % g->size;
-        coll_put_signal(g, (char *)dest + (size_t)me * bytes,
-                        (const char *)source + (size_t)rank * bytes, bytes, ch, rank);
-    }
-    coll_wait(g, ch, (uint64_t)(g->size - 1));
-}
-
-/* A team's strided alltoall after its puts: every put before its signal, a signal to every other
- * member and a wait for theirs. */
-static void exchange_signal(struct coll_group *g)
-{
-    int ch = coll_exchange_channel(g);
-    shmem_fence(); /* every block before its signal */
-    for (int k = 1; k < g->size; k++)
-        coll_signal(g, ch, (g->my_rank + k) % g->size);
-    coll_wait(g, ch, (uint64_t)(g->size - 1));
-}
-
 /* Pairwise: in step k each member sends to the member k ahead, so every step is a permutation and
  * no member is the target of all at once. An active set then syncs (every block has landed). A
- * team signals each block instead and waits for the signals of its own: a member finishes call N
- * only once every member has sent it N's block, that is finished call N - 1 (and so read N - 1's
- * dest), so no member is two calls ahead of another, and calls of one parity never overlap on a
- * member: the channel of the call's parity counts only that call's signals. */
+ * team's blocks each carry a signal (on the last of their pieces, which lands after the others:
+ * no fence, a round trip between nodes) and each member waits for the signals of its own: a member
+ * finishes call N only once every member has sent it N's block, that is finished call N - 1 (and so
+ * read N - 1's dest), so no member is two calls ahead of another, and calls of one parity never
+ * overlap on a member: the channel of the call's parity counts only that call's signals. */
 void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                              ptrdiff_t sst, size_t nelems, size_t elem)
 {
-    if (g->team && dst == 1 && sst == 1) {
-        signalled_alltoall(g, dest, source, nelems * elem);
-        return;
-    }
+    int ch = g->team ? coll_exchange_begin(g) : COLL_CH_NONE;
     for (int k = 0; k < g->size; k++)
-        coll_put_block(g, dest, source, dst, sst, nelems, elem, (g->my_rank + k) % g->size);
+        coll_put_block(g, dest, source, dst, sst, nelems, elem, (g->my_rank + k) % g->size,
+                       k ? ch : COLL_CH_NONE);
     if (!g->team) {
         shmem_quiet();
         coll_sync(g);
         return;
     }
-    exchange_signal(g);
+    coll_wait(g, ch, (uint64_t)(g->size - 1));
 }

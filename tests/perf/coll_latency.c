@@ -52,6 +52,7 @@ int main(void)
     memset(src, 1, (size_t)MAX_BYTES * n);
     const size_t sizes[] = {8, 4096, 65536, MAX_BYTES};
     const char *names[] = {"8B", "4KiB", "64KiB", "1MiB"};
+    const char *ops[] = {"broadcast", "fcollect", "reduce_sum", "alltoall"}; /* collective()'s */
 
     shmem_barrier_all();
     double t0 = now_us();
@@ -77,12 +78,9 @@ int main(void)
                 collective(op, dst, src, words, n, psync[i & 1]);
             times[op] = (now_us() - t0) / iters;
         }
-        if (me == 0)
-            printf("broadcast_%s_us %.3f\nfcollect_%s_us %.3f\nreduce_sum_%s_us %.3f\n"
-                   "alltoall_%s_us %.3f\n",
-                   names[s], times[0], names[s], times[1], names[s], times[2], names[s], times[3]);
+        for (int op = 0; op < 4 && me == 0; op++)
+            printf("%s_%s_us %.3f\n", ops[op], names[s], times[op]);
     }
-    const char *ops[] = {"broadcast", "fcollect", "reduce_sum", "alltoall"};
     for (int op = 0; op < 4; op++) {
         shmem_barrier_all();
         double start = now_us();
