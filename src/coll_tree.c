@@ -247,23 +247,19 @@ int coll_exchange_begin(struct coll_group *g)
 }
 
 /* Pairwise: in step k each member sends to the member k ahead, so every step is a permutation and
- * no member is the target of all at once. An active set then syncs (every block has landed). A
- * team's blocks each carry a signal (on the last of their pieces, which lands after the others:
- * no fence, a round trip between nodes) and each member waits for the signals of its own: a member
- * finishes call N only once every member has sent it N's block, that is finished call N - 1 (and so
- * read N - 1's dest), so no member is two calls ahead of another, and calls of one parity never
- * overlap on a member: the channel of the call's parity counts only that call's signals. */
+ * no member is the target of all at once. Each block carries a signal (on the last of its pieces,
+ * which lands after the others: no fence, a round trip between nodes) and each member waits for
+ * the signals of its own. On a team, a member finishes call N only once every member has sent it
+ * N's block, that is finished call N - 1 (and so read N - 1's dest), so no member is two calls
+ * ahead of another, and calls of one parity never overlap on a member: the channel of the call's
+ * parity counts only that call's signals. An active set's counter is its pSync's, which no other
+ * live call uses (the caller's guarantee), given back at the end (coll_end). */
 void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                              ptrdiff_t sst, size_t nelems, size_t elem)
 {
-    int ch = g->team ? coll_exchange_begin(g) : COLL_CH_NONE;
+    int ch = g->team ? coll_exchange_begin(g) : COLL_CH_EXCHANGE;
     for (int k = 0; k < g->size; k++)
         coll_put_block(g, dest, source, dst, sst, nelems, elem, (g->my_rank + k) % g->size,
                        k ? ch : COLL_CH_NONE);
-    if (!g->team) {
-        shmem_quiet();
-        coll_sync(g);
-        return;
-    }
     coll_wait(g, ch, (uint64_t)(g->size - 1));
 }

@@ -114,6 +114,41 @@ static void alternating_broadcasts(int me, int n)
     shmem_barrier_all();
 }
 
+/* Alltoalls on the active set of all PEs but the last (a set that is no team), back to back into
+ * two dest buffers and two pSync arrays in turn, every third one strided, a member sometimes
+ * slow: each member checks and then reuses its buffer, so no member may finish a call before
+ * every block of it has landed, nor a block of a later call land on a buffer still being read. */
+static void alternating_set_alltoalls(int me, int n)
+{
+    enum { CALLS = 60, WORDS = 4 };
+    static int64_t out[MAXPES * WORDS], in[2][MAXPES * WORDS * 2];
+    int size = n > 2 ? n - 1 : 1;
+    long bad = 0;
+    for (int j = 0; j < 2 * MAXPES * WORDS * 2; j++)
+        in[j / (MAXPES * WORDS * 2)][j % (MAXPES * WORDS * 2)] = -1;
+    shmem_barrier_all(); /* before any block can land */
+    for (int i = 0; i < CALLS && me < size; i++) {
+        int b = i % 2, stride = i % 3 == 0 ? 2 : 1;
+        for (int j = 0; j < size * WORDS; j++)
+            out[j] = i * 100000 + me * 1000 + j;
+        if (stride == 2)
+            shmem_alltoalls64(in[b], out, 2, 1, WORDS, 0, 0, size, psyncs[b]);
+        else
+            shmem_alltoall64(in[b], out, WORDS, 0, 0, size, psyncs[b]);
+        for (int j = 0; j < size * WORDS * 2; j++) {
+            int from = j / stride / WORDS, w = j / stride % WORDS, gap = j % stride != 0;
+            int64_t want = gap || from >= size ? -1 : i * 100000 + from * 1000 + me * WORDS + w;
+            bad += in[b][j] != want;
+        }
+        if (me == i % size && i % 7 == 0)
+            usleep(300);
+        for (int j = 0; j < MAXPES * WORDS * 2; j++)
+            in[b][j] = -1;
+    }
+    CHECK(bad == 0, "%ld words of alternating active-set alltoalls were wrong", bad);
+    check_psync_clean("alternating alltoalls");
+}
+
 /* A PE outside an active set calling a collective on it does nothing (and reports nothing
  * unless SHMEM_DEBUG asks). */
 static void outsider_call(int me, int n)
@@ -143,6 +178,7 @@ int main(void)
         for (int k = 0; k < BARRIERS_PER_RUN; k++) /* the evens' barrier_all calls */
             shmem_barrier_all();
     alternating_broadcasts(me, n);
+    alternating_set_alltoalls(me, n);
     outsider_call(me, n);
     return check_finish();
 }
