@@ -1,9 +1,9 @@
 /* Reductions for any placement. Teams of up to 16 members, above 2 KiB: a direct reduce-scatter
  * through each segment owner's buffers, then the results to every member. Other vectors whose
  * per-member segment is large: each member reduces its segment straight from every source. Teams
- * otherwise: recursive doubling for short vectors and Rabenseifner's reduce-scatter + allgather
- * for longer ones, chunk by chunk through the team's buffers, with the usual fold for a
- * non-power-of-two size. Active sets otherwise: pSync
+ * otherwise, and teams of two up to 32 KiB: recursive doubling for short vectors and
+ * Rabenseifner's reduce-scatter + allgather for longer ones, chunk by chunk through the team's
+ * buffers, with the usual fold for a non-power-of-two size. Active sets otherwise: pSync
  * mailboxes for short vectors, else every member reads every source between two syncs, as scans
  * do off shared memory. */
 #include "coll.h"
@@ -14,6 +14,15 @@
 /* Above this many bytes a team reduction goes by Rabenseifner, whose traffic per member stays
  * about twice the vector instead of growing with log2 of the team size. */
 #define COLL_RD_MAX_BYTES 2048
+
+/* On a team of two, recursive doubling is a single exchange of the vector: one message deep,
+ * against two for the direct reduction and for Rabenseifner's. Those halve the combining, which
+ * weighs more than a message's latency only once the vector outgrows one doubling chunk (half a
+ * scratch buffer). */
+static int pair_exchange_pays(const struct coll_group *g, size_t bytes)
+{
+    return g->team && g->size == 2 && bytes <= COLL_BUF_BYTES / 2;
+}
 
 /* Private scratch reused across calls: a fresh malloc of a large buffer costs a page fault per
  * page on every call. Per thread, since different teams' collectives may run concurrently. */
@@ -125,7 +134,7 @@ void coll_allreduce(struct coll_group *g, void *dest, const void *source, size_t
                     coll_combine_fn combine)
 {
     struct coll_core c = coll_core(g);
-    int rabenseifner = count * elem > COLL_RD_MAX_BYTES;
+    int rabenseifner = count * elem > COLL_RD_MAX_BYTES && !pair_exchange_pays(g, count * elem);
     size_t per_chunk = chunk_count(&c, elem, rabenseifner);
     if (dest != source)
         memcpy(dest, source, count * elem);
@@ -185,7 +194,8 @@ static size_t direct_block_count(int n, size_t elem)
 int coll_direct_pays(const struct coll_group *g, size_t bytes, size_t elem)
 {
     return g->team && g->size > 1 && g->size <= COLL_DIRECT_MAX_MEMBERS &&
-           bytes > COLL_RD_MAX_BYTES && direct_block_count(g->size, elem) > 0;
+           bytes > COLL_RD_MAX_BYTES && !pair_exchange_pays(g, bytes) &&
+           direct_block_count(g->size, elem) > 0;
 }
 
 static void direct_send_pieces(struct coll_group *g, const char *source, size_t elem,
@@ -256,7 +266,8 @@ void coll_direct_reduce(struct coll_group *g, void *dest, const void *source, si
  * then every segment has been read and written. */
 int coll_segments_pay(const struct coll_group *g, size_t bytes)
 {
-    return g->size > 1 && bytes / (size_t)g->size >= COLL_SEGMENT_MIN_BYTES;
+    return g->size > 1 && bytes / (size_t)g->size >= COLL_SEGMENT_MIN_BYTES &&
+           !pair_exchange_pays(g, bytes);
 }
 
 void coll_segment_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
