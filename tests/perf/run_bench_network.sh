@@ -68,11 +68,22 @@ for i in $(seq "$runs"); do
     perftest am_lat_us ucp_am_lat 8 20000 5 >>"$work/limits.txt"
     perftest am_bw_1MiB_MBps ucp_am_bw 1048576 500 6 >>"$work/limits.txt"
 done
-# Alternate the two implementations so that machine noise hits both alike.
+# Alternate the two implementations so that machine noise hits both alike, each going first in
+# every other run (the second of two runs back to back tends to be the slower, whichever it is);
+# each line is tagged with its run, so that the two runs of a pair can be compared.
+run_strata_tagged() { run_net "$work/$1.strata" | sed "s/\$/ $2/" >>"$work/strata.txt"; }
+run_ompi_tagged() {
+    [ "$have_ompi" = 1 ] && run_net_ompi "$work/$1.ompi" | sed "s/\$/ $2/" >>"$work/ompi.txt"
+}
 for b in $benches; do
     for i in $(seq "$runs"); do
-        run_net "$work/$b.strata" >>"$work/strata.txt"
-        [ "$have_ompi" = 1 ] && run_net_ompi "$work/$b.ompi" >>"$work/ompi.txt"
+        if [ $((i % 2)) = 1 ]; then
+            run_strata_tagged "$b" "$i"
+            run_ompi_tagged "$b" "$i"
+        else
+            run_ompi_tagged "$b" "$i"
+            run_strata_tagged "$b" "$i"
+        fi
     done
 done
 
@@ -83,8 +94,10 @@ round_trip_us=$(awk -v t="$one_way_us" 'BEGIN {if (t != "") printf "%.3f", 2 * t
 round_trip_ns=$(awk -v t="$one_way_us" 'BEGIN {if (t != "") printf "%.1f", 2000 * t}')
 echo "UCX between the nodes (UCX_TLS=$UCX_TLS): active-message round trip ${round_trip_us} us," \
     "1 MiB bandwidth ${bw_limit} MB/s"
-printf '%-28s %12s %12s %9s %12s %9s %11s\n' "figure" "Strata" "UCX floor" "/floor" "Open MPI" \
-    "/OpenMPI" "OMPI/floor"
+echo "Strata and Open MPI: medians of $runs runs; /OpenMPI: the median of the $runs runs' ratios, each" \
+    "Strata's run to the Open MPI run beside it, and their range"
+printf '%-28s %12s %12s %9s %12s %9s %13s %11s\n' "figure" "Strata" "UCX floor" "/floor" \
+    "Open MPI" "/OpenMPI" "runs" "OMPI/floor"
 json="\"ucx_tls\": \"$UCX_TLS\", \"am_round_trip_us\": $(json_num "$round_trip_us"), \"am_bw_1MiB_MBps\": $(json_num "$bw_limit")"
 for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
     ours=$(median "$metric" "$work/strata.txt")
@@ -96,10 +109,11 @@ for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
     *) limit="" ;;
     esac
     to_limit=$(ratio "$ours" "$limit")
-    to_ompi=$(ratio "$ours" "$theirs")
+    read -r to_ompi lowest highest <<<"$(paired_ratios "$metric" "$work/strata.txt" "$work/ompi.txt")"
+    spread=${lowest:+$lowest-$highest}
     ompi_to_limit=$(ratio "$theirs" "$limit")
-    printf '%-28s %12s %12s %9s %12s %9s %11s\n' "$metric" "$ours" "${limit:--}" "$to_limit" \
-        "${theirs:--}" "$to_ompi" "$ompi_to_limit"
-    json="$json, \"$metric\": {\"strata\": $ours, \"floor\": $(json_num "$limit"), \"to_floor\": $(json_num "$to_limit"), \"openmpi\": $(json_num "$theirs"), \"to_openmpi\": $(json_num "$to_ompi"), \"openmpi_to_floor\": $(json_num "$ompi_to_limit")}"
+    printf '%-28s %12s %12s %9s %12s %9s %13s %11s\n' "$metric" "$ours" "${limit:--}" "$to_limit" \
+        "${theirs:--}" "${to_ompi:--}" "${spread:--}" "$ompi_to_limit"
+    json="$json, \"$metric\": {\"strata\": $ours, \"floor\": $(json_num "$limit"), \"to_floor\": $(json_num "$to_limit"), \"openmpi\": $(json_num "$theirs"), \"to_openmpi\": $(json_num "$to_ompi"), \"to_openmpi_lowest\": $(json_num "$lowest"), \"to_openmpi_highest\": $(json_num "$highest"), \"openmpi_to_floor\": $(json_num "$ompi_to_limit")}"
 done
 [ "$loaded" = loaded ] && echo "BENCH_NETWORK_LOADED {$json}" || echo "BENCH {$json}"
