@@ -37,6 +37,13 @@ spmd_hip_tests
 run "spmd/rma_nbi -np 2 via UCX, puts queued in the transport" env SHMEM_NODE_DIRECT=0 \
     UCX_TLS=posix,self UCX_POSIX_FIFO_SIZE=2 UCX_POSIX_SEG_SIZE=256 "$oshrun" -np 2 \
     "$build/tests/spmd/rma_nbi" 65536
+# The library's settings for UCX's TCP transport only where UCX_TLS lets it load: UCX warns on
+# every PE about settings of a transport left out (InfiniBand clusters set rc,sm,self).
+for tls in sm,self ^tcp; do
+    run "spmd/rma_put_get -np 2 via UCX_TLS=$tls: no UCX warning" bash -c \
+        "out=\$(SHMEM_NODE_DIRECT=0 UCX_TLS='$tls' '$oshrun' -np 2 '$build/tests/spmd/rma_put_get' 2>&1);
+         rc=\$?; echo \"\$out\"; [ \$rc -eq 0 ] && ! grep -q 'UCX  *WARN' <<<\"\$out\""
+done
 run "spmd/shm_names singleton" "$build/tests/spmd/shm_names"
 run "SHMEM_DEFAULT_SPACE=gpu without a device on PE 1 fails on every PE" bash -c \
     "out=\$(SHMEM_DEFAULT_SPACE=gpu SHMEM_TEST_DEVICE_PES=0 '$oshrun' -np 2 \

@@ -177,6 +177,26 @@ static void ucx_worker_destroy(struct transport_worker *w)
     free(w);
 }
 
+/* Whether UCX_TLS leaves UCX's TCP transport in: unset, "all", a list naming "tcp", or a list of
+ * exclusions ("^...") that does not. UCX warns on every PE about settings of a transport it was
+ * told not to load. */
+static int ucx_tls_has_tcp(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    if (!tls || !*tls)
+        return 1;
+    int excluding = *tls == '^', named = 0;
+    for (const char *item = tls + excluding; *item;) {
+        size_t len = strcspn(item, ",:");
+        if ((len == 3 && !strncmp(item, "tcp", 3)) || (len == 3 && !strncmp(item, "all", 3)))
+            named = 1;
+        item += len;
+        item += strcspn(item, ","); /* past a ":aux" qualifier */
+        item += *item == ',';
+    }
+    return excluding ? !named : named;
+}
+
 int transport_init(const struct transport_config *config, struct transport **out)
 {
     struct transport *t = calloc(1, sizeof(*t));
@@ -199,13 +219,16 @@ int transport_init(const struct transport_config *config, struct transport **out
      * nodes, 0 of 300 without it. Puts over TCP then go as active messages. The key is the TCP
      * table's own name: UCX applies it to the transport's configuration ("TCP_PUT_ENABLE" is
      * rejected as unknown). */
-    ucx_config_default(ucp_config, "UCX_TCP_PUT_ENABLE", "PUT_ENABLE", "n");
+    int tcp = ucx_tls_has_tcp();
+    if (tcp)
+        ucx_config_default(ucp_config, "UCX_TCP_PUT_ENABLE", "PUT_ENABLE", "n");
     /* A receive segment that holds a whole chunk of ours (AM_CHUNK and its headers): UCX then
      * hands the chunk over where it read it, instead of gathering 64 KiB segments into a buffer
      * of its own first. Between two nodes, alternated: 1 MiB put 363-397 -> 190-224 us, 1 MiB
      * alltoall 660-770 -> 360-400 us, broadcast 450-750 -> 400-410 us. Only pages that a message
      * fills are touched. */
-    ucx_config_default(ucp_config, "UCX_TCP_RX_SEG_SIZE", "RX_SEG_SIZE", "512K");
+    if (tcp)
+        ucx_config_default(ucp_config, "UCX_TCP_RX_SEG_SIZE", "RX_SEG_SIZE", "512K");
     /* WAKEUP: the progress thread sleeps on the worker's event descriptor. It narrows the choice
      * of transports only for tag matching, which is not used. */
     ucp_params_t params = {
