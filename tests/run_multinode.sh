@@ -2,9 +2,10 @@
 # The SPMD tests across nodes: a throwaway three-node Slurm cluster on this host
 # (cluster/slurm_nodes.sh), the SPMD suite's tests under srun on 2, 3 and 4 PEs over two nodes
 # placed in blocks, the tests that depend on placement again placed cyclically and over three nodes,
-# the collectives' algorithms with three PEs on each node, the host-memory group again under Open
-# MPI's mpirun with two faked hosts (and oshrun's hand-off to it there), and the launcher's own
-# cluster tests where there are any.
+# the collectives' algorithms with three PEs on each node, atomics, signals and collectives with
+# UCX's shared memory between the nodes (RMA and atomics of the transport's own, as InfiniBand
+# has), the host-memory group again under Open MPI's mpirun with two faked hosts (and oshrun's
+# hand-off to it there), and the launcher's own cluster tests where there are any.
 # Usage: run_multinode.sh BUILDDIR SRCDIR. Ends with "N passed, N failed"; where this host cannot
 # run the cluster it says "SKIPPED: why" and "0 passed, 0 failed".
 set -u
@@ -95,6 +96,17 @@ unset NODES
 for placement in block cyclic; do
     placed srun "$placement"
     run "spmd/coll_algos -np 6 over 2 nodes, $placement" "${launch[@]}" 6 "$build/tests/spmd/coll_algos"
+done
+# Between the nodes through a transport with RMA and atomics of its own, as InfiniBand's rc has:
+# UCX's shared memory, which reaches the other "node" of this host. A node's PEs still meet
+# through Strata's mappings, so the default space has both kinds of peer (every atomic then goes
+# through the transport).
+for placement in block cyclic; do
+    placed srun "$placement"
+    for t in amo_types amo_contention lock rma_signal rma_nbi coll coll_algos team spaces; do
+        run "spmd/$t -np 4 over 2 nodes, $placement, UCX between them with RMA (sm)" \
+            env UCX_TLS=sm,self "${launch[@]}" 4 "$build/tests/spmd/$t"
+    done
 done
 if command -v mpirun >/dev/null; then
     # The host-memory group again under Open MPI's mpirun (its PMIx server, not Slurm's), whose
