@@ -188,7 +188,7 @@ static int ucx_tls_has_tcp(void)
     int excluding = *tls == '^', named = 0;
     for (const char *item = tls + excluding; *item;) {
         size_t len = strcspn(item, ",:");
-        if ((len == 3 && !strncmp(item, "tcp", 3)) || (len == 3 && !strncmp(item, "all", 3)))
+        if (len == 3 && (!strncmp(item, "tcp", 3) || !strncmp(item, "all", 3)))
             named = 1;
         item += len;
         item += strcspn(item, ","); /* past a ":aux" qualifier */
