@@ -245,6 +245,8 @@ static void coll_reduce(struct coll_group *g, void *dest, const void *source, si
         coll_shm_reduce(g, dest, source, count, elem, scan, combine);
     else if (scan)
         coll_gather_reduce(g, dest, source, count, elem, scan, combine);
+    else if (coll_pair_exchange_pays(g, count * elem))
+        coll_allreduce(g, dest, source, count, elem, combine);
     else if (coll_direct_pays(g, count * elem, elem))
         coll_direct_reduce(g, dest, source, count, elem, combine);
     else if (coll_segments_pay(g, count * elem))

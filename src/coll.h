@@ -186,9 +186,10 @@ void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdif
                     ptrdiff_t sst, size_t nelems, size_t elem, int rank, int ch);
 void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                              ptrdiff_t sst, size_t nelems, size_t elem);
-/* Begins a team's exchange, in which each member puts a part to every other member (a pairwise
- * alltoall, the leaders' step of collectives by node), and returns its channel: the channel of
- * the call's parity, so no member is two calls ahead of another (see coll_pairwise_alltoalls).
+/* Begins an exchange, in which each member puts a part to every other member (a pairwise
+ * alltoall, the leaders' step of collectives by node), and returns its channel: on a team the
+ * channel of the call's parity, so no member is two calls ahead of another (see
+ * coll_pairwise_alltoalls); on an active set its pSync's, which no other live call uses.
  * The last put of each part goes by coll_put_signal on it (a put-with-signal lands after the
  * puts to the same member before it), and each member then waits for size - 1 signals. */
 int coll_exchange_begin(struct coll_group *g);
@@ -225,6 +226,11 @@ void coll_node_alltoalls(struct coll_group *g, void *dest, const void *source, p
 
 /* ---- Reductions (coll_reduce.c) ---- */
 /* Teams off the shared-memory path: recursive doubling, or Rabenseifner for large vectors. */
+/* On a team of two, recursive doubling is a single exchange of the vector: one message deep,
+ * against two for the direct reduction and for Rabenseifner's. Those halve the combining, which
+ * weighs more than a message's latency only once the vector outgrows one doubling chunk (half a
+ * scratch buffer): up to that, a team of two takes coll_allreduce whatever else would pay. */
+int coll_pair_exchange_pays(const struct coll_group *g, size_t bytes);
 void coll_allreduce(struct coll_group *g, void *dest, const void *source, size_t count, size_t elem,
                     coll_combine_fn combine);
 /* Active sets: through pSync mailboxes when the vector fits, else as coll_gather_reduce. */

@@ -15,11 +15,7 @@
  * about twice the vector instead of growing with log2 of the team size. */
 #define COLL_RD_MAX_BYTES 2048
 
-/* On a team of two, recursive doubling is a single exchange of the vector: one message deep,
- * against two for the direct reduction and for Rabenseifner's. Those halve the combining, which
- * weighs more than a message's latency only once the vector outgrows one doubling chunk (half a
- * scratch buffer). */
-static int pair_exchange_pays(const struct coll_group *g, size_t bytes)
+int coll_pair_exchange_pays(const struct coll_group *g, size_t bytes)
 {
     return g->team && g->size == 2 && bytes <= COLL_BUF_BYTES / 2;
 }
@@ -134,7 +130,8 @@ void coll_allreduce(struct coll_group *g, void *dest, const void *source, size_t
                     coll_combine_fn combine)
 {
     struct coll_core c = coll_core(g);
-    int rabenseifner = count * elem > COLL_RD_MAX_BYTES && !pair_exchange_pays(g, count * elem);
+    int rabenseifner =
+        count * elem > COLL_RD_MAX_BYTES && !coll_pair_exchange_pays(g, count * elem);
     size_t per_chunk = chunk_count(&c, elem, rabenseifner);
     if (dest != source)
         memcpy(dest, source, count * elem);
@@ -194,8 +191,7 @@ static size_t direct_block_count(int n, size_t elem)
 int coll_direct_pays(const struct coll_group *g, size_t bytes, size_t elem)
 {
     return g->team && g->size > 1 && g->size <= COLL_DIRECT_MAX_MEMBERS &&
-           bytes > COLL_RD_MAX_BYTES && !pair_exchange_pays(g, bytes) &&
-           direct_block_count(g->size, elem) > 0;
+           bytes > COLL_RD_MAX_BYTES && direct_block_count(g->size, elem) > 0;
 }
 
 static void direct_send_pieces(struct coll_group *g, const char *source, size_t elem,
@@ -266,8 +262,7 @@ void coll_direct_reduce(struct coll_group *g, void *dest, const void *source, si
  * then every segment has been read and written. */
 int coll_segments_pay(const struct coll_group *g, size_t bytes)
 {
-    return g->size > 1 && bytes / (size_t)g->size >= COLL_SEGMENT_MIN_BYTES &&
-           !pair_exchange_pays(g, bytes);
+    return g->size > 1 && bytes / (size_t)g->size >= COLL_SEGMENT_MIN_BYTES;
 }
 
 void coll_segment_reduce(struct coll_group *g, void *dest, const void *source, size_t count,

@@ -243,7 +243,7 @@ void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdif
 
 int coll_exchange_begin(struct coll_group *g)
 {
-    return COLL_CH_EXCHANGE + (int)(g->area->exchanges++ & 1);
+    return COLL_CH_EXCHANGE + (g->team ? (int)(g->area->exchanges++ & 1) : 0);
 }
 
 /* Pairwise: in step k each member sends to the member k ahead, so every step is a permutation and
@@ -257,7 +257,7 @@ int coll_exchange_begin(struct coll_group *g)
 void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                              ptrdiff_t sst, size_t nelems, size_t elem)
 {
-    int ch = g->team ? coll_exchange_begin(g) : COLL_CH_EXCHANGE;
+    int ch = coll_exchange_begin(g);
     for (int k = 0; k < g->size; k++)
         coll_put_block(g, dest, source, dst, sst, nelems, elem, (g->my_rank + k) % g->size,
                        k ? ch : COLL_CH_NONE);
