@@ -1,11 +1,12 @@
 /* Latency of atomics and locks between two PEs: PE 0 operates on PE 1's memory (a global and a
  * heap word) while PE 1 waits in a barrier. Plain OpenSHMEM 1.4, so the same source builds with
  * any implementation. Prints one line per figure: "name nanoseconds". */
+#include "bench_iterations.h"
+
 #include <shmem.h>
 #include <stdio.h>
 #include <time.h>
 
-#define ITERS 200000
 #define LOCKS 16
 
 static long word;
@@ -25,6 +26,7 @@ int main(void)
     int target = n > 1 ? 1 : 0;
     long *heap_word = shmem_malloc(sizeof(long));
     long sink = 0;
+    int iters = bench_iterations(200000), lock_iters = bench_iterations(20000);
     shmem_barrier_all();
     if (me == 0) {
         long *words[2] = {&word, heap_word};
@@ -33,14 +35,14 @@ int main(void)
             for (int i = 0; i < 1000; i++)
                 sink += shmem_long_atomic_fetch_add(words[w], 1, target);
             double t0 = now_ns();
-            for (int i = 0; i < ITERS; i++)
+            for (int i = 0; i < iters; i++)
                 sink += shmem_long_atomic_fetch_add(words[w], 1, target);
-            printf("fetch_add_%s_ns %.1f\n", where[w], (now_ns() - t0) / ITERS);
+            printf("fetch_add_%s_ns %.1f\n", where[w], (now_ns() - t0) / iters);
             long v = shmem_long_atomic_fetch(words[w], target);
             t0 = now_ns();
-            for (int i = 0; i < ITERS; i++)
+            for (int i = 0; i < iters; i++)
                 sink += shmem_long_atomic_compare_swap(words[w], v + i, v + i + 1, target);
-            printf("compare_swap_%s_ns %.1f\n", where[w], (now_ns() - t0) / ITERS);
+            printf("compare_swap_%s_ns %.1f\n", where[w], (now_ns() - t0) / iters);
         }
         if (sink == 42)
             printf("\n");
@@ -53,11 +55,11 @@ int main(void)
     shmem_barrier_all();
     if (me == n - 1) {
         double t0 = now_ns();
-        for (int i = 0; i < ITERS / 10; i++) {
+        for (int i = 0; i < lock_iters; i++) {
             shmem_set_lock(&locks[i % LOCKS]);
             shmem_clear_lock(&locks[i % LOCKS]);
         }
-        printf("lock_round_trip_ns %.1f\n", (now_ns() - t0) / (ITERS / 10));
+        printf("lock_round_trip_ns %.1f\n", (now_ns() - t0) / lock_iters);
     }
     shmem_barrier_all();
     shmem_finalize();

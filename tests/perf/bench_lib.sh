@@ -68,14 +68,14 @@ ratio() { # ratio A B: A / B with 3 decimals, or - when either is missing
     [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}' || echo "-"
 }
 
-# paired_ratios METRIC FILE_A FILE_B: "median min max" of A / B over the runs both files hold,
+# paired_ratios METRIC FILE_A FILE_B: "median min max count" of A / B over the runs both files hold,
 # each line "METRIC VALUE RUN": two runs back to back share the machine's mood (minutes long on a
 # shared VM), which a ratio of the two files' medians, taken from different runs, would not.
 paired_ratios() {
     awk -v m="$1" 'FNR == 1 {f++} $1 == m && NF >= 3 {v[f, $3] = $2; runs[$3]}
         END {for (r in runs) if ((1, r) in v && (2, r) in v && v[2, r] != 0) print v[1, r] / v[2, r]}' \
         "$2" "$3" | sort -g |
-        awk '{v[NR] = $1} END {if (NR) printf "%.3f %.3f %.3f\n", v[int((NR + 1) / 2)], v[1], v[NR]}'
+        awk '{v[NR] = $1} END {if (NR) printf "%.3f %.3f %.3f %d\n", v[int((NR + 1) / 2)], v[1], v[NR], NR}'
 }
 
 json_num() { [ -z "$1" ] || [ "$1" = - ] && echo null || echo "$1"; }

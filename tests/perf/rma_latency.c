@@ -8,6 +8,8 @@
  *   put_bw_1MiB_MBps             back-to-back 1 MiB puts, quiet at the end
  *   put_nbi_rate_Mmsgps          8-byte put_nbi, quiet every 256
  *   put_signal_round_trip_ns     8-byte put-with-signal to PE 1, which answers the same way */
+#include "bench_iterations.h"
+
 #include <shmem.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,7 +31,7 @@ static double now_ns(void)
 /* Iterations so that each figure takes a few milliseconds at any size. */
 static int iterations(size_t bytes)
 {
-    return bytes <= 4096 ? 100000 : bytes <= (64 << 10) ? 5000 : 200;
+    return bench_iterations(bytes <= 4096 ? 100000 : bytes <= (64 << 10) ? 5000 : 200);
 }
 
 static void small_ops(long *heap_word, int target)
@@ -37,23 +39,24 @@ static void small_ops(long *heap_word, int target)
     long *words[2] = {heap_word, &static_word};
     const char *where[2] = {"heap", "static"};
     long v = 1, sink = 0;
+    int iters = bench_iterations(200000);
     for (int w = 0; w < 2; w++) {
         for (int i = 0; i < 1000; i++)
             shmem_long_put(words[w], &v, 1, target);
         shmem_quiet();
         double t0 = now_ns();
-        for (int i = 0; i < 200000; i++) {
+        for (int i = 0; i < iters; i++) {
             shmem_long_put(words[w], &v, 1, target);
             shmem_quiet();
         }
-        printf("put8_quiet_%s_ns %.1f\n", where[w], (now_ns() - t0) / 200000);
+        printf("put8_quiet_%s_ns %.1f\n", where[w], (now_ns() - t0) / iters);
         t0 = now_ns();
-        for (int i = 0; i < 200000; i++) {
+        for (int i = 0; i < iters; i++) {
             long got;
             shmem_long_get(&got, words[w], 1, target);
             sink += got;
         }
-        printf("get8_%s_ns %.1f\n", where[w], (now_ns() - t0) / 200000);
+        printf("get8_%s_ns %.1f\n", where[w], (now_ns() - t0) / iters);
     }
     if (sink == 42)
         printf("\n");
@@ -104,7 +107,7 @@ static void signal_ping_pong(long *data, uint64_t *signal, int me)
 {
 #ifdef SHMEM_SIGNAL_SET
     long v = 7;
-    int iters = 50000, peer = 1 - me;
+    int iters = bench_iterations(50000), peer = 1 - me;
     shmem_barrier_all();
     double t0 = now_ns();
     for (int i = 1; i <= iters; i++) {
