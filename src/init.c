@@ -1,5 +1,6 @@
 /* Library setup, exit and query routines (1.6 section 9.1). */
 #include "../transports/transport.h"
+#include "mailbox.h"
 #include "runtime.h"
 #include "space_reach.h"
 #include "staged.h"
@@ -85,6 +86,7 @@ int runtime_transport_start(void)
         return -1;
     transport_set_target_ops(rt.transport, &staged_target_ops);
     transport_set_job_end_ops(rt.transport, job_end_ops);
+    transport_set_mail_handler(rt.transport, mailbox_deliver);
     rt.job.transport = rt.transport;
     rt.worker = transport_default_worker(rt.transport);
     strata_default_ctx.worker = rt.worker;

@@ -4,6 +4,7 @@
 #include "team.h"
 
 #include "amo.h"
+#include "mailbox.h"
 #include "route.h"
 
 #include <stdlib.h>
@@ -155,6 +156,7 @@ static int team_set_members(struct strata_team *team, int slot, enum team_block 
         return -1;
     memcpy(team->members, members, (size_t)size * sizeof(int));
     team->slot = slot;
+    team->mailbox = (uint32_t)block * TEAM_SLOTS + (uint32_t)slot;
     team->words = block_words(slot, block);
     team->gather = block_gather(slot, block);
     team->size = size;
@@ -277,6 +279,8 @@ int team_init(uint64_t *area, uint64_t *gather)
     team_area = area;
     team_gather = gather;
     team_slots_used = 0;
+    if (mailbox_init(TEAM_MAILBOXES))
+        return -1;
     int *all = malloc((size_t)rt.n_pes * sizeof(int));
     if (!all)
         return -1;
@@ -300,6 +304,7 @@ void team_fini(void)
 {
     team_release(&team_world);
     team_release(&team_shared);
+    mailbox_fini();
 }
 
 /* OR of value over every member of team. Round k sends the running OR to the member 2^k ahead
@@ -343,8 +348,10 @@ static int team_claim_slots(struct strata_team *parent, int count, int *slots)
             slots[found++] = s;
     if (found == count)
         for (int i = 0; i < count; i++)
-            for (int block = TEAM_BLOCK_OWN; block <= TEAM_BLOCK_NODE_PART; block++)
+            for (int block = TEAM_BLOCK_OWN; block <= TEAM_BLOCK_NODE_PART; block++) {
                 memset(block_words(slots[i], block), 0, TEAM_HEADER_WORDS * sizeof(uint64_t));
+                mailbox_empty((uint32_t)block * TEAM_SLOTS + (uint32_t)slots[i]);
+            }
     shmem_team_sync(parent);
     if (found < count && rt.debug)
         log_error("shmem_team_split", "no free team slot: %d teams are live on this PE's side",

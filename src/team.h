@@ -26,6 +26,8 @@
  * of collectives by node (coll_shm_broadcast, coll_shm_reduce_to_leader, the node steps of
  * coll_node.c), none of which uses it. */
 #define TEAM_HEADER_WORDS (TEAM_BLOCK_WORDS - TEAM_SCRATCH_BYTES / 8)
+/* A mailbox for each block of each slot: the team's own, its leaders part's, its node part's. */
+#define TEAM_MAILBOXES (3 * TEAM_SLOTS)
 #define TEAM_SLOT_WORLD 0
 #define TEAM_SLOT_SHARED 1
 /* Gather words per team with a scratch: a team collect exchanges its members' sizes in rounds of
@@ -48,6 +50,7 @@ static inline size_t team_gather_bytes(int n_pes)
 
 struct strata_team {
     int slot;         /* its bit in the masks of used slots */
+    uint32_t mailbox; /* its block's mailbox (mailbox.h), one of TEAM_MAILBOXES */
     uint64_t *words;  /* its words in its slot: TEAM_BLOCK_WORDS, a node part's TEAM_HEADER_WORDS */
     uint64_t *gather; /* its TEAM_GATHER_WORDS; none for a node part */
     int size;

@@ -177,6 +177,20 @@ int transport_job_end(struct transport_worker *w, int pe, int status);
  * peer that may be gone. Returns once it is sent (0), or -1. */
 int transport_job_end_answer(struct transport_worker *w, int pe);
 
+/* ---- Mail: messages to a peer's mailbox, kept there until the peer takes them ----
+ * Whether pe is reached by message: UCX performs every operation to it at its progress engine,
+ * in the order sent (TCP), rather than by RDMA. */
+int transport_by_message(struct transport_worker *w, int pe);
+/* Runs inside the handler of a peer's transport_mail, so it only keeps what came (a copy). */
+typedef void (*transport_mail_handler)(uint32_t box, uint64_t tag, const void *data, size_t len);
+/* Installs it; set once, before any peer may send. */
+void transport_set_mail_handler(struct transport *t, transport_mail_handler deliver);
+/* Sends len bytes of data for pe's mailbox box, tagged tag, one way: it arrives after everything
+ * this PE sent to pe before on this worker. Only to a peer reached by message. Returns once data
+ * may be reused (0), or -1. */
+int transport_mail(struct transport_worker *w, int pe, uint32_t box, uint64_t tag, const void *data,
+                   size_t len);
+
 /* Starts a thread that serves peers while the PE computes (once): it sleeps on the transport's
  * event descriptor, and while the PE's own threads wait (and so progress), it looks again every
  * interval_us instead. */

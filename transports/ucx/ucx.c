@@ -603,7 +603,7 @@ int transport_put(struct transport_worker *w, int pe, int id, size_t offset, con
 }
 
 /* The endpoint to pe made, whether pe is reached by message (ucx_ep_by_message). */
-static int ucx_by_message(struct transport_worker *w, int pe)
+int transport_by_message(struct transport_worker *w, int pe)
 {
     return ucx_endpoint_get(w, pe) && w->peers[pe].by_message;
 }
@@ -611,7 +611,7 @@ static int ucx_by_message(struct transport_worker *w, int pe)
 int transport_put_notify(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                          size_t len)
 {
-    if (len == sizeof(uint64_t) && ucx_by_message(w, pe)) {
+    if (len == sizeof(uint64_t) && transport_by_message(w, pe)) {
         uint64_t value;
         memcpy(&value, src, sizeof(value));
         return ucx_am_post(w, pe, 0, 0, NULL, 0, id, offset, TRANSPORT_AMO_SWAP, value,
@@ -652,7 +652,7 @@ int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, 
      * landed under contention). Fetching AND/OR/XOR store the wrong value on posix/sysv memory,
      * so they are only issued fetching when the caller fetches. */
     int fetching = fetch || op == TRANSPORT_AMO_SWAP || op == TRANSPORT_AMO_CSWAP;
-    if (!fetch && op != TRANSPORT_AMO_CSWAP && ucx_by_message(w, pe))
+    if (!fetch && op != TRANSPORT_AMO_CSWAP && transport_by_message(w, pe))
         return ucx_am_post(w, pe, 0, 0, NULL, 0, id, offset, op, value, size, 1);
     if (fetching) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
@@ -681,7 +681,7 @@ int transport_put_signal(struct transport_worker *w, int pe, int id, size_t offs
                          size_t len, int sig_id, size_t sig_offset, enum transport_amo sig_op,
                          uint64_t signal, int watched)
 {
-    if (ucx_by_message(w, pe))
+    if (transport_by_message(w, pe))
         return ucx_am_post(w, pe, id, offset, src, len, sig_id, sig_offset, sig_op, signal,
                            sizeof(uint64_t), !watched);
     if (len && (transport_put(w, pe, id, offset, src, len, 0) || transport_fence(w)))

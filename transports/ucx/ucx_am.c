@@ -37,6 +37,7 @@ enum am_id {
     AM_FLUSH_REPLY,
     AM_BATCH,
     AM_JOB_END,
+    AM_MAIL,
 };
 
 /* A batch's payload: records of a header and len bytes of data each. */
@@ -72,6 +73,11 @@ struct am_request_header {
 /* The end of the job: who ends it, with which status, or (answer) who leaves as it asked. */
 struct am_job_end_header {
     int32_t from, status, answer;
+};
+
+struct am_mail_header {
+    uint64_t tag;
+    uint32_t box;
 };
 
 /* A one-way message: its payload written at (id, offset), then op (unless UCX_POST_NO_OP) on the
@@ -294,6 +300,20 @@ static ucs_status_t am_on_job_end(void *arg, const void *header, size_t header_l
     return UCS_OK;
 }
 
+static ucs_status_t am_on_mail(void *arg, const void *header, size_t header_len, void *data,
+                               size_t len, const ucp_am_recv_param_t *param)
+{
+    (void)header_len;
+    struct transport_worker *w = arg;
+    struct am_mail_header h;
+    memcpy(&h, header, sizeof(h)); /* UCX does not align headers */
+    if (am_payload_ok(param) && w->t->mail_handler)
+        w->t->mail_handler(h.box, h.tag, data, len);
+    else
+        log_error("transport", "a peer's mail (box %u) could not be delivered", h.box);
+    return UCS_OK;
+}
+
 int ucx_am_worker_init(struct transport_worker *w)
 {
     static const struct {
@@ -311,6 +331,7 @@ int ucx_am_worker_init(struct transport_worker *w)
         {AM_FLUSH_REPLY, am_on_flush_reply},
         {AM_BATCH, am_on_batch},
         {AM_JOB_END, am_on_job_end},
+        {AM_MAIL, am_on_mail},
     };
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
         ucp_am_handler_param_t param = {
@@ -350,6 +371,11 @@ static int am_send_now(struct transport_worker *w, int pe, enum am_id id, const 
 void transport_set_job_end_ops(struct transport *t, const struct transport_job_end_ops *ops)
 {
     t->job_end_ops = ops;
+}
+
+void transport_set_mail_handler(struct transport *t, transport_mail_handler deliver)
+{
+    t->mail_handler = deliver;
 }
 
 int transport_job_end(struct transport_worker *w, int pe, int status)
@@ -598,6 +624,15 @@ int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const
     if (awaited)
         ucx_posted(w, pe);
     return 0;
+}
+
+/* In order with the batch and the one-way messages to pe: a mailbox keeps what came in the order
+ * its sender sent it. */
+int transport_mail(struct transport_worker *w, int pe, uint32_t box, uint64_t tag, const void *data,
+                   size_t len)
+{
+    struct am_mail_header h = {.tag = tag, .box = box};
+    return am_send_message(w, pe, AM_MAIL, &h, sizeof(h), data, len, 0);
 }
 
 /* Raises a peer's confirmed count to what a flush confirmed (another thread's flush may have

@@ -97,6 +97,7 @@ struct transport {
     struct ucx_key_home key_homes[UCX_MAX_REGIONS];
     const struct transport_target_ops *target_ops;
     const struct transport_job_end_ops *job_end_ops;
+    transport_mail_handler mail_handler;
     struct transport_worker *workers; /* the default worker first */
     pthread_mutex_t workers_lock;
     struct ucx_progress progress;
