@@ -1,5 +1,5 @@
 /* Mailboxes: what peers mailed to this PE (transport_mail), kept per box in the order it came
- * until a collective takes it. A box belongs to one team block (team_mailbox): the eager
+ * until a collective takes it. A box belongs to one team block (strata_team.mailbox): the eager
  * broadcasts of a team of two whose partner is reached by message go this way, so their root
  * need not wait for the receiver to free a slot (coll_eager_broadcast). */
 #ifndef STRATA_MAILBOX_H
