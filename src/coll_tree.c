@@ -1,7 +1,6 @@
 /* Broadcast, collect and alltoall for any placement: every transfer is a put (a copy when the
  * target is mapped) and every wait is on this PE's own channel counters, so nothing polls remote
  * memory. */
-#include "../transports/transport.h"
 #include "coll.h"
 #include "mailbox.h"
 #include "route.h"
@@ -112,13 +111,13 @@ void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, 
     char *data = small ? area->eager_small[slot] : area->eager[slot];
     if (is_root) {
         int partner = g->members[1 - root];
-        int by_mail = rt.worker && transport_by_message(rt.worker, partner);
+        int by_mail = rma_reaches_by_message(partner);
         team_lag_partner_entered(team, by_mail ? COLL_MAIL_WINDOW - 1 : slots - 1);
-        if (!by_mail)
+        if (by_mail)
+            rma_mail(g->routine, partner, team->mailbox, call, source, bytes);
+        else
             rma_put_signal_watched(g->routine, data, source, bytes, call_word, call,
                                    SHMEM_SIGNAL_SET, partner);
-        else if (transport_mail(rt.worker, partner, team->mailbox, call, source, bytes))
-            log_fatal(g->routine, "cannot send %zu bytes to PE %d", bytes, partner);
         if (root_receives && dest != source)
             memcpy(dest, source, bytes);
         return;

@@ -59,26 +59,21 @@ int mailbox_init(uint32_t count)
     return 0;
 }
 
-/* Takes the oldest mail off b (its lock held), if it is tagged tag (any tag when any). */
-static struct mail *mailbox_unlink(struct mailbox *b, uint64_t tag, int any)
-{
-    struct mail *mail = b->oldest;
-    if (!mail || (!any && mail->tag != tag))
-        return NULL;
-    b->oldest = mail->next;
-    if (!b->oldest)
-        b->newest = NULL;
-    __atomic_sub_fetch(&b->count, 1, __ATOMIC_RELEASE);
-    return mail;
-}
-
 int mailbox_take(uint32_t box, uint64_t tag, void *dest, size_t len)
 {
     struct mailbox *b = &mailboxes[box];
     if (!__atomic_load_n(&b->count, __ATOMIC_ACQUIRE))
         return 0;
     pthread_mutex_lock(&b->lock);
-    struct mail *mail = mailbox_unlink(b, tag, 0);
+    struct mail *mail = b->oldest;
+    if (mail && mail->tag == tag) {
+        b->oldest = mail->next;
+        if (!b->oldest)
+            b->newest = NULL;
+        __atomic_sub_fetch(&b->count, 1, __ATOMIC_RELEASE);
+    } else {
+        mail = NULL;
+    }
     pthread_mutex_unlock(&b->lock);
     if (!mail)
         return 0;
@@ -91,10 +86,15 @@ void mailbox_empty(uint32_t box)
 {
     struct mailbox *b = &mailboxes[box];
     pthread_mutex_lock(&b->lock);
-    struct mail *mail;
-    while ((mail = mailbox_unlink(b, 0, 1)))
-        free(mail);
+    struct mail *mail = b->oldest;
+    b->oldest = b->newest = NULL;
+    __atomic_store_n(&b->count, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&b->lock);
+    while (mail) {
+        struct mail *next = mail->next;
+        free(mail);
+        mail = next;
+    }
 }
 
 void mailbox_fini(void)

@@ -240,6 +240,17 @@ void rma_put_signal_watched(const char *routine, void *dest, const void *src, si
     rma_put_signal(SHMEM_CTX_DEFAULT, routine, dest, src, len, sig_addr, signal, sig_op, pe, 0, 1);
 }
 
+int rma_reaches_by_message(int pe)
+{
+    return rt.worker && transport_by_message(rt.worker, pe);
+}
+
+void rma_mail(const char *routine, int pe, uint32_t box, uint64_t tag, const void *data, size_t len)
+{
+    if (transport_mail(rt.worker, pe, box, tag, data, len))
+        rma_report_transport(routine, pe);
+}
+
 /* ---- Generated API ----
  * A namer builds a routine's name from (context prefix, table name, operation, suffix), so the
  * typed (shmem_long_put_nbi) and sized (shmem_put64_nbi, shmem_putmem_nbi) families come from the

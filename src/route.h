@@ -28,6 +28,13 @@ void rma_notify(const char *routine, uint64_t *word, uint64_t value, int pe);
  * quiet waits for it, since the target has it by the time it leaves the collective. */
 void rma_put_signal_watched(const char *routine, void *dest, const void *src, size_t len,
                             uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
+/* Whether the default context's transport reaches world PE pe by message (UCX over TCP): a
+ * collective may then mail pe its data (rma_mail) instead of putting it into a slot. */
+int rma_reaches_by_message(int pe);
+/* Sends len bytes of data to world PE pe's mailbox box, tagged tag (mailbox.h), one way on the
+ * default context, in order with its other messages to pe; pe must be reached by message. */
+void rma_mail(const char *routine, int pe, uint32_t box, uint64_t tag, const void *data,
+              size_t len);
 void rma_report_bad_pe(const char *routine, int pe) __attribute__((noreturn, cold));
 void rma_report_bad_address(const char *routine, const void *addr, int pe)
     __attribute__((noreturn, cold));

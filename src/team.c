@@ -29,6 +29,12 @@ static uint64_t *block_words(int slot, enum team_block block)
     return team_area + ((size_t)block * TEAM_SLOTS + (size_t)slot) * TEAM_BLOCK_WORDS;
 }
 
+/* Each block of each slot has a mailbox of its own (mailbox.h). */
+static uint32_t block_mailbox(int slot, enum team_block block)
+{
+    return (uint32_t)block * TEAM_SLOTS + (uint32_t)slot;
+}
+
 static uint64_t *block_gather(int slot, enum team_block block)
 {
     if (block == TEAM_BLOCK_NODE_PART)
@@ -156,7 +162,7 @@ static int team_set_members(struct strata_team *team, int slot, enum team_block 
         return -1;
     memcpy(team->members, members, (size_t)size * sizeof(int));
     team->slot = slot;
-    team->mailbox = (uint32_t)block * TEAM_SLOTS + (uint32_t)slot;
+    team->mailbox = block_mailbox(slot, block);
     team->words = block_words(slot, block);
     team->gather = block_gather(slot, block);
     team->size = size;
@@ -350,7 +356,7 @@ static int team_claim_slots(struct strata_team *parent, int count, int *slots)
         for (int i = 0; i < count; i++)
             for (int block = TEAM_BLOCK_OWN; block <= TEAM_BLOCK_NODE_PART; block++) {
                 memset(block_words(slots[i], block), 0, TEAM_HEADER_WORDS * sizeof(uint64_t));
-                mailbox_empty((uint32_t)block * TEAM_SLOTS + (uint32_t)slots[i]);
+                mailbox_empty(block_mailbox(slots[i], block));
             }
     shmem_team_sync(parent);
     if (found < count && rt.debug)
