@@ -2,11 +2,16 @@
 #define _GNU_SOURCE
 #include "wait.h"
 
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define WAIT_SPINS_OVERSUBSCRIBED 64
 #define WAIT_SPIN_NS 200000
+#define WAIT_SPIN_NS_OVERSUBSCRIBED 20000
 #define WAIT_CALIBRATION_SPINS 4096
 #define WAIT_SPINS_MAX 1000000 /* against a clock that misreads the calibration */
 
@@ -16,9 +21,12 @@
 #define WAIT_COPY_BUDGETS_MAX 25 /* about 5 ms */
 
 unsigned wait_spins_before_yield = WAIT_SPINS_OVERSUBSCRIBED;
+long long wait_spin_ns = WAIT_SPIN_NS_OVERSUBSCRIBED;
 static int wait_oversubscribed = 1;
+static int wait_loadavg_fd = -1; /* kept open: read once per long wait's spin */
+static long wait_machine_cpus = 1;
 
-static long long wait_now_ns(void)
+long long wait_now_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -40,13 +48,44 @@ static unsigned wait_spins_per_budget(void)
                                                   : (unsigned)per_budget;
 }
 
+int wait_machine_oversubscribed(void)
+{
+    return wait_oversubscribed;
+}
+
+int wait_loadavg_contended(const char *loadavg, long cpus)
+{
+    /* "0.52 0.58 0.59 3/456 12345": the fourth field counts the runnable tasks */
+    const char *field = loadavg;
+    for (int i = 0; i < 3 && field; i++)
+        if ((field = strchr(field, ' ')))
+            field++;
+    char *end;
+    long runnable = field ? strtol(field, &end, 10) : 0;
+    return !field || end == field || *end != '/' || runnable > cpus;
+}
+
+int wait_cores_contended(void)
+{
+    char text[128];
+    ssize_t len = wait_loadavg_fd >= 0 ? pread(wait_loadavg_fd, text, sizeof(text) - 1, 0) : -1;
+    if (len <= 0)
+        return 1;
+    text[len] = '\0';
+    return wait_loadavg_contended(text, wait_machine_cpus);
+}
+
 void wait_policy_init(int pes_on_machine)
 {
+    if (wait_loadavg_fd < 0)
+        wait_loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    wait_machine_cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_set_t cpus;
     int n_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
     wait_oversubscribed = pes_on_machine > n_cpus;
     wait_spins_before_yield =
         wait_oversubscribed ? WAIT_SPINS_OVERSUBSCRIBED : wait_spins_per_budget();
+    wait_spin_ns = wait_oversubscribed ? WAIT_SPIN_NS_OVERSUBSCRIBED : WAIT_SPIN_NS;
 }
 
 unsigned wait_spins_for_copy(size_t bytes)

@@ -9,6 +9,25 @@
 
 /* Spins of a wait before it yields (wait_policy_init). */
 extern unsigned wait_spins_before_yield;
+/* How long a wait for a transport event spins before it sleeps until one comes
+ * (wait_policy_init): a sleeper gives its core away without the penalty the kernel sets on a
+ * yield, and is woken by the event itself. */
+extern long long wait_spin_ns;
+
+/* Whether this machine has more PEs than CPUs (wait_policy_init). */
+int wait_machine_oversubscribed(void);
+
+/* The monotonic clock, in nanoseconds. */
+long long wait_now_ns(void);
+
+/* Whether more threads of this machine want a core than it has (the kernel's count of runnable
+ * tasks, /proc/loadavg): only then does a wait that sleeps give its core to anyone. On idle
+ * cores a sleep only adds its wake-up (tens of microseconds for a virtual CPU that halted). */
+int wait_cores_contended(void);
+/* The same, read from loadavg (/proc/loadavg's text) for a machine of cpus CPUs; the count
+ * includes the caller. Text it cannot read counts as contended: a sleep then costs a wake-up,
+ * a spin through another job's time slice costs the slice. */
+int wait_loadavg_contended(const char *loadavg, long cpus);
 
 /* One spin: tells the core this is a wait loop. */
 static inline void wait_pause(void)

@@ -12,11 +12,19 @@ void progress_wait_step(struct progress_wait *wait)
         transport_progress(rt.worker);
     }
     job_end_poll();
-    wait_idle_for(&wait->spins, wait->spin_limit);
+    /* With more PEs than cores the PE waited for may share this core and answer through mapped
+     * memory, which wakes no sleeper: a yield hands it the core at once. */
+    if (wait->told && !wait_machine_oversubscribed())
+        transport_wait_idle(rt.worker, &wait->idle,
+                            wait_spin_ns * wait->spin_limit / wait_spins_before_yield);
+    else
+        wait_idle_for(&wait->spins, wait->spin_limit);
 }
 
 void progress_wait_end(struct progress_wait *wait)
 {
-    if (wait->told)
+    if (wait->told) {
+        transport_wait_finish(&wait->idle);
         transport_wait_leave(wait->told);
+    }
 }

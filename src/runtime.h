@@ -77,11 +77,13 @@ static inline void runtime_require_init(const char *routine)
 void fault_handlers_install(void);
 
 /* ---- Progress and waiting (progress.c) ---- */
-/* A wait loop's state: its spins (common/wait.h), and whether the transport knows this thread
- * waits (so the progress thread leaves the transport to it). */
+/* A wait loop's state: its spins (common/wait.h) or, while it progresses the transport, since
+ * when it spins (transport_wait_idle), and whether the transport knows this thread waits (so the
+ * progress thread leaves the transport to it). */
 struct progress_wait {
     unsigned spins, spin_limit;
     struct transport *told;
+    struct transport_idle idle;
 };
 /* One step of a wait loop: progresses the transport, and yields the CPU after a short spin so
  * that oversubscribed PEs let each other run. */
@@ -93,7 +95,7 @@ void progress_wait_end(struct progress_wait *wait);
 /* The same, spinning spin_limit times before each yield (wait_spins_for_copy). */
 #define PROGRESS_WAIT_WHILE_SPINNING(cond, spin_limit)                                             \
     do {                                                                                           \
-        struct progress_wait wait_ = {0, spin_limit, NULL};                                        \
+        struct progress_wait wait_ = {0, spin_limit, NULL, {0, 0}};                                \
         while (cond)                                                                               \
             progress_wait_step(&wait_);                                                            \
         progress_wait_end(&wait_);                                                                 \

@@ -63,6 +63,11 @@ spmd_tests() {
             "${launch[@]}" "$np" "$build/tests/spmd/busy_target"
     done
     run "spmd/busy_target -np 2" "${launch[@]}" 2 "$build/tests/spmd/busy_target"
+    # Beside busy threads on every core a wait that progresses the transport sleeps on its events
+    # between spins; on mapped memory it yields.
+    run "spmd/contended_waits -np 2 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
+        "${launch[@]}" 2 "$build/tests/spmd/contended_waits"
+    run "spmd/contended_waits -np 2" "${launch[@]}" 2 "$build/tests/spmd/contended_waits"
     # A flag put lands once: reset by its target once it arrived, it stays reset (copies that
     # stored a short block's bytes twice brought it back), by load/store and through UCX.
     for np in $(nps 2 4); do

@@ -132,6 +132,30 @@ void transport_progress(struct transport_worker *w);
  * the transport itself: the progress thread stays out of its way until every wait has ended. */
 void transport_wait_enter(struct transport *t);
 void transport_wait_leave(struct transport *t);
+/* Where a wait that progresses the transport stands (zero it to begin): since when it spins,
+ * and whether it has slept. */
+struct transport_idle {
+    long long since_ns;
+    int slept;
+};
+/* An idle step of such a wait on w: spins, then, where more threads want the machine's cores
+ * than it has, sleeps on w's events (and the default worker's) for at most 200 us; otherwise
+ * yields. Under load a peer's answer may be a time slice away: spinning through it holds a core
+ * that a peer placed on the same core may need (two PEs of a job on one loaded core took 4 ms a
+ * get and 1.3-1.9 ms a barrier, spinning 5 ms between yields), and each yield sets the PE a time
+ * slice back behind another job's process (yielding every 200 us: 250-370 us a get instead of
+ * 100). A sleeper gives the core away without that penalty and is woken by the answer itself,
+ * ahead of the processes that kept the core. On cores nobody else wants a sleep would only add
+ * its wake-up (tens of microseconds for a virtual CPU that halted).
+ * The spin lasts at most spin_ns, less for a thread whose recent waits went on after it: each
+ * sleep halves the thread's spin (down to 10 us), each wait that its spin saw end doubles it. A
+ * sleep wakes the PE on the core of the peer whose message woke it, so two PEs that talk come to
+ * share a core, where every spin keeps the other off it (a full spin of 200 us made a get 430 us
+ * there). */
+void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle,
+                         long long spin_ns);
+/* Ends such a wait: its outcome adjusts the thread's spin. */
+void transport_wait_finish(struct transport_idle *idle);
 /* ---- Memory only its owner can touch (device memory) ----
  * Operations on such memory travel as active messages and are performed at the target by the
  * callbacks it registered, from its progress engine (the GASNet-EX reference path for memory

@@ -2,7 +2,9 @@
  * dozen times before yielding; otherwise for about 200 us, which is more spins than that on any
  * CPU (a pause takes well under 3 us), and a wait on a peer's copy as long as the copy may take
  * (200 KB per 200 us), up to 25 times the usual. A long wait yields once per spin limit, not at
- * every step once the limit has passed. */
+ * every step once the limit has passed. A wait for the transport spins 200 us by the clock (20 us
+ * oversubscribed) before it may sleep, and sleeps only while the machine's runnable tasks
+ * outnumber its CPUs. */
 #define _GNU_SOURCE
 #include "../../common/wait.h"
 #include "unit.h"
@@ -24,10 +26,32 @@ int main(void)
     wait_policy_init(n_cpus + 1);
     UNIT_CHECK(wait_spins_before_yield == 64, "oversubscribed: %u spins, expected 64",
                wait_spins_before_yield);
+    UNIT_CHECK(wait_spin_ns == 20000,
+               "oversubscribed: a %lld ns spin for the transport, "
+               "expected 20000",
+               wait_spin_ns);
 
     wait_policy_init(n_cpus);
     UNIT_CHECK(wait_spins_before_yield > 64, "one PE per CPU: %u spins, expected more than 64",
                wait_spins_before_yield);
+
+    UNIT_CHECK(wait_spin_ns == 200000,
+               "one PE per CPU: a %lld ns spin for the transport, "
+               "expected 200000",
+               wait_spin_ns);
+
+    UNIT_CHECK(wait_loadavg_contended("2.51 2.91 2.63 3/92 11852\n", 2) == 1,
+               "3 runnable on 2 CPUs read as uncontended");
+    UNIT_CHECK(wait_loadavg_contended("2.51 2.91 2.63 2/92 11852\n", 2) == 0,
+               "2 runnable on 2 CPUs read as contended");
+    UNIT_CHECK(wait_loadavg_contended("0.00 0.01 0.05 17/1203 4\n", 64) == 0,
+               "17 runnable on 64 CPUs read as contended");
+    UNIT_CHECK(wait_loadavg_contended("0.00 0.01 0.05 65/1203 4\n", 64) == 1,
+               "65 runnable on 64 CPUs read as uncontended");
+    UNIT_CHECK(wait_loadavg_contended("", 2) == 1 && wait_loadavg_contended("1 2 3", 2) == 1 &&
+                   wait_loadavg_contended("1 2 3 x/9 1", 2) == 1 &&
+                   wait_loadavg_contended("1 2 3 4", 8) == 1,
+               "unreadable text read as uncontended");
 
     unsigned base = wait_spins_before_yield;
     UNIT_CHECK(wait_spins_for_copy(0) == base && wait_spins_for_copy(399999) == base,

@@ -16,14 +16,16 @@ int ucx_fail(const char *what, ucs_status_t status)
     return -1;
 }
 
-void ucx_wait_step(struct transport_worker *w, unsigned *spins)
+void ucx_wait_step(struct transport_worker *w, struct transport_idle *idle)
 {
     unsigned events = ucp_worker_progress(w->worker);
     struct transport_worker *served = w->t->workers;
     if (served != w)
         events += ucp_worker_progress(served->worker);
-    if (!events)
-        wait_idle(spins);
+    if (events)
+        idle->since_ns = 0;
+    else
+        transport_wait_idle(w, idle, wait_spin_ns);
 }
 
 int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what)
@@ -94,6 +96,8 @@ int transport_worker_create(struct transport *t, int thread_safe, struct transpo
     ucs_status_t status = w->peers && w->connected
                               ? ucp_worker_create(t->context, &params, &w->worker)
                               : UCS_ERR_NO_MEMORY;
+    if (status == UCS_OK && ucp_worker_get_efd(w->worker, &w->event_fd) != UCS_OK)
+        w->event_fd = -1;
     if (status != UCS_OK || ucx_am_worker_init(w)) {
         if (status != UCS_OK)
             ucx_fail("ucp_worker_create", status);

@@ -8,6 +8,7 @@
 #include "../transport.h"
 
 #include <pthread.h>
+#include <time.h>
 #include <ucp/api/ucp.h>
 
 #define UCX_MAX_REGIONS 64
@@ -34,6 +35,7 @@ struct transport_worker {
     struct transport_worker_counts counts; /* first: transport.h reads it inline */
     struct transport *t;
     ucp_worker_h worker;
+    int event_fd; /* the worker's event descriptor, or -1 where it has none */
     struct ucx_peer *peers;
     int *connected;               /* the PEs with an endpoint here, in the order they were made */
     size_t n_connected;           /* grows under connect_lock; read without it */
@@ -106,19 +108,26 @@ struct transport {
 int ucx_fail(const char *what, ucs_status_t status);
 /* One step of every wait on w: progresses w and, when w is a context's worker, the default
  * worker too, which serves the requests peers send this PE (whoever waits on a peer must keep
- * answering it, or two PEs waiting on each other hang); yields the core after a short spin. */
-void ucx_wait_step(struct transport_worker *w, unsigned *spins);
+ * answering it, or two PEs waiting on each other hang). After wait_spin_ns without an event it
+ * may sleep until one comes (transport_wait_idle). */
+void ucx_wait_step(struct transport_worker *w, struct transport_idle *idle);
 /* Loops while cond holds, stepping ucx_wait_step on w; counts as a wait for the progress thread. */
 #define UCX_WAIT_WHILE(w, cond)                                                                    \
     do {                                                                                           \
         if (!(cond))                                                                               \
             break;                                                                                 \
-        unsigned spins_ = 0;                                                                       \
+        struct transport_idle idle_ = {0};                                                         \
         transport_wait_enter((w)->t);                                                              \
         while (cond)                                                                               \
-            ucx_wait_step((w), &spins_);                                                           \
+            ucx_wait_step((w), &idle_);                                                            \
+        transport_wait_finish(&idle_);                                                             \
         transport_wait_leave((w)->t);                                                              \
     } while (0)
+/* Arms the n workers (1 or 2) and sleeps until one of them or extra_fd (-1: none) has an event, or
+ * timeout passes (NULL: no limit). Returns 0 once it has slept or found an event pending
+ * (progress them next), or -1 when a worker cannot be slept on. */
+int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_fd,
+                      const struct timespec *timeout);
 /* Stops the progress thread, if it runs (before the workers go). */
 void ucx_progress_stop(struct transport *t);
 /* Waits for a request returned by a _nbx call, progressing the worker meanwhile. */

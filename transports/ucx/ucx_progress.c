@@ -9,7 +9,7 @@
  * - once a whole pause has passed without a wait, it progresses the default worker until
  *   nothing is left, arms the worker's event descriptor and sleeps on it, so a request from a
  *   peer is served when it arrives, not at the next poll, until the PE waits again. */
-#define _GNU_SOURCE /* SCHED_BATCH */
+#define _GNU_SOURCE /* SCHED_BATCH, ppoll */
 #include "ucx_internal.h"
 
 #include <errno.h>
@@ -53,34 +53,78 @@ static void ucx_progress_pause(unsigned us)
     nanosleep(&pause, NULL);
 }
 
-/* Sleeps until the worker has an event or the thread is stopped. Returns 0, or -1 when the
- * worker cannot be armed (its events then go unseen: the caller polls instead). */
-static int ucx_progress_sleep(struct transport *t, ucp_worker_h worker, int worker_fd)
+int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_fd,
+                      const struct timespec *timeout)
 {
-    ucs_status_t status = ucp_worker_arm(worker);
-    if (status == UCS_ERR_BUSY)
-        return 0; /* something arrived meanwhile */
-    if (status != UCS_OK)
-        return -1;
-    struct pollfd fds[2] = {{.fd = worker_fd, .events = POLLIN},
-                            {.fd = t->progress.stop_fd, .events = POLLIN}};
-    while (poll(fds, 2, -1) < 0 && errno == EINTR)
+    struct pollfd fds[3];
+    int n_fds = 0;
+    for (int i = 0; i < n; i++) {
+        if (workers[i]->event_fd < 0)
+            return -1;
+        ucs_status_t status = ucp_worker_arm(workers[i]->worker);
+        if (status == UCS_ERR_BUSY)
+            return 0; /* something arrived meanwhile */
+        if (status != UCS_OK)
+            return -1;
+        fds[n_fds++] = (struct pollfd){.fd = workers[i]->event_fd, .events = POLLIN};
+    }
+    if (extra_fd >= 0)
+        fds[n_fds++] = (struct pollfd){.fd = extra_fd, .events = POLLIN};
+    while (ppoll(fds, (nfds_t)n_fds, timeout, NULL) < 0 && errno == EINTR)
         ;
     return 0;
 }
 
+/* Events the transport does not signal (none are known) cost a waiter this much, not a hang; a
+ * peer that answers through mapped memory is seen this late at most. */
+#define UCX_WAIT_SLEEP_NS 200000
+
+#define UCX_SPIN_MIN_NS 10000
+#define UCX_SPIN_MAX_NS 5000000 /* the longest a caller asks for: a copy's wait, 25 x 200 us */
+
+/* This thread's spin before a sleep, when shorter than the caller's (0: not shortened). */
+static __thread long long ucx_thread_spin_ns;
+
+void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle, long long spin_ns)
+{
+    long long now = wait_now_ns();
+    if (!idle->since_ns)
+        idle->since_ns = now;
+    if (ucx_thread_spin_ns && ucx_thread_spin_ns < spin_ns)
+        spin_ns = ucx_thread_spin_ns;
+    if (now - idle->since_ns < spin_ns) {
+        wait_pause();
+        return;
+    }
+    idle->since_ns = 0;
+    struct transport_worker *workers[2] = {w->t->workers, w};
+    const struct timespec timeout = {0, UCX_WAIT_SLEEP_NS};
+    if (!wait_cores_contended() ||
+        ucx_workers_sleep(workers, w == workers[0] ? 1 : 2, -1, &timeout)) {
+        sched_yield();
+        return;
+    }
+    idle->slept = 1;
+    ucx_thread_spin_ns = spin_ns / 2 > UCX_SPIN_MIN_NS ? spin_ns / 2 : UCX_SPIN_MIN_NS;
+}
+
+void transport_wait_finish(struct transport_idle *idle)
+{
+    if (!idle->slept && idle->since_ns && ucx_thread_spin_ns)
+        ucx_thread_spin_ns = ucx_thread_spin_ns < UCX_SPIN_MAX_NS ? ucx_thread_spin_ns * 2 : 0;
+}
+
 /* Serves the worker until one of the PE's threads begins a wait (waits differs from seen), the
  * thread is stopped, or the worker cannot be slept on. */
-static void ucx_progress_serve(struct transport *t, ucp_worker_h worker, int worker_fd,
-                               uint64_t seen)
+static void ucx_progress_serve(struct transport *t, uint64_t seen)
 {
     struct ucx_progress *p = &t->progress;
     do {
-        while (ucp_worker_progress(worker))
+        while (ucp_worker_progress(t->workers->worker))
             ;
         if (t->job_end_ops)
             t->job_end_ops->poll();
-        if (worker_fd < 0 || ucx_progress_sleep(t, worker, worker_fd))
+        if (ucx_workers_sleep(&t->workers, 1, p->stop_fd, NULL))
             return;
     } while (__atomic_load_n(&p->waits, __ATOMIC_ACQUIRE) == seen && !ucx_progress_stopping(p));
 }
@@ -99,10 +143,6 @@ static void *ucx_progress_loop(void *arg)
 {
     struct transport *t = arg;
     struct ucx_progress *p = &t->progress;
-    ucp_worker_h worker = t->workers->worker;
-    int worker_fd = -1;
-    if (ucp_worker_get_efd(worker, &worker_fd) != UCS_OK)
-        worker_fd = -1;
     unsigned pause_us = p->interval_us;
     uint64_t seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
     ucx_progress_schedule(SCHED_BATCH);
@@ -117,7 +157,7 @@ static void *ucx_progress_loop(void *arg)
         }
         pause_us = p->interval_us;
         ucx_progress_schedule(SCHED_OTHER);
-        ucx_progress_serve(t, worker, worker_fd, seen);
+        ucx_progress_serve(t, seen);
         ucx_progress_schedule(SCHED_BATCH);
         seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
     }
