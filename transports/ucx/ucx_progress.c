@@ -8,7 +8,9 @@
  *   several PEs every wake-up of this thread is taken from one of them;
  * - once a whole pause has passed without a wait, it progresses the default worker until
  *   nothing is left, arms the worker's event descriptor and sleeps on it, so a request from a
- *   peer is served when it arrives, not at the next poll, until the PE waits again. */
+ *   peer is served when it arrives, not at the next poll, until the PE waits again.
+ * The PE's own waits sleep on the same event descriptors between spins when other threads want
+ * the machine's cores (transport_wait_idle). */
 #define _GNU_SOURCE /* SCHED_BATCH, ppoll */
 #include "ucx_internal.h"
 
