@@ -95,7 +95,7 @@ void progress_wait_end(struct progress_wait *wait);
 /* The same, spinning spin_limit times before each yield (wait_spins_for_copy). */
 #define PROGRESS_WAIT_WHILE_SPINNING(cond, spin_limit)                                             \
     do {                                                                                           \
-        struct progress_wait wait_ = {0, spin_limit, NULL, {0, 0}};                                \
+        struct progress_wait wait_ = {0, spin_limit, NULL, {0, 0, 0}};                             \
         while (cond)                                                                               \
             progress_wait_step(&wait_);                                                            \
         progress_wait_end(&wait_);                                                                 \

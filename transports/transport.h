@@ -133,10 +133,10 @@ void transport_progress(struct transport_worker *w);
 void transport_wait_enter(struct transport *t);
 void transport_wait_leave(struct transport *t);
 /* Where a wait that progresses the transport stands (zero it to begin): since when it spins,
- * and whether it has slept. */
+ * whether it has spun at all and whether it has slept. */
 struct transport_idle {
     long long since_ns;
-    int slept;
+    int spun, slept;
 };
 /* An idle step of such a wait on w: spins, then, where more threads want the machine's cores
  * than it has, sleeps on w's events (and the default worker's) for at most 200 us; otherwise

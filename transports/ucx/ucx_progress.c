@@ -95,6 +95,7 @@ void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle
     if (ucx_thread_spin_ns && ucx_thread_spin_ns < spin_ns)
         spin_ns = ucx_thread_spin_ns;
     if (now - idle->since_ns < spin_ns) {
+        idle->spun = 1;
         wait_pause();
         return;
     }
@@ -112,7 +113,7 @@ void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle
 
 void transport_wait_finish(struct transport_idle *idle)
 {
-    if (!idle->slept && idle->since_ns && ucx_thread_spin_ns)
+    if (idle->spun && !idle->slept && ucx_thread_spin_ns)
         ucx_thread_spin_ns = ucx_thread_spin_ns < UCX_SPIN_MAX_NS ? ucx_thread_spin_ns * 2 : 0;
 }
 
