@@ -4,13 +4,16 @@
  * on it meanwhile. Then every PE is such a target at once, round after round: each puts a block
  * and a flag to the next PE and spins on its own flag without calling the library, with the
  * public verifier's limit of 10 s (the scheduler once kept the PEs that would serve it off the
- * cores for longer). Every value is checked on every PE. */
+ * cores for longer). Last, PE 0 computes right after a stream of broadcasts, during which its
+ * progress thread kept off the worker, and is served again while its peers add to its counter.
+ * Every value is checked on every PE. */
 #include "check.h"
 
 #include <time.h>
 
-enum { OPS = 200, DEADLINE_S = 60, ROUNDS = 200, BLOCK = 64, FLAG_DEADLINE_S = 10 };
+enum { OPS = 200, DEADLINE_S = 60, ROUNDS = 200, BLOCK = 64, FLAG_DEADLINE_S = 10, CALLS = 500 };
 static long counter, done, table[OPS], slots[1024], block[BLOCK];
+static long late_counter, late_done, broadcast_dest;
 static int flag;
 
 static double now_s(void)
@@ -20,16 +23,17 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* PE 0's work: no library call until every peer has finished (or the deadline). */
-static void compute_until_done(int peers)
+/* PE 0's work: no library call until every peer has counted itself done in *done_word (or the
+ * deadline). */
+static void compute_until_done(const long *done_word, int peers)
 {
     double deadline = now_s() + DEADLINE_S;
     volatile double x = 0;
-    while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < peers && now_s() < deadline)
+    while (__atomic_load_n(done_word, __ATOMIC_ACQUIRE) < peers && now_s() < deadline)
         for (int i = 0; i < 10000; i++)
             x += i;
-    CHECK(__atomic_load_n(&done, __ATOMIC_ACQUIRE) == peers,
-          "%ld of %d peers done after %d s of computing", done, peers, DEADLINE_S);
+    CHECK(__atomic_load_n(done_word, __ATOMIC_ACQUIRE) == peers,
+          "%ld of %d peers done after %d s of computing", *done_word, peers, DEADLINE_S);
 }
 
 static void work_on_pe0(int me)
@@ -73,6 +77,28 @@ static void spin_on_flags(int me, int n)
     }
 }
 
+/* A stream of broadcasts from rotating roots, each checked; then PE 0 computes while the others
+ * fetch-add to it. */
+static void served_after_collectives(int me, int n)
+{
+    for (int i = 0; i < CALLS; i++) {
+        long source = 1000L * i + me;
+        shmem_long_broadcast(SHMEM_TEAM_WORLD, &broadcast_dest, &source, 1, i % n);
+        CHECK_EQ(broadcast_dest, 1000L * i + i % n);
+    }
+    if (me == 0) {
+        compute_until_done(&late_done, n - 1);
+    } else {
+        for (int i = 0; i < OPS; i++)
+            shmem_long_atomic_fetch_add(&late_counter, 1, 0);
+        shmem_long_atomic_add(&late_done, 1, 0);
+        shmem_quiet();
+    }
+    shmem_barrier_all();
+    if (me == 0)
+        CHECK_EQ(late_counter, (long)(n - 1) * OPS);
+}
+
 int main(void)
 {
     shmem_init();
@@ -81,7 +107,7 @@ int main(void)
         table[i] = 7L * i;
     shmem_barrier_all();
     if (me == 0)
-        compute_until_done(n - 1);
+        compute_until_done(&done, n - 1);
     else
         work_on_pe0(me);
     shmem_barrier_all();
@@ -93,5 +119,6 @@ int main(void)
     if (n > 1)
         spin_on_flags(me, n);
     shmem_barrier_all();
+    served_after_collectives(me, n);
     return check_finish();
 }

@@ -35,6 +35,11 @@ void transport_wait_leave(struct transport *t)
     __atomic_sub_fetch(&t->progress.waits, 1, __ATOMIC_ACQ_REL);
 }
 
+void transport_collective_begun(struct transport *t)
+{
+    __atomic_add_fetch(&t->progress.waits, UCX_WAIT_BEGUN, __ATOMIC_RELAXED);
+}
+
 /* A PE that waits may be waiting for what its batched puts carry (a peer polling the data
  * before it answers): they go before the wait goes on. */
 void transport_progress(struct transport_worker *w)
