@@ -79,8 +79,8 @@ struct ucx_progress {
     int stop_fd;          /* an eventfd beside the worker's event descriptor */
     unsigned interval_us; /* how often it looks again while the PE's threads wait */
     /* Waits of this PE's threads, which progress the worker themselves: the low half counts
-     * those under way, the high half those ever begun (so a look tells whether any began
-     * since the last look). */
+     * those under way, the high half those ever begun, collectives included (so a look tells
+     * whether any began since the last look). */
     uint64_t waits;
 };
 
