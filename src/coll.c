@@ -76,13 +76,27 @@ void coll_team_group(struct coll_group *g, const char *routine, shmem_team_t tea
     g->routine = routine;
 }
 
-/* Every collective call tells the progress thread that this PE is in the library and will take
- * its peers' messages itself (transport_collective_begun). A receiver that finds each call's data
- * already delivered never waits, and the thread, woken by every message meanwhile, cost a
- * 4 KiB broadcast between two nodes a quarter of its time. */
-static void coll_begun(void)
+/* Whether a member of g is on another node. A team's count of nodes is known for the world and
+ * its splits; any other team counts as one node's (its collectives then tell nothing). */
+static int coll_spans_nodes(const struct coll_group *g)
 {
-    if (rt.transport)
+    if (g->team)
+        return g->team->nodes > 1;
+    for (int r = 0; r < g->size; r++)
+        if (rt.node_of[g->members[r]] != rt.my_node)
+            return 1;
+    return 0;
+}
+
+/* A collective across nodes tells the progress thread that this PE is in the library and will
+ * take its peers' messages itself (transport_collective_begun): it cannot end before it has,
+ * unless the thread took them in. A receiver that found each call's data already delivered never
+ * waited, and the thread, woken by every message meanwhile, cost a 4 KiB broadcast between two
+ * nodes a quarter of its time. A collective within a node tells nothing: one that finds its
+ * peers done before it never waits, and so never progresses the transport for the thread. */
+static void coll_begun(const struct coll_group *g)
+{
+    if (rt.transport && coll_spans_nodes(g))
         transport_collective_begun(rt.transport);
 }
 
@@ -92,7 +106,6 @@ static int coll_team_begin(const char *routine, shmem_team_t team, const void *d
                            const void *source, struct coll_group *g)
 {
     runtime_require_init(routine);
-    coll_begun();
     if (team == SHMEM_TEAM_INVALID || team->my_rank < 0) {
         if (rt.debug)
             log_error(routine, "called on %s",
@@ -101,6 +114,7 @@ static int coll_team_begin(const char *routine, shmem_team_t team, const void *d
         return -1;
     }
     coll_team_group(g, routine, team);
+    coll_begun(g);
     if (unlikely(rt.debug))
         coll_space_check(routine, team, dest, source);
     return 0;
@@ -408,7 +422,6 @@ static int active_set_begin(struct active_set *set, const char *routine, int sta
                             int size, long *psync)
 {
     runtime_require_init(routine);
-    coll_begun();
     long last = start + ((long)(size - 1) << log_stride);
     if (size < 1 || start < 0 || log_stride < 0 || log_stride > 30 || last >= rt.n_pes)
         log_fatal(routine,
@@ -417,6 +430,7 @@ static int active_set_begin(struct active_set *set, const char *routine, int sta
     set->members = set->inline_members;
     if (size == rt.n_pes) { /* then start is 0 and the stride 1 (or size 1) */
         coll_team_group(&set->g, routine, SHMEM_TEAM_WORLD);
+        coll_begun(&set->g);
         return 0;
     }
     if (size > ACTIVE_SET_INLINE && !(set->members = malloc((size_t)size * sizeof(int))))
@@ -445,6 +459,7 @@ static int active_set_begin(struct active_set *set, const char *routine, int sta
                                  .gather_by_world = 1,
                                  .routine = routine};
     set->g.expect = set->g.set_expect;
+    coll_begun(&set->g);
     return 0;
 }
 

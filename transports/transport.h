@@ -132,9 +132,9 @@ void transport_progress(struct transport_worker *w);
  * the transport itself: the progress thread stays out of its way until every wait has ended. */
 void transport_wait_enter(struct transport *t);
 void transport_wait_leave(struct transport *t);
-/* A thread of this PE begins a collective, which waits for its peers' messages unless the
- * progress thread has already taken them in: the progress thread stays out of the way as for a
- * wait begun, so that a stream of collectives takes its own messages instead of having that
+/* A thread of this PE begins a collective across nodes, which waits for its peers' messages
+ * unless the progress thread has already taken them in: the progress thread stays out of the way as
+ * for a wait begun, so that a stream of collectives takes its own messages instead of having that
  * thread woken for each. */
 void transport_collective_begun(struct transport *t);
 /* Where a wait that progresses the transport stands (zero it to begin): since when it spins,
