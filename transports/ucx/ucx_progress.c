@@ -2,16 +2,17 @@
  * performed by the target's progress engine, so a PE busy computing would stall every peer that
  * reaches it. This thread serves them, and stays out of the way otherwise:
  * - while the PE's own threads keep waiting on peers (and so progress the worker themselves), or
- *   keep calling collectives (which wait for what the thread would otherwise take in), it
- *   does not touch the worker: it looks again after a pause that grows while they stay busy,
- *   as a batch thread (ucx_progress_schedule).
+ *   keep calling collectives across nodes (which wait for what the thread would otherwise take
+ *   in), it does not touch the worker: it looks again after a pause that grows while they stay
+ *   busy, as a batch thread (ucx_progress_schedule).
  *   Two threads progressing one worker only fight for its lock, and on a core shared by
  *   several PEs every wake-up of this thread is taken from one of them;
- * - once a whole pause has passed without a wait or a collective begun, it progresses the default
- * worker until nothing is left, arms the worker's event descriptor and sleeps on it, so a request
- * from a peer is served when it arrives, not at the next poll, until the PE waits again. The PE's
- * own waits sleep on the same event descriptors between spins when other threads want the machine's
- * cores (transport_wait_idle). */
+ * - once a whole pause has passed without a wait or a collective begun, it progresses the
+ *   default worker until nothing is left, arms the worker's event descriptor and sleeps on it,
+ *   so a request from a peer is served when it arrives, not at the next poll, until the PE
+ *   waits again.
+ * The PE's own waits sleep on the same event descriptors between spins when other threads want
+ * the machine's cores (transport_wait_idle). */
 #define _GNU_SOURCE /* SCHED_BATCH, ppoll */
 #include "ucx_internal.h"
 
