@@ -13,7 +13,7 @@
 
 enum { OPS = 200, DEADLINE_S = 60, ROUNDS = 200, BLOCK = 64, FLAG_DEADLINE_S = 10, CALLS = 500 };
 static long counter, done, table[OPS], slots[1024], block[BLOCK];
-static long late_counter, late_done, broadcast_dest;
+static long late_counter, late_done, broadcast_source, broadcast_dest;
 static int flag;
 
 static double now_s(void)
@@ -82,8 +82,8 @@ static void spin_on_flags(int me, int n)
 static void served_after_collectives(int me, int n)
 {
     for (int i = 0; i < CALLS; i++) {
-        long source = 1000L * i + me;
-        shmem_long_broadcast(SHMEM_TEAM_WORLD, &broadcast_dest, &source, 1, i % n);
+        broadcast_source = 1000L * i + me;
+        shmem_long_broadcast(SHMEM_TEAM_WORLD, &broadcast_dest, &broadcast_source, 1, i % n);
         CHECK_EQ(broadcast_dest, 1000L * i + i % n);
     }
     if (me == 0) {
