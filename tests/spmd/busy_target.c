@@ -13,7 +13,7 @@
 
 enum { OPS = 200, DEADLINE_S = 60, ROUNDS = 200, BLOCK = 64, FLAG_DEADLINE_S = 10, CALLS = 500 };
 static long counter, done, table[OPS], slots[1024], block[BLOCK];
-static long late_counter, late_done, broadcast_source, broadcast_dest;
+static long late_counter, late_done, broadcast_source, broadcast_dest[2];
 static int flag;
 
 static double now_s(void)
@@ -78,13 +78,16 @@ static void spin_on_flags(int me, int n)
 }
 
 /* A stream of broadcasts from rotating roots, each checked; then PE 0 computes while the others
- * fetch-add to it. */
+ * fetch-add to it. The broadcasts alternate two dests: the next call's root may write a dest as
+ * soon as this PE has returned from the call before (it is then "ready to accept" the data, in
+ * the spec's words), so one dest read between calls could already hold the next call's data. */
 static void served_after_collectives(int me, int n)
 {
     for (int i = 0; i < CALLS; i++) {
         broadcast_source = 1000L * i + me;
-        shmem_long_broadcast(SHMEM_TEAM_WORLD, &broadcast_dest, &broadcast_source, 1, i % n);
-        CHECK_EQ(broadcast_dest, 1000L * i + i % n);
+        long *dest = &broadcast_dest[i % 2];
+        shmem_long_broadcast(SHMEM_TEAM_WORLD, dest, &broadcast_source, 1, i % n);
+        CHECK_EQ(*dest, 1000L * i + i % n);
     }
     if (me == 0) {
         compute_until_done(&late_done, n - 1);
