@@ -430,7 +430,6 @@ static int active_set_begin(struct active_set *set, const char *routine, int sta
     set->members = set->inline_members;
     if (size == rt.n_pes) { /* then start is 0 and the stride 1 (or size 1) */
         coll_team_group(&set->g, routine, SHMEM_TEAM_WORLD);
-        coll_begun(&set->g);
         return 0;
     }
     if (size > ACTIVE_SET_INLINE && !(set->members = malloc((size_t)size * sizeof(int))))
@@ -459,7 +458,6 @@ static int active_set_begin(struct active_set *set, const char *routine, int sta
                                  .gather_by_world = 1,
                                  .routine = routine};
     set->g.expect = set->g.set_expect;
-    coll_begun(&set->g);
     return 0;
 }
 
@@ -475,6 +473,7 @@ static void active_set_end(struct active_set *set)
         struct active_set set_;                                                                    \
         if (active_set_begin(&set_, routine, PE_start, logPE_stride, PE_size, pSync) == 0) {       \
             struct coll_group *g_ = &set_.g;                                                       \
+            coll_begun(g_);                                                                        \
             CALL;                                                                                  \
             active_set_end(&set_);                                                                 \
         }                                                                                          \
