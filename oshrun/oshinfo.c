@@ -7,6 +7,18 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The GPU kinds this build has (configure found their headers). */
+#ifdef STRATA_HAVE_CUDA
+#define STRATA_KIND_CUDA ", CUDA GPUs"
+#else
+#define STRATA_KIND_CUDA ""
+#endif
+#ifdef STRATA_HAVE_HIP
+#define STRATA_KIND_HIP ", HIP (AMD) GPUs"
+#else
+#define STRATA_KIND_HIP ""
+#endif
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--knobs-markdown")) {
@@ -23,7 +35,8 @@ int main(int argc, char **argv)
     printf("Configure args:  %s\n", STRATA_CONFIGURE_ARGS);
     printf("Sanitizers:      %s\n", STRATA_SANITIZERS);
     printf("Transports:      direct load/store on the node, UCX\n");
-    printf("Memory kinds:    host (shared memory), test device (a testing aid)\n");
+    printf("Memory kinds:    host (shared memory)%s%s, test device (a testing aid)\n",
+           STRATA_KIND_CUDA, STRATA_KIND_HIP);
     printf("Knobs (environment):\n");
     struct knobs knobs;
     char err[256];

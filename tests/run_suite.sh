@@ -58,6 +58,10 @@ run "GPU runtimes loaded only for GPU spaces, never from the current directory" 
     "$src/tests/unit/runtime_loading.sh" "$oshrun" "$build/tests/spmd/hello" \
     "$build/tests/spmd/spaces_device" "$src/tests/unit/fake_runtime.c" \
     "$([ -f "$cuda_double" ] && echo "$cuda_double")"
+run "oshinfo names the memory kinds this build has" bash -c \
+    "line=\$('$build/oshrun/oshinfo' | grep '^Memory kinds:'); echo \"\$line\";
+     [ \$(grep -c 'CUDA GPUs' <<<\"\$line\") -eq $([ -f "$cuda_double" ] && echo 1 || echo 0) ] &&
+     [ \$(grep -c 'HIP (AMD) GPUs' <<<\"\$line\") -eq $([ -f "$hip_double" ] && echo 1 || echo 0) ]"
 # The README's knob table is generated from the knob table in the code: it must match.
 run "README knob table matches oshinfo" bash -c \
     "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,/^\$/p' '$src/README.md' | sed '/^\$/d')"

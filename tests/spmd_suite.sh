@@ -231,6 +231,18 @@ spmd_gpu_tests() {
 
 spmd_cuda_tests() {
     spmd_gpu_tests CUDA "$cuda_double" cuda SHMEM_TEST_CUDA_DRIVER="$cuda_double"
+    # Reductions among members that share a device are combined by rank 0 alone (above: the
+    # double's one device); on a device each, every member combines for itself.
+    local np
+    for np in $(nps 2); do
+        [ -f "$cuda_double" ] || break
+        run "spmd/spaces_device -np $np, CUDA on two devices (map 0,1)" \
+            env SHMEM_TEST_CUDA_DRIVER="$cuda_double" STRATA_CUDA_DOUBLE_DEVICES=2 \
+            SHMEM_DEVICE_MAP=0,1 "${launch[@]}" "$np" "$build/tests/spmd/spaces_device"
+        run "spmd/gpu_patterns -np $np, CUDA on two devices (map 0,1)" \
+            env SHMEM_TEST_CUDA_DRIVER="$cuda_double" STRATA_CUDA_DOUBLE_DEVICES=2 \
+            SHMEM_DEVICE_MAP=0,1 "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
+    done
     # The same on this machine's own NVIDIA GPU, where it has one: all PEs share GPU 0.
     if [ -f "$cuda_double" ] && env -u SHMEM_TEST_CUDA_DRIVER "$build/oshrun/oshinfo" 2>/dev/null |
         grep -q '^  cuda: [1-9]'; then

@@ -120,6 +120,16 @@ static enum gpu_memory cuda_memory(const void *ptr)
                                         : GPU_MEMORY_PAGEABLE;
 }
 
+static int cuda_device_of(const void *ptr)
+{
+    int ordinal = -1;
+    cuda_enter();
+    if (cuda.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                   cuda_address(ptr)) != CUDA_SUCCESS)
+        return -1;
+    return ordinal;
+}
+
 static const struct gpu_runtime cuda_runtime = {
     .name = "CUDA",
     .kind = &kind_cuda,
@@ -154,4 +164,5 @@ const struct kind_ops kind_cuda = {
     .atomic = cuda_atomic,
     .reduce = cuda_reduce,
     .scratch = cuda_scratch,
+    .device_of = cuda_device_of,
 };

@@ -108,6 +108,10 @@ struct kind_ops {
     void (*reduce)(void *acc, const void *in, size_t count, enum kind_reduction what);
     /* With reduce: this thread's device buffer of at least bytes, until its next call. */
     void *(*scratch)(size_t bytes);
+    /* Optional, with reduce: the device that holds the memory of this kind at ptr (a heap here
+     * or attached), as this process numbers devices; -1 if unknown. Reductions ask it whether
+     * members share a device. */
+    int (*device_of)(const void *ptr);
     /* Optional: host memory [base, base+len) (a host region's mapping, this PE's or a node
      * peer's) is about to be unmapped: forget what the kind holds on it (registrations). */
     void (*host_unmapping)(void *base, size_t len);

@@ -24,7 +24,14 @@ static CUresult status(enum double_status s)
 }
 
 static __thread CUcontext current;
-static int primary_context; /* its address is the one context */
+#define DOUBLE_MAX_DEVICES 16
+static int primary_contexts[DOUBLE_MAX_DEVICES]; /* a device's context is its entry's address */
+
+/* The device of the current context. */
+static int current_device(void)
+{
+    return (int)((int *)current - primary_contexts);
+}
 
 EXPORT CUresult cuInit(unsigned int flags)
 {
@@ -60,8 +67,9 @@ EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice device)
 
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device)
 {
-    (void)device;
-    *context = (CUcontext)&primary_context;
+    if (device < 0 || device >= DOUBLE_MAX_DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *context = (CUcontext)&primary_contexts[device];
     return CUDA_SUCCESS;
 }
 
@@ -88,7 +96,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 {
     NEED_CONTEXT();
     uintptr_t p = 0;
-    CUresult rc = status(double_alloc(&p, size));
+    CUresult rc = status(double_alloc(&p, size, current_device()));
     *dptr = p;
     return rc;
 }
@@ -123,6 +131,13 @@ EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
 
 EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
+    if (attribute == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
+        int device = double_device_of(ptr);
+        if (device < 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(int *)data = device;
+        return CUDA_SUCCESS;
+    }
     if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
         return CUDA_ERROR_NOT_SUPPORTED;
     switch (double_memory_of(ptr)) {

@@ -22,6 +22,7 @@ struct block {
     char *storage; /* the bytes */
     int fd;        /* an allocation's memory file, -1 for an opened one */
     int allocated; /* allocated here (else opened) */
+    int device;    /* the device whose memory it is */
     struct block *next;
 };
 static struct block *blocks;
@@ -81,9 +82,9 @@ static uintptr_t reserve(size_t size)
     return base;
 }
 
-/* Maps size bytes of fd as a new block; the block keeps fd when it is an allocation (node peers
- * open it through /proc while it lives), else closes it. */
-static enum double_status block_add(int fd, size_t size, int allocated, uintptr_t *dptr)
+/* Maps size bytes of fd, memory of device, as a new block; the block keeps fd when it is an
+ * allocation (node peers open it through /proc while it lives), else closes it. */
+static enum double_status block_add(int fd, size_t size, int allocated, int device, uintptr_t *dptr)
 {
     struct block *b = calloc(1, sizeof(*b));
     char *storage = b ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
@@ -99,7 +100,7 @@ static enum double_status block_add(int fd, size_t size, int allocated, uintptr_
         close(fd);
         fd = -1;
     }
-    *b = (struct block){base, size, storage, fd, allocated, NULL};
+    *b = (struct block){base, size, storage, fd, allocated, device, NULL};
     pthread_mutex_lock(&lock);
     b->next = blocks;
     blocks = b;
@@ -304,7 +305,7 @@ int double_device_count(const char *variable)
     return n ? atoi(n) : 1;
 }
 
-enum double_status double_alloc(uintptr_t *dptr, size_t size)
+enum double_status double_alloc(uintptr_t *dptr, size_t size, int device)
 {
     if (!size)
         return DOUBLE_INVALID_VALUE;
@@ -314,7 +315,7 @@ enum double_status double_alloc(uintptr_t *dptr, size_t size)
             close(fd);
         return DOUBLE_OUT_OF_MEMORY;
     }
-    return block_add(fd, size, 1, dptr);
+    return block_add(fd, size, 1, device, dptr);
 }
 
 enum double_status double_free(uintptr_t dptr)
@@ -329,7 +330,8 @@ enum double_status double_ipc_get(uintptr_t dptr, char *handle)
     int ok = b && b->base == dptr && b->allocated;
     if (ok) {
         memset(handle, 0, DOUBLE_IPC_HANDLE);
-        snprintf(handle, DOUBLE_IPC_HANDLE, "%d %d %zu", (int)getpid(), b->fd, b->size);
+        snprintf(handle, DOUBLE_IPC_HANDLE, "%d %d %zu %d", (int)getpid(), b->fd, b->size,
+                 b->device);
     }
     pthread_mutex_unlock(&lock);
     return ok ? DOUBLE_OK : DOUBLE_INVALID_VALUE;
@@ -337,22 +339,31 @@ enum double_status double_ipc_get(uintptr_t dptr, char *handle)
 
 enum double_status double_ipc_open(const char *handle, uintptr_t *dptr)
 {
-    int pid, fd;
+    int pid, fd, device;
     size_t size;
     char text[DOUBLE_IPC_HANDLE + 1] = "", path[64];
     memcpy(text, handle, DOUBLE_IPC_HANDLE);
-    if (sscanf(text, "%d %d %zu", &pid, &fd, &size) != 3)
+    if (sscanf(text, "%d %d %zu %d", &pid, &fd, &size, &device) != 4)
         return DOUBLE_INVALID_HANDLE;
     snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
     int opened = open(path, O_RDWR | O_CLOEXEC);
     if (opened < 0)
         return DOUBLE_INVALID_HANDLE;
-    return block_add(opened, size, 0, dptr);
+    return block_add(opened, size, 0, device, dptr);
 }
 
 enum double_status double_ipc_close(uintptr_t dptr)
 {
     return block_remove(dptr, 0);
+}
+
+int double_device_of(uintptr_t p)
+{
+    pthread_mutex_lock(&lock);
+    struct block *b = block_of(p);
+    int device = b ? b->device : -1;
+    pthread_mutex_unlock(&lock);
+    return device;
 }
 
 enum double_memory double_memory_of(uintptr_t p)

@@ -41,7 +41,7 @@ enum double_status {
 int double_device_count(const char *variable);
 
 /* ---- Device memory ---- */
-enum double_status double_alloc(uintptr_t *dptr, size_t size);
+enum double_status double_alloc(uintptr_t *dptr, size_t size, int device);
 enum double_status double_free(uintptr_t dptr);
 /* handle: DOUBLE_IPC_HANDLE bytes naming the allocation at dptr. */
 enum double_status double_ipc_get(uintptr_t dptr, char *handle);
@@ -51,6 +51,8 @@ enum double_status double_ipc_close(uintptr_t dptr);
 /* ---- Host memory the runtime reads by DMA ---- */
 enum double_memory { DOUBLE_PAGEABLE, DOUBLE_PINNED, DOUBLE_DEVICE };
 enum double_memory double_memory_of(uintptr_t p);
+/* The device of the allocation (of this process, or opened by IPC) that holds p; -1 if none. */
+int double_device_of(uintptr_t p);
 enum double_status double_host_register(void *p, size_t size);
 enum double_status double_host_unregister(void *p);
 enum double_status double_host_alloc(void **p, size_t size);

@@ -78,7 +78,7 @@ EXPORT hipError_t hipGetDevice(int *device)
 EXPORT hipError_t hipMalloc(void **ptr, size_t size)
 {
     uintptr_t p = 0;
-    hipError_t rc = status(double_alloc(&p, size));
+    hipError_t rc = status(double_alloc(&p, size, current));
     *ptr = (void *)p;
     return rc;
 }
