@@ -69,6 +69,7 @@ static int space_heap_create(const struct space_job *job, const struct space_par
     heap->space = space;
     heap->kind = params->kind;
     heap->mem.fd = -1;
+    heap->mem.wish = kind_ident_address(params->id, params->size);
     if (heap->kind->create(prefix, params->size, &heap->mem))
         return -1;
     heap->base = heap->mem.base;

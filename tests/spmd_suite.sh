@@ -229,8 +229,15 @@ spmd_gpu_tests() {
     done
 }
 
+# Where node peers may take each other's descriptors (Yama's ptrace scope 0 or no Yama), CUDA
+# heaps are VMM allocations at the address every member wishes for: the spaces are IDENT_ADDR.
+vmm_ident() {
+    [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" = 0 ] &&
+        echo STRATA_TEST_IDENT_ADDR=1
+}
+
 spmd_cuda_tests() {
-    spmd_gpu_tests CUDA "$cuda_double" cuda SHMEM_TEST_CUDA_DRIVER="$cuda_double"
+    spmd_gpu_tests CUDA "$cuda_double" cuda SHMEM_TEST_CUDA_DRIVER="$cuda_double" $(vmm_ident)
     # Reductions among members that share a device are combined by rank 0 alone (above: the
     # double's one device); on a device each, every member combines for itself.
     local np
@@ -242,11 +249,17 @@ spmd_cuda_tests() {
         run "spmd/gpu_patterns -np $np, CUDA on two devices (map 0,1)" \
             env SHMEM_TEST_CUDA_DRIVER="$cuda_double" STRATA_CUDA_DOUBLE_DEVICES=2 \
             SHMEM_DEVICE_MAP=0,1 "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
+        # Heaps of cuMemAlloc and legacy IPC handles, where the device has no VMM.
+        run "spmd/spaces_device -np $np, CUDA without VMM" env SHMEM_TEST_CUDA_DRIVER="$cuda_double" \
+            STRATA_CUDA_DOUBLE_VMM=0 STRATA_TEST_GPU_PES=0-$((np - 1)) "${launch[@]}" "$np" \
+            "$build/tests/spmd/spaces_device"
+        run "spmd/gpu_patterns -np $np, CUDA without VMM" env SHMEM_TEST_CUDA_DRIVER="$cuda_double" \
+            STRATA_CUDA_DOUBLE_VMM=0 "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
     done
     # The same on this machine's own NVIDIA GPU, where it has one: all PEs share GPU 0.
     if [ -f "$cuda_double" ] && env -u SHMEM_TEST_CUDA_DRIVER "$build/oshrun/oshinfo" 2>/dev/null |
         grep -q '^  cuda: [1-9]'; then
-        spmd_gpu_tests "CUDA GPU" "" cuda
+        spmd_gpu_tests "CUDA GPU" "" cuda $(vmm_ident)
     fi
 }
 

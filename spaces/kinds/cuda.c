@@ -35,11 +35,14 @@ static int cuda_open(const char *path, int ordinal, char *why, size_t whylen)
         snprintf(why, whylen, "CUDA device %d cannot be set up", ordinal);
         return -1;
     }
+    cuda_vmm_setup(device);
     return 0;
 }
 
-static int cuda_alloc(void **ptr, size_t size)
+static int cuda_alloc(void **ptr, size_t size, void *wish)
 {
+    if (cuda_vmm_heaps())
+        return cuda_vmm_alloc(ptr, size, wish);
     CUdeviceptr block;
     CUresult rc = cuda.cuMemAlloc(&block, size);
     *ptr = (void *)(uintptr_t)block;
@@ -48,7 +51,8 @@ static int cuda_alloc(void **ptr, size_t size)
 
 static int cuda_free(void *ptr)
 {
-    return cuda.cuMemFree(cuda_address(ptr));
+    CUresult rc = cuda_vmm_release(ptr);
+    return rc == CUDA_ERROR_NOT_FOUND ? cuda.cuMemFree(cuda_address(ptr)) : rc;
 }
 
 static int cuda_copy_async(void *dst, const void *src, size_t len, void *stream)
@@ -75,22 +79,27 @@ _Static_assert(sizeof(CUipcMemHandle) == GPU_IPC_HANDLE, "a CUDA IPC handle is 6
 
 static int cuda_ipc_get(void *handle, void *block)
 {
-    return cuda.cuIpcGetMemHandle(handle, cuda_address(block));
+    CUresult rc = cuda_vmm_export(handle, block);
+    return rc == CUDA_ERROR_NOT_FOUND ? cuda.cuIpcGetMemHandle(handle, cuda_address(block)) : rc;
 }
 
 static int cuda_ipc_open(void **block, const void *handle)
 {
+    CUresult rc = cuda_vmm_attach(block, handle);
+    if (rc != CUDA_ERROR_NOT_FOUND)
+        return rc;
     CUipcMemHandle h;
     CUdeviceptr address;
     memcpy(&h, handle, sizeof(h));
-    CUresult rc = cuda.cuIpcOpenMemHandle(&address, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    rc = cuda.cuIpcOpenMemHandle(&address, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
     *block = (void *)(uintptr_t)address;
     return rc;
 }
 
 static int cuda_ipc_close(void *block)
 {
-    return cuda.cuIpcCloseMemHandle(cuda_address(block));
+    CUresult rc = cuda_vmm_release(block);
+    return rc == CUDA_ERROR_NOT_FOUND ? cuda.cuIpcCloseMemHandle(cuda_address(block)) : rc;
 }
 
 static int cuda_host_register(void *ptr, size_t len)
@@ -122,7 +131,9 @@ static enum gpu_memory cuda_memory(const void *ptr)
 
 static int cuda_device_of(const void *ptr)
 {
-    int ordinal = -1;
+    int ordinal = cuda_vmm_device_of(ptr);
+    if (ordinal >= 0)
+        return ordinal;
     cuda_enter();
     if (cuda.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
                                    cuda_address(ptr)) != CUDA_SUCCESS)

@@ -31,7 +31,19 @@
     X(cuMemHostAlloc)                                                                              \
     X(cuModuleLoadData)                                                                            \
     X(cuModuleGetFunction)                                                                         \
-    X(cuLaunchKernel)
+    X(cuLaunchKernel)                                                                              \
+    X(cuDeviceGetAttribute)                                                                        \
+    X(cuMemGetAllocationGranularity)                                                               \
+    X(cuMemCreate)                                                                                 \
+    X(cuMemRelease)                                                                                \
+    X(cuMemAddressReserve)                                                                         \
+    X(cuMemAddressFree)                                                                            \
+    X(cuMemMap)                                                                                    \
+    X(cuMemUnmap)                                                                                  \
+    X(cuMemSetAccess)                                                                              \
+    X(cuMemExportToShareableHandle)                                                                \
+    X(cuMemImportFromShareableHandle)                                                              \
+    X(cuMemGetAllocationPropertiesFromHandle)
 
 struct cuda_driver {
 #define CUDA_DRIVER_FIELD(fn) __typeof__(fn) *fn;

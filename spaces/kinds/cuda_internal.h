@@ -18,6 +18,25 @@ static inline CUdeviceptr cuda_address(const void *ptr)
     return (CUdeviceptr)(uintptr_t)ptr;
 }
 
+/* ---- Heaps of the virtual memory management API (cuda_vmm.c) ---- */
+/* Decides once, at set-up, whether heaps on device are VMM allocations: the device supports
+ * them with file-descriptor handles, and node peers may take each other's descriptors. */
+void cuda_vmm_setup(CUdevice device);
+int cuda_vmm_heaps(void);
+/* size bytes (rounded up to the granularity) at wish where those addresses are free. */
+CUresult cuda_vmm_alloc(void **ptr, size_t size, void *wish);
+/* Unmaps and releases the VMM heap at ptr (own or attached); CUDA_ERROR_NOT_FOUND when ptr is
+ * none, and so a legacy allocation or IPC mapping. */
+CUresult cuda_vmm_release(void *ptr);
+/* The attach handle (GPU_IPC_HANDLE bytes) of the own VMM heap at ptr, or CUDA_ERROR_NOT_FOUND. */
+CUresult cuda_vmm_export(void *handle, const void *ptr);
+/* Attaches a node peer's VMM heap from its handle, or CUDA_ERROR_NOT_FOUND when the handle is a
+ * legacy IPC handle. */
+CUresult cuda_vmm_attach(void **ptr, const void *handle);
+/* The device holding the VMM heap that holds ptr, or -1 when no VMM heap does (the driver's
+ * pointer query writes no ordinal for VMM memory). */
+int cuda_vmm_device_of(const void *ptr);
+
 /* ---- Kernels (cuda_kernels.c), loaded on first use (a JIT compile of about 90 ms) ---- */
 uint64_t cuda_atomic(void *word, enum transport_amo op, uint64_t value, uint64_t compare,
                      size_t size);

@@ -112,11 +112,11 @@ int gpu_create(const char *prefix, size_t size, struct kind_mem *mem)
     size_t align = kind_base_alignment(size), len = size ? size : 1;
     void *block;
     gpu_rt->enter();
-    if (gpu_rt->alloc(&block, len))
+    if (gpu_rt->alloc(&block, len, mem->wish))
         return -1;
     if ((uintptr_t)block % align) {
         gpu_check(gpu_rt->free(block), "free");
-        if (gpu_rt->alloc(&block, len + align))
+        if (gpu_rt->alloc(&block, len + align, NULL))
             return -1;
     }
     uintptr_t base = ((uintptr_t)block + align - 1) & ~(uintptr_t)(align - 1);

@@ -38,7 +38,8 @@ struct gpu_runtime {
     /* Makes the device current on the calling thread (each of the program's threads has its
      * own); ends the process when it cannot. */
     void (*enter)(void);
-    int (*alloc)(void **ptr, size_t size);
+    /* size bytes of device memory, at wish (NULL: anywhere) where the runtime can place it. */
+    int (*alloc)(void **ptr, size_t size, void *wish);
     int (*free)(void *ptr);
     int (*copy_async)(void *dst, const void *src, size_t len, void *stream);
     int (*fill_async)(void *dst, int byte, size_t len, void *stream);

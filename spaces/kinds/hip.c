@@ -96,8 +96,9 @@ static void hip_enter(void)
         gpu_check(hip.hipSetDevice(hip_ordinal), "hipSetDevice");
 }
 
-static int hip_alloc(void **ptr, size_t size)
+static int hip_alloc(void **ptr, size_t size, void *wish)
 {
+    (void)wish; /* HIP's allocations go where the runtime puts them */
     return hip.hipMalloc(ptr, size);
 }
 

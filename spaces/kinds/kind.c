@@ -7,6 +7,17 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
+/* 64 slots of 1 TiB from 16 TiB: on x86-64 Linux (47-bit user addresses) a program and its data
+ * load near 94 TiB and mappings grow down from near 128 TiB, so this range is free in every
+ * process that maps less than about 30 TiB. Where a process already uses a slot the kind places
+ * the heap elsewhere, and the space is not IDENT_ADDR. */
+void *kind_ident_address(int id, size_t size)
+{
+    if (sizeof(uintptr_t) < 8 || size > KIND_IDENT_SLOT || id < 0 || id >= 64)
+        return NULL;
+    return (void *)(KIND_IDENT_BASE + (uintptr_t)id * KIND_IDENT_SLOT);
+}
+
 size_t kind_base_alignment(size_t size)
 {
     size_t align = 4096;

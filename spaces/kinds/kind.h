@@ -58,6 +58,7 @@ enum kind_reduction {
 /* Memory of one kind held by this PE: the local mapping and what is needed to share and
  * release it. */
 struct kind_mem {
+    void *wish; /* on create: where the memory should be, if the kind can place it (or NULL) */
     void *base;
     size_t size;
     int fd;         /* backing file while node peers may still open it, else -1 */
@@ -182,6 +183,13 @@ static inline void kind_land(const struct kind_ops *kind, int queue)
  * allocation can be promised. */
 #define KIND_MAX_BASE_ALIGN ((size_t)1 << 30)
 size_t kind_base_alignment(size_t size);
+/* The address wished for the heap of region id (of size bytes) on every PE, so that the members
+ * of a space find their heaps at one address (IDENT_ADDR) where their kind can place memory: a
+ * slot of KIND_IDENT_SLOT per id from KIND_IDENT_BASE. NULL when the heap is larger than a slot
+ * or addresses are narrower than 64 bits. */
+#define KIND_IDENT_BASE ((uintptr_t)16 << 40)
+#define KIND_IDENT_SLOT ((size_t)1 << 40)
+void *kind_ident_address(int id, size_t size);
 /* Reserves len bytes of address space, without access, at that alignment, followed by a guard
  * of KIND_GUARD_BYTES that stays without access (NULL on failure): costs no memory. A transfer
  * that runs past the end of a heap then faults at once instead of overwriting whatever mapping

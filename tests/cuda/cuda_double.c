@@ -7,7 +7,11 @@
 #include "../gpu/gpu_double.h"
 
 #include <cuda.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static CUresult status(enum double_status s)
 {
@@ -135,7 +139,8 @@ EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
         int device = double_device_of(ptr);
         if (device < 0)
             return CUDA_ERROR_INVALID_VALUE;
-        *(int *)data = device;
+        if (!double_vmm_mapped(ptr)) /* the driver answers success and writes nothing there */
+            *(int *)data = device;
         return CUDA_SUCCESS;
     }
     if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
@@ -245,4 +250,134 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
         return CUDA_ERROR_INVALID_VALUE;
     return status(double_launch((const struct double_kernel *)f, gx * bx,
                                 (struct double_stream *)stream, params));
+}
+
+/* ---- Virtual memory management: an allocation handle is its memory file's descriptor + 1 ---- */
+#define DOUBLE_GRANULARITY ((size_t)2 << 20)
+
+static int handle_fd(CUmemGenericAllocationHandle handle)
+{
+    return (int)handle - 1;
+}
+
+/* Supported unless STRATA_CUDA_DOUBLE_VMM=0, so the suite also runs the heaps of cuMemAlloc. */
+EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+{
+    const char *vmm = getenv("STRATA_CUDA_DOUBLE_VMM");
+    if (dev < 0 || dev >= double_device_count("STRATA_CUDA_DOUBLE_DEVICES"))
+        return CUDA_ERROR_INVALID_DEVICE;
+    *pi = 0;
+    if (attrib == CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED ||
+        attrib == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED)
+        *pi = !vmm || strcmp(vmm, "0");
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
+                                              CUmemAllocationGranularity_flags option)
+{
+    (void)prop;
+    (void)option;
+    *granularity = DOUBLE_GRANULARITY;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                            const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    NEED_CONTEXT();
+    if (flags || size % DOUBLE_GRANULARITY || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        prop->location.id < 0 ||
+        prop->location.id >= double_device_count("STRATA_CUDA_DOUBLE_DEVICES"))
+        return CUDA_ERROR_INVALID_VALUE;
+    int fd = double_vmm_create(size, prop->location.id);
+    if (fd < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *handle = (CUmemGenericAllocationHandle)fd + 1;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    return close(handle_fd(handle)) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+                                    CUdeviceptr addr, unsigned long long flags)
+{
+    (void)alignment;
+    if (flags || size % DOUBLE_GRANULARITY)
+        return CUDA_ERROR_INVALID_VALUE;
+    uintptr_t at = 0;
+    CUresult rc = status(double_vmm_reserve(&at, size, addr));
+    *ptr = at;
+    return rc;
+}
+
+EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+    double_vmm_free_range(ptr, size);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                         CUmemGenericAllocationHandle handle, unsigned long long flags)
+{
+    if (offset || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    return status(double_vmm_map(ptr, size, handle_fd(handle)));
+}
+
+EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+    (void)size;
+    return status(double_vmm_unmap(ptr));
+}
+
+EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
+                               size_t count)
+{
+    (void)size;
+    (void)desc;
+    return count && double_vmm_mapped(ptr) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuMemExportToShareableHandle(void *shareable, CUmemGenericAllocationHandle handle,
+                                             CUmemAllocationHandleType type,
+                                             unsigned long long flags)
+{
+    int fd = type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR && !flags
+                 ? fcntl(handle_fd(handle), F_DUPFD_CLOEXEC, 0)
+                 : -1;
+    if (fd < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *(int *)shareable = fd;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
+                                               void *os_handle, CUmemAllocationHandleType type)
+{
+    int fd = type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR &&
+                     double_vmm_device((int)(uintptr_t)os_handle) >= 0
+                 ? fcntl((int)(uintptr_t)os_handle, F_DUPFD_CLOEXEC, 0)
+                 : -1;
+    if (fd < 0)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *handle = (CUmemGenericAllocationHandle)fd + 1;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+                                                       CUmemGenericAllocationHandle handle)
+{
+    int device = double_vmm_device(handle_fd(handle));
+    if (device < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(prop, 0, sizeof(*prop));
+    prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop->location.id = device;
+    prop->requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    return CUDA_SUCCESS;
 }

@@ -15,14 +15,16 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* ---- Device memory: allocations of this process and allocations opened by IPC ---- */
+/* ---- Device memory: allocations of this process, allocations opened by IPC, and physical
+ * allocations mapped into a reserved range (virtual memory management) ---- */
+enum block_origin { BLOCK_ALLOCATED, BLOCK_OPENED, BLOCK_MAPPED };
 struct block {
     uintptr_t base; /* device addresses, without access */
     size_t size;
     char *storage; /* the bytes */
     int fd;        /* an allocation's memory file, -1 for an opened one */
-    int allocated; /* allocated here (else opened) */
-    int device;    /* the device whose memory it is */
+    enum block_origin origin;
+    int device; /* the device whose memory it is */
     struct block *next;
 };
 static struct block *blocks;
@@ -82,25 +84,28 @@ static uintptr_t reserve(size_t size)
     return base;
 }
 
-/* Maps size bytes of fd, memory of device, as a new block; the block keeps fd when it is an
- * allocation (node peers open it through /proc while it lives), else closes it. */
-static enum double_status block_add(int fd, size_t size, int allocated, int device, uintptr_t *dptr)
+/* Maps size bytes of fd, memory of device, as a new block at base (0: at addresses reserved for
+ * it); the block keeps fd when it is an allocation (node peers open it through /proc while it
+ * lives), else closes it. */
+static enum double_status block_add(int fd, size_t size, enum block_origin origin, int device,
+                                    uintptr_t base, uintptr_t *dptr)
 {
     struct block *b = calloc(1, sizeof(*b));
     char *storage = b ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
-    uintptr_t base = storage != MAP_FAILED ? reserve(size) : 0;
+    if (storage != MAP_FAILED && !base)
+        base = reserve(size);
     if (!base) {
         if (storage != MAP_FAILED)
             munmap(storage, size);
         free(b);
         close(fd);
-        return allocated ? DOUBLE_OUT_OF_MEMORY : DOUBLE_INVALID_HANDLE;
+        return origin == BLOCK_ALLOCATED ? DOUBLE_OUT_OF_MEMORY : DOUBLE_INVALID_HANDLE;
     }
-    if (!allocated) {
+    if (origin != BLOCK_ALLOCATED) {
         close(fd);
         fd = -1;
     }
-    *b = (struct block){base, size, storage, fd, allocated, device, NULL};
+    *b = (struct block){base, size, storage, fd, origin, device, NULL};
     pthread_mutex_lock(&lock);
     b->next = blocks;
     blocks = b;
@@ -109,11 +114,12 @@ static enum double_status block_add(int fd, size_t size, int allocated, int devi
     return DOUBLE_OK;
 }
 
-static enum double_status block_remove(uintptr_t dptr, int allocated)
+/* Removes the block at dptr made so; a mapped block's addresses stay reserved. */
+static enum double_status block_remove(uintptr_t dptr, enum block_origin origin)
 {
     pthread_mutex_lock(&lock);
     struct block **at = &blocks;
-    while (*at && ((*at)->base != dptr || (*at)->allocated != allocated))
+    while (*at && ((*at)->base != dptr || (*at)->origin != origin))
         at = &(*at)->next;
     struct block *b = *at;
     if (b)
@@ -122,7 +128,8 @@ static enum double_status block_remove(uintptr_t dptr, int allocated)
     if (!b)
         return DOUBLE_INVALID_VALUE;
     munmap(b->storage, b->size);
-    munmap((void *)b->base, b->size);
+    if (origin != BLOCK_MAPPED)
+        munmap((void *)b->base, b->size);
     if (b->fd >= 0)
         close(b->fd);
     free(b);
@@ -315,19 +322,19 @@ enum double_status double_alloc(uintptr_t *dptr, size_t size, int device)
             close(fd);
         return DOUBLE_OUT_OF_MEMORY;
     }
-    return block_add(fd, size, 1, device, dptr);
+    return block_add(fd, size, BLOCK_ALLOCATED, device, 0, dptr);
 }
 
 enum double_status double_free(uintptr_t dptr)
 {
-    return block_remove(dptr, 1);
+    return block_remove(dptr, BLOCK_ALLOCATED);
 }
 
 enum double_status double_ipc_get(uintptr_t dptr, char *handle)
 {
     pthread_mutex_lock(&lock);
     struct block *b = block_of(dptr);
-    int ok = b && b->base == dptr && b->allocated;
+    int ok = b && b->base == dptr && b->origin == BLOCK_ALLOCATED;
     if (ok) {
         memset(handle, 0, DOUBLE_IPC_HANDLE);
         snprintf(handle, DOUBLE_IPC_HANDLE, "%d %d %zu %d", (int)getpid(), b->fd, b->size,
@@ -349,12 +356,78 @@ enum double_status double_ipc_open(const char *handle, uintptr_t *dptr)
     int opened = open(path, O_RDWR | O_CLOEXEC);
     if (opened < 0)
         return DOUBLE_INVALID_HANDLE;
-    return block_add(opened, size, 0, device, dptr);
+    return block_add(opened, size, BLOCK_OPENED, device, 0, dptr);
 }
 
 enum double_status double_ipc_close(uintptr_t dptr)
 {
-    return block_remove(dptr, 0);
+    return block_remove(dptr, BLOCK_OPENED);
+}
+
+/* ---- Virtual memory management ---- */
+/* The memory file's name carries its device, so that a process that takes the file learns it. */
+#define DOUBLE_VMM_NAME "gpu-double-vmm-device-"
+
+int double_vmm_create(size_t size, int device)
+{
+    char name[64];
+    snprintf(name, sizeof(name), DOUBLE_VMM_NAME "%d", device);
+    int fd = size ? memfd_create(name, MFD_CLOEXEC) : -1;
+    if (fd >= 0 && ftruncate(fd, (off_t)size)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+int double_vmm_device(int fd)
+{
+    char path[64], target[128];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    ssize_t len = readlink(path, target, sizeof(target) - 1);
+    if (len < 0)
+        return -1;
+    target[len] = 0;
+    const char *at = strstr(target, DOUBLE_VMM_NAME);
+    return at ? atoi(at + strlen(DOUBLE_VMM_NAME)) : -1;
+}
+
+enum double_status double_vmm_reserve(uintptr_t *dptr, size_t size, uintptr_t wish)
+{
+    void *at = MAP_FAILED;
+    if (wish)
+        at = mmap((void *)wish, size, PROT_NONE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    *dptr = at != MAP_FAILED ? (uintptr_t)at : reserve(size);
+    return *dptr ? DOUBLE_OK : DOUBLE_OUT_OF_MEMORY;
+}
+
+void double_vmm_free_range(uintptr_t dptr, size_t size)
+{
+    munmap((void *)dptr, size);
+}
+
+enum double_status double_vmm_map(uintptr_t dptr, size_t size, int fd)
+{
+    int copy = dup(fd);
+    if (copy < 0)
+        return DOUBLE_INVALID_HANDLE;
+    uintptr_t at;
+    return block_add(copy, size, BLOCK_MAPPED, double_vmm_device(fd), dptr, &at);
+}
+
+enum double_status double_vmm_unmap(uintptr_t dptr)
+{
+    return block_remove(dptr, BLOCK_MAPPED);
+}
+
+int double_vmm_mapped(uintptr_t p)
+{
+    pthread_mutex_lock(&lock);
+    struct block *b = block_of(p);
+    int mapped = b && b->origin == BLOCK_MAPPED;
+    pthread_mutex_unlock(&lock);
+    return mapped;
 }
 
 int double_device_of(uintptr_t p)

@@ -48,6 +48,20 @@ enum double_status double_ipc_get(uintptr_t dptr, char *handle);
 enum double_status double_ipc_open(const char *handle, uintptr_t *dptr);
 enum double_status double_ipc_close(uintptr_t dptr);
 
+/* ---- Virtual memory management: physical allocations mapped into reserved addresses ---- */
+/* A physical allocation of size bytes of device: a memory file, or -1. */
+int double_vmm_create(size_t size, int device);
+/* The device of a memory file double_vmm_create made (in this process or another), or -1. */
+int double_vmm_device(int fd);
+/* size bytes of addresses without access, at wish where they are free (wish 0: anywhere). */
+enum double_status double_vmm_reserve(uintptr_t *dptr, size_t size, uintptr_t wish);
+void double_vmm_free_range(uintptr_t dptr, size_t size);
+/* Maps size bytes of the allocation fd names at dptr (reserved); fd stays the caller's. */
+enum double_status double_vmm_map(uintptr_t dptr, size_t size, int fd);
+enum double_status double_vmm_unmap(uintptr_t dptr);
+/* Whether p lies in a mapping of double_vmm_map. */
+int double_vmm_mapped(uintptr_t p);
+
 /* ---- Host memory the runtime reads by DMA ---- */
 enum double_memory { DOUBLE_PAGEABLE, DOUBLE_PINNED, DOUBLE_DEVICE };
 enum double_memory double_memory_of(uintptr_t p);

@@ -20,6 +20,9 @@ int main(void)
     CHECK(shmem_space_get_caps(SHMEM_SPACE_DEFAULT, &caps) == 0, "caps");
     CHECK(!(caps & SHMEM_SPACE_CAP_DIRECT_ACCESS) && (caps & SHMEM_SPACE_CAP_WORLD_ACCESS),
           "a world-accessible device default space: caps 0x%llx", (unsigned long long)caps);
+    if (getenv("STRATA_TEST_IDENT_ADDR")) /* the kind places heaps where asked */
+        CHECK(caps & SHMEM_SPACE_CAP_IDENT_ADDR, "IDENT_ADDR expected: caps 0x%llx",
+              (unsigned long long)caps);
     const char *asked = getenv("SHMEM_DEFAULT_SPACE");
     shmem_device_type_t expected = asked && !strcmp(asked, "cuda")  ? SHMEM_DEVICE_CUDA
                                    : asked && !strcmp(asked, "hip") ? SHMEM_DEVICE_HIP

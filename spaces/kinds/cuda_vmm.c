@@ -1,0 +1,230 @@
+/* Heaps of the driver's virtual memory management API (cuda_internal.h). With it a heap is a
+ * physical allocation mapped into addresses the library reserves, so it can sit at the address
+ * every member wishes for its space (IDENT_ADDR); node peers attach it through a file descriptor
+ * they take from the owner with pidfd_getfd, since the legacy IPC handles do not name such memory.
+ * Where the device, the kernel or the Yama security module rules that out, heaps come from
+ * cuMemAlloc and legacy IPC handles (cuda.c). */
+#define _GNU_SOURCE
+#include "../../common/log.h"
+#include "cuda_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* What an attach handle of a VMM heap holds: no legacy IPC handle starts with the marker. */
+struct cuda_vmm_handle {
+    char marker[8];
+    int32_t pid; /* the owner */
+    int32_t fd;  /* the allocation's descriptor in the owner, open while the heap lives */
+    uint64_t size;
+};
+_Static_assert(sizeof(struct cuda_vmm_handle) <= GPU_IPC_HANDLE, "a VMM handle fits an IPC one");
+static const char cuda_vmm_marker[8] = "STRAVMM";
+
+/* A mapping of this process: its own heap, or a node peer's attached. */
+struct cuda_vmm_block {
+    CUdeviceptr base;
+    size_t size; /* a multiple of the granularity */
+    CUmemGenericAllocationHandle allocation;
+    int fd;     /* an own heap's exported descriptor, or -1 */
+    int device; /* the ordinal, in this process, of the device that holds it */
+    struct cuda_vmm_block *next;
+};
+static struct cuda_vmm_block *cuda_vmm_blocks;
+static pthread_mutex_t cuda_vmm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int cuda_vmm_on;
+static size_t cuda_vmm_granularity;
+static CUmemAllocationProp cuda_vmm_prop;
+
+/* Whether node peers may take each other's descriptors: pidfd_getfd needs the right to trace
+ * the owner, which Yama's ptrace scope 1 and above withholds from sibling processes. */
+static int cuda_vmm_peers_share_fds(void)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+    int scope = 0;
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    if (f) {
+        if (fscanf(f, "%d", &scope) != 1)
+            scope = -1;
+        fclose(f);
+    }
+    return scope == 0;
+#else
+    return 0;
+#endif
+}
+
+void cuda_vmm_setup(CUdevice device)
+{
+    int vmm = 0, fds = 0;
+    cuda_vmm_prop = (CUmemAllocationProp){
+        .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+        .requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+        .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = device},
+    };
+    cuda_vmm_on =
+        cuda.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                                  device) == CUDA_SUCCESS &&
+        vmm &&
+        cuda.cuDeviceGetAttribute(&fds,
+                                  CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+                                  device) == CUDA_SUCCESS &&
+        fds &&
+        cuda.cuMemGetAllocationGranularity(&cuda_vmm_granularity, &cuda_vmm_prop,
+                                           CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS &&
+        cuda_vmm_granularity && cuda_vmm_peers_share_fds();
+}
+
+static void cuda_vmm_add(struct cuda_vmm_block *block)
+{
+    pthread_mutex_lock(&cuda_vmm_lock);
+    block->next = cuda_vmm_blocks;
+    cuda_vmm_blocks = block;
+    pthread_mutex_unlock(&cuda_vmm_lock);
+}
+
+/* The block that starts at base (take: and removes it), or that holds ptr; NULL if none. */
+static struct cuda_vmm_block *cuda_vmm_find(CUdeviceptr ptr, int take)
+{
+    pthread_mutex_lock(&cuda_vmm_lock);
+    struct cuda_vmm_block **at = &cuda_vmm_blocks;
+    while (*at && (take ? (*at)->base != ptr : ptr - (*at)->base >= (*at)->size))
+        at = &(*at)->next;
+    struct cuda_vmm_block *block = *at;
+    if (block && take)
+        *at = block->next;
+    pthread_mutex_unlock(&cuda_vmm_lock);
+    return block;
+}
+
+/* Maps allocation (size bytes; fd: its exported descriptor, or -1) at addresses reserved at wish
+ * where they are free; on failure the allocation is released and fd closed. */
+static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t size, int fd,
+                             CUdeviceptr wish, void **ptr)
+{
+    CUmemAllocationProp prop;
+    CUmemAccessDesc access = {.location = cuda_vmm_prop.location,
+                              .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUdeviceptr base = 0;
+    int mapped = 0;
+    struct cuda_vmm_block *block = malloc(sizeof(*block));
+    CUresult rc = block ? cuda.cuMemGetAllocationPropertiesFromHandle(&prop, allocation)
+                        : CUDA_ERROR_OUT_OF_MEMORY;
+    if (rc == CUDA_SUCCESS)
+        rc = cuda.cuMemAddressReserve(&base, size, 0, wish, 0);
+    if (rc == CUDA_SUCCESS)
+        mapped = (rc = cuda.cuMemMap(base, size, 0, allocation, 0)) == CUDA_SUCCESS;
+    if (rc == CUDA_SUCCESS)
+        rc = cuda.cuMemSetAccess(base, size, &access, 1);
+    if (rc == CUDA_SUCCESS) {
+        *block = (struct cuda_vmm_block){base, size, allocation, fd, prop.location.id, NULL};
+        cuda_vmm_add(block);
+        *ptr = (void *)(uintptr_t)base;
+        return CUDA_SUCCESS;
+    }
+    if (mapped)
+        cuda.cuMemUnmap(base, size);
+    if (base)
+        cuda.cuMemAddressFree(base, size);
+    cuda.cuMemRelease(allocation);
+    if (fd >= 0)
+        close(fd);
+    free(block);
+    return rc;
+}
+
+int cuda_vmm_heaps(void)
+{
+    return cuda_vmm_on;
+}
+
+CUresult cuda_vmm_alloc(void **ptr, size_t size, void *wish)
+{
+    size_t granules = (size + cuda_vmm_granularity - 1) / cuda_vmm_granularity;
+    CUmemGenericAllocationHandle allocation;
+    int fd = -1;
+    CUresult rc = cuda.cuMemCreate(&allocation, granules * cuda_vmm_granularity, &cuda_vmm_prop, 0);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    rc = cuda.cuMemExportToShareableHandle(&fd, allocation,
+                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    if (rc != CUDA_SUCCESS) {
+        cuda.cuMemRelease(allocation);
+        return rc;
+    }
+    return cuda_vmm_map(allocation, granules * cuda_vmm_granularity, fd,
+                        (CUdeviceptr)(uintptr_t)wish, ptr);
+}
+
+CUresult cuda_vmm_release(void *ptr)
+{
+    struct cuda_vmm_block *block = cuda_vmm_find(cuda_address(ptr), 1);
+    if (!block)
+        return CUDA_ERROR_NOT_FOUND;
+    CUresult rc = cuda.cuMemUnmap(block->base, block->size);
+    cuda.cuMemAddressFree(block->base, block->size);
+    cuda.cuMemRelease(block->allocation);
+    if (block->fd >= 0)
+        close(block->fd);
+    free(block);
+    return rc;
+}
+
+CUresult cuda_vmm_export(void *handle, const void *ptr)
+{
+    const struct cuda_vmm_block *block = cuda_vmm_find(cuda_address(ptr), 0);
+    if (!block || block->base != cuda_address(ptr) || block->fd < 0)
+        return CUDA_ERROR_NOT_FOUND;
+    struct cuda_vmm_handle h = {.pid = getpid(), .fd = block->fd, .size = block->size};
+    memcpy(h.marker, cuda_vmm_marker, sizeof(h.marker));
+    memset(handle, 0, GPU_IPC_HANDLE);
+    memcpy(handle, &h, sizeof(h));
+    return CUDA_SUCCESS;
+}
+
+/* The owner's descriptor fd, taken into this process, or -1. */
+static int cuda_vmm_take_fd(pid_t owner, int fd)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+    int pidfd = (int)syscall(SYS_pidfd_open, owner, 0);
+    int taken = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+    if (pidfd >= 0)
+        close(pidfd);
+    return taken;
+#else
+    (void)owner;
+    (void)fd;
+    return -1;
+#endif
+}
+
+CUresult cuda_vmm_attach(void **ptr, const void *handle)
+{
+    struct cuda_vmm_handle h;
+    memcpy(&h, handle, sizeof(h));
+    if (memcmp(h.marker, cuda_vmm_marker, sizeof(h.marker)))
+        return CUDA_ERROR_NOT_FOUND;
+    int fd = cuda_vmm_take_fd(h.pid, h.fd);
+    if (fd < 0) {
+        log_error("spaces", "cannot take the GPU heap of node peer process %d: %s", (int)h.pid,
+                  strerror(errno));
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    CUmemGenericAllocationHandle allocation;
+    CUresult rc = cuda.cuMemImportFromShareableHandle(&allocation, (void *)(uintptr_t)fd,
+                                                      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    close(fd); /* the imported allocation holds the memory */
+    return rc == CUDA_SUCCESS ? cuda_vmm_map(allocation, h.size, -1, 0, ptr) : rc;
+}
+
+int cuda_vmm_device_of(const void *ptr)
+{
+    const struct cuda_vmm_block *block = cuda_vmm_find(cuda_address(ptr), 0);
+    return block ? block->device : -1;
+}
