@@ -29,7 +29,8 @@ static const char cuda_vmm_marker[8] = "STRAVMM";
 /* A mapping of this process: its own heap, or a node peer's attached. */
 struct cuda_vmm_block {
     CUdeviceptr base;
-    size_t size; /* a multiple of the granularity */
+    size_t size;     /* mapped: a multiple of the granularity */
+    size_t reserved; /* addresses reserved from base, size or more */
     CUmemGenericAllocationHandle allocation;
     int fd;     /* an own heap's exported descriptor, or -1 */
     int device; /* the ordinal, in this process, of the device that holds it */
@@ -104,10 +105,13 @@ static struct cuda_vmm_block *cuda_vmm_find(CUdeviceptr ptr, int take)
 }
 
 /* Maps allocation (size bytes; fd: its exported descriptor, or -1) at addresses reserved at wish
- * where they are free; on failure the allocation is released and fd closed. */
+ * where they are free; on failure the allocation is released and fd closed. A wish reserves its
+ * whole slot (addresses only): the driver (580, on an H200) placed a 4 MiB reservation elsewhere
+ * though the address wished for was free, while it honoured it for 64 MiB and more. */
 static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t size, int fd,
                              CUdeviceptr wish, void **ptr)
 {
+    size_t reserved = wish ? KIND_IDENT_SLOT : size;
     CUmemAllocationProp prop;
     CUmemAccessDesc access = {.location = cuda_vmm_prop.location,
                               .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
@@ -117,13 +121,14 @@ static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t siz
     CUresult rc = block ? cuda.cuMemGetAllocationPropertiesFromHandle(&prop, allocation)
                         : CUDA_ERROR_OUT_OF_MEMORY;
     if (rc == CUDA_SUCCESS)
-        rc = cuda.cuMemAddressReserve(&base, size, 0, wish, 0);
+        rc = cuda.cuMemAddressReserve(&base, reserved, 0, wish, 0);
     if (rc == CUDA_SUCCESS)
         mapped = (rc = cuda.cuMemMap(base, size, 0, allocation, 0)) == CUDA_SUCCESS;
     if (rc == CUDA_SUCCESS)
         rc = cuda.cuMemSetAccess(base, size, &access, 1);
     if (rc == CUDA_SUCCESS) {
-        *block = (struct cuda_vmm_block){base, size, allocation, fd, prop.location.id, NULL};
+        *block =
+            (struct cuda_vmm_block){base, size, reserved, allocation, fd, prop.location.id, NULL};
         cuda_vmm_add(block);
         *ptr = (void *)(uintptr_t)base;
         return CUDA_SUCCESS;
@@ -131,7 +136,7 @@ static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t siz
     if (mapped)
         cuda.cuMemUnmap(base, size);
     if (base)
-        cuda.cuMemAddressFree(base, size);
+        cuda.cuMemAddressFree(base, reserved);
     cuda.cuMemRelease(allocation);
     if (fd >= 0)
         close(fd);
@@ -168,7 +173,7 @@ CUresult cuda_vmm_release(void *ptr)
     if (!block)
         return CUDA_ERROR_NOT_FOUND;
     CUresult rc = cuda.cuMemUnmap(block->base, block->size);
-    cuda.cuMemAddressFree(block->base, block->size);
+    cuda.cuMemAddressFree(block->base, block->reserved);
     cuda.cuMemRelease(block->allocation);
     if (block->fd >= 0)
         close(block->fd);

@@ -392,10 +392,14 @@ int double_vmm_device(int fd)
     return at ? atoi(at + strlen(DOUBLE_VMM_NAME)) : -1;
 }
 
+/* The driver (580, on an H200) placed reservations of 4 MiB elsewhere than the free address
+ * asked for, and honoured it from 64 MiB. */
+#define DOUBLE_VMM_PLACED ((size_t)64 << 20)
+
 enum double_status double_vmm_reserve(uintptr_t *dptr, size_t size, uintptr_t wish)
 {
     void *at = MAP_FAILED;
-    if (wish)
+    if (wish && size >= DOUBLE_VMM_PLACED)
         at = mmap((void *)wish, size, PROT_NONE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     *dptr = at != MAP_FAILED ? (uintptr_t)at : reserve(size);
