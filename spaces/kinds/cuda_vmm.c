@@ -106,8 +106,8 @@ static struct cuda_vmm_block *cuda_vmm_find(CUdeviceptr ptr, int take)
 
 /* Maps allocation (size bytes; fd: its exported descriptor, or -1) at addresses reserved at wish
  * where they are free; on failure the allocation is released and fd closed. A wish reserves its
- * whole slot (addresses only): the driver (580, on an H200) placed a 4 MiB reservation elsewhere
- * though the address wished for was free, while it honoured it for 64 MiB and more. */
+ * whole slot (addresses only): the driver (580, on an H200) placed reservations of 2 to 16 MiB
+ * elsewhere though the address wished for was free, and honoured it from 32 MiB. */
 static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t size, int fd,
                              CUdeviceptr wish, void **ptr)
 {

@@ -392,9 +392,9 @@ int double_vmm_device(int fd)
     return at ? atoi(at + strlen(DOUBLE_VMM_NAME)) : -1;
 }
 
-/* The driver (580, on an H200) placed reservations of 4 MiB elsewhere than the free address
- * asked for, and honoured it from 64 MiB. */
-#define DOUBLE_VMM_PLACED ((size_t)64 << 20)
+/* The driver (580, on an H200) placed reservations of 2, 4 and 16 MiB elsewhere than the free
+ * address asked for, and honoured it from 32 MiB. */
+#define DOUBLE_VMM_PLACED ((size_t)32 << 20)
 
 enum double_status double_vmm_reserve(uintptr_t *dptr, size_t size, uintptr_t wish)
 {

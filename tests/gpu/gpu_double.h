@@ -53,7 +53,7 @@ enum double_status double_ipc_close(uintptr_t dptr);
 int double_vmm_create(size_t size, int device);
 /* The device of a memory file double_vmm_create made (in this process or another), or -1. */
 int double_vmm_device(int fd);
-/* size bytes of addresses without access, at wish where they are free and size is 64 MiB or
+/* size bytes of addresses without access, at wish where they are free and size is 32 MiB or
  * more, as the driver places them (wish 0: anywhere). */
 enum double_status double_vmm_reserve(uintptr_t *dptr, size_t size, uintptr_t wish);
 void double_vmm_free_range(uintptr_t dptr, size_t size);
