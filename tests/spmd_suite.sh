@@ -231,13 +231,12 @@ spmd_gpu_tests() {
 
 # Where node peers may take each other's descriptors (Yama's ptrace scope 0 or no Yama), CUDA
 # heaps are VMM allocations at the address every member wishes for: the spaces are IDENT_ADDR.
-vmm_ident() {
-    [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" = 0 ] &&
-        echo STRATA_TEST_IDENT_ADDR=1
-}
+vmm_ident=()
+[ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" = 0 ] &&
+    vmm_ident=(STRATA_TEST_IDENT_ADDR=1)
 
 spmd_cuda_tests() {
-    spmd_gpu_tests CUDA "$cuda_double" cuda SHMEM_TEST_CUDA_DRIVER="$cuda_double" $(vmm_ident)
+    spmd_gpu_tests CUDA "$cuda_double" cuda SHMEM_TEST_CUDA_DRIVER="$cuda_double" "${vmm_ident[@]}"
     # Reductions among members that share a device are combined by rank 0 alone (above: the
     # double's one device); on a device each, every member combines for itself.
     local np
@@ -259,7 +258,7 @@ spmd_cuda_tests() {
     # The same on this machine's own NVIDIA GPU, where it has one: all PEs share GPU 0.
     if [ -f "$cuda_double" ] && env -u SHMEM_TEST_CUDA_DRIVER "$build/oshrun/oshinfo" 2>/dev/null |
         grep -q '^  cuda: [1-9]'; then
-        spmd_gpu_tests "CUDA GPU" "" cuda $(vmm_ident)
+        spmd_gpu_tests "CUDA GPU" "" cuda "${vmm_ident[@]}"
     fi
 }
 
