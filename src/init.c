@@ -422,6 +422,8 @@ static int init_local(int requested)
     if (init_ok())
         init_transport();
     int reachable = init_ok() ? init_default_space() : 1;
+    if (init_ok())
+        space_reach_program_gpus();
     /* With no peer on this node nobody needs the names: drop them before anything can fail. */
     if (init_ok() && rt.job.local_size == 1)
         init_unlink_names();

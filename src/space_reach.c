@@ -2,6 +2,8 @@
  * SHMEM_TEST_DEVICE_PES is set, the test device kind on the PEs it names (a testing aid). */
 #include "space_reach.h"
 
+#include "../spaces/runtimes/runtime.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +72,18 @@ static int reach_gpu(const char *routine, enum device_family family, const struc
     *kind = found;
     *capacity = gpu->memory;
     return 0;
+}
+
+void space_reach_program_gpus(void)
+{
+    const struct discovery_job *job = &rt.devices.job;
+    enum device_family family = runtime_cuda_in_process(job->cuda_driver)  ? DEVICE_FAMILY_CUDA
+                                : runtime_hip_in_process(job->hip_runtime) ? DEVICE_FAMILY_HIP
+                                                                           : DEVICE_FAMILIES;
+    const struct kind_ops *kind;
+    size_t capacity;
+    if (family != DEVICE_FAMILIES && reach_gpus("shmem_init") == 0)
+        reach_gpu("shmem_init", family, &kind, &capacity);
 }
 
 enum space_verdict space_reach(const char *routine, const shmem_space_config_t *config,

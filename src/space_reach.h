@@ -22,6 +22,12 @@ enum space_verdict space_reach(const char *routine, const shmem_space_config_t *
 enum space_verdict space_reach_default(const char *name, size_t size, const struct kind_ops **kind,
                                        int *type);
 
+/* A program that set a GPU runtime up before shmem_init (it picks its device first) may give RMA
+ * its own device buffers before it makes any GPU space: where the program has loaded a runtime,
+ * its kind is set up now, so those buffers are recognised. Elsewhere runtimes are loaded only
+ * when a space asks for a GPU. */
+void space_reach_program_gpus(void);
+
 /* The most host memory a PE can hold in a space: the smaller of the node's memory and the free
  * room of /dev/shm, which holds host heaps. where describes both, for messages. */
 size_t space_reach_host_capacity(char *where, size_t len);

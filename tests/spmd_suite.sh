@@ -215,6 +215,11 @@ spmd_gpu_tests() {
         run "spmd/private_device -np $np, $name buffers" "${with_gpu[@]}" "${launch[@]}" "$np" \
             "$build/tests/spmd/private_device"
     done
+    for np in $(nps 2); do
+        run "spmd/private_device -np $np, $name buffers from before shmem_init, no GPU space" \
+            "${with_gpu[@]}" STRATA_TEST_RUNTIME_FIRST=1 "${launch[@]}" "$np" \
+            "$build/tests/spmd/private_device"
+    done
     for np in $(nps 1 2 3); do
         run "spmd/gpu_host_copies -np $np, $name (registered host heaps)" "${with_gpu[@]}" \
             "${launch[@]}" "$np" "$build/tests/spmd/gpu_host_copies"

@@ -9,6 +9,7 @@
 #include "cuda_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +44,25 @@ static int cuda_vmm_on;
 static size_t cuda_vmm_granularity;
 static CUmemAllocationProp cuda_vmm_prop;
 
+/* The owner's descriptor fd, taken into this process, or -1. */
+static int cuda_vmm_take_fd(pid_t owner, int fd)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
+    int pidfd = (int)syscall(SYS_pidfd_open, owner, 0);
+    int taken = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+    if (pidfd >= 0)
+        close(pidfd);
+    return taken;
+#else
+    (void)owner;
+    (void)fd;
+    return -1;
+#endif
+}
+
 /* Whether node peers may take each other's descriptors: pidfd_getfd needs the right to trace
- * the owner, which Yama's ptrace scope 1 and above withholds from sibling processes. */
+ * the owner, which Yama's ptrace scope 1 and above withholds from sibling processes, and a
+ * container's system-call filter may refuse it outright (tried here on this process's own). */
 static int cuda_vmm_peers_share_fds(void)
 {
 #if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
@@ -55,7 +73,13 @@ static int cuda_vmm_peers_share_fds(void)
             scope = -1;
         fclose(f);
     }
-    return scope == 0;
+    int own = scope == 0 ? open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
+    int taken = own < 0 ? -1 : cuda_vmm_take_fd(getpid(), own);
+    if (own >= 0)
+        close(own);
+    if (taken >= 0)
+        close(taken);
+    return taken >= 0;
 #else
     return 0;
 #endif
@@ -191,22 +215,6 @@ CUresult cuda_vmm_export(void *handle, const void *ptr)
     memset(handle, 0, GPU_IPC_HANDLE);
     memcpy(handle, &h, sizeof(h));
     return CUDA_SUCCESS;
-}
-
-/* The owner's descriptor fd, taken into this process, or -1. */
-static int cuda_vmm_take_fd(pid_t owner, int fd)
-{
-#if defined(SYS_pidfd_open) && defined(SYS_pidfd_getfd)
-    int pidfd = (int)syscall(SYS_pidfd_open, owner, 0);
-    int taken = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-    if (pidfd >= 0)
-        close(pidfd);
-    return taken;
-#else
-    (void)owner;
-    (void)fd;
-    return -1;
-#endif
 }
 
 CUresult cuda_vmm_attach(void **ptr, const void *handle)

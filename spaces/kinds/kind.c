@@ -7,9 +7,10 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
-/* 64 slots of 1 TiB from 16 TiB: on x86-64 Linux (47-bit user addresses) a program and its data
- * load near 94 TiB and mappings grow down from near 128 TiB, so this range is free in every
- * process that maps less than about 30 TiB. Where a process already uses a slot the kind places
+/* 64 slots of 1 TiB from 17 TiB: on x86-64 Linux (47-bit user addresses) a program and its data
+ * load from 85 TiB and mappings grow down from near 128 TiB, so this range is free in every
+ * process that maps less than about 40 TiB; it starts above AddressSanitizer's shadow memory,
+ * which ends just past 16 TiB. Where a process already uses a slot the kind places
  * the heap elsewhere, and the space is not IDENT_ADDR. */
 void *kind_ident_address(int id, size_t size)
 {

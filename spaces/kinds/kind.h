@@ -187,7 +187,7 @@ size_t kind_base_alignment(size_t size);
  * of a space find their heaps at one address (IDENT_ADDR) where their kind can place memory: a
  * slot of KIND_IDENT_SLOT per id from KIND_IDENT_BASE. NULL when the heap is larger than a slot
  * or addresses are narrower than 64 bits. */
-#define KIND_IDENT_BASE ((uintptr_t)16 << 40)
+#define KIND_IDENT_BASE ((uintptr_t)17 << 40)
 #define KIND_IDENT_SLOT ((size_t)1 << 40)
 void *kind_ident_address(int id, size_t size);
 /* Reserves len bytes of address space, without access, at that alignment, followed by a guard

@@ -18,6 +18,11 @@ void *runtime_cuda_open(const char *driver_path)
     return runtime_library_open("libcuda.so.1");
 }
 
+int runtime_cuda_in_process(const char *driver_path)
+{
+    return runtime_in_process(driver_path && *driver_path ? driver_path : "libcuda.so.1");
+}
+
 int runtime_cuda_probe(const char *driver_path, struct device *out, int max, char *why,
                        size_t whylen)
 {

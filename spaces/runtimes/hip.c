@@ -19,6 +19,13 @@ void *runtime_hip_open(const char *runtime_path, const char *soname)
     return lib ? lib : runtime_library_open("libamdhip64.so.5");
 }
 
+int runtime_hip_in_process(const char *runtime_path)
+{
+    if (runtime_path && *runtime_path)
+        return runtime_in_process(runtime_path);
+    return runtime_in_process("libamdhip64.so.6") || runtime_in_process("libamdhip64.so.5");
+}
+
 int runtime_hip_probe(const char *runtime_path, struct device *out, int max, char *why,
                       size_t whylen)
 {

@@ -71,6 +71,14 @@ static void *open_in_system_dirs(const char *soname)
     return lib ? lib : open_in_list("/lib64:/usr/lib64:/lib:/usr/lib", soname);
 }
 
+int runtime_in_process(const char *file)
+{
+    void *lib = dlopen(file, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (lib)
+        dlclose(lib);
+    return lib != NULL;
+}
+
 void *runtime_library_open(const char *soname)
 {
     const char *path = getenv("LD_LIBRARY_PATH");

@@ -8,6 +8,9 @@
 
 /* dlopen of a runtime's soname that never takes it from the current directory (library.c). */
 void *runtime_library_open(const char *soname);
+/* Whether the program has loaded the library file names (a soname, or a path) itself: nothing is
+ * loaded by asking. */
+int runtime_in_process(const char *file);
 
 /* An entry point of a runtime and where its address goes. */
 struct runtime_symbol {
@@ -24,12 +27,17 @@ int runtime_bind(void *lib, const char *file, const struct runtime_symbol *symbo
  * libcuda.so.1; NULL when it cannot be loaded. */
 void *runtime_cuda_open(const char *driver_path);
 
+/* Whether the program has the CUDA driver (or the stand-in driver_path names) loaded already. */
+int runtime_cuda_in_process(const char *driver_path);
+
 /* Appends up to max devices to out; returns how many, or 0 with the reason in why. */
 int runtime_cuda_probe(const char *driver_path, struct device *out, int max, char *why,
                        size_t whylen);
 /* The HIP runtime: the file runtime_path names (a testing knob's stand-in), else soname, else (for
  * NULL) libamdhip64.so.6 or .so.5; NULL when it cannot be loaded. */
 void *runtime_hip_open(const char *runtime_path, const char *soname);
+/* Whether the program has the HIP runtime (or the stand-in runtime_path names) loaded already. */
+int runtime_hip_in_process(const char *runtime_path);
 int runtime_hip_probe(const char *runtime_path, struct device *out, int max, char *why,
                       size_t whylen);
 

@@ -3,7 +3,11 @@
  * static data, a CPU space and a device space, on this PE and the next. The buffer is the test
  * device kind's (shmemx_test_device_malloc) when SHMEM_TEST_DEVICE_PES is set, else the GPU
  * runtime's (cuMemAlloc or hipMalloc, from the runtime gpu_runtime.h chooses), as a cudaMalloc'd
- * or hipMalloc'd buffer would be. Device memory is never loaded or stored here. */
+ * or hipMalloc'd buffer would be. Device memory is never loaded or stored here.
+ *
+ * With STRATA_TEST_RUNTIME_FIRST set, the program sets the GPU runtime up and allocates its
+ * buffer before shmem_init, and makes no GPU space: the library recognises the buffer from
+ * start-up. Otherwise the GPU space comes first. */
 #include "check.h"
 #include "gpu_runtime.h"
 
@@ -51,15 +55,18 @@ static int test_device(void)
 
 int main(void)
 {
+    int runtime_first = getenv("STRATA_TEST_RUNTIME_FIRST") != NULL;
+    long *device = runtime_first ? gpu_runtime_malloc(N * sizeof(long)) : NULL;
     shmem_init();
     int n = shmem_n_pes();
-    /* The device space first: a PE recognises GPU buffers once it uses the GPU kind. */
     shmem_space_config_t gpu = {SHMEM_DEVICE_GPU, 1 << 20, SHMEM_SPACE_FLAG_DEFAULT};
-    shmem_space_t gpu_space;
-    shmem_team_t gpu_team;
-    CHECK(shmem_space_create(&gpu, &gpu_space, &gpu_team) == 0, "a GPU space on every PE");
-    long *device = test_device() ? shmemx_test_device_malloc(N * sizeof(long))
-                                 : gpu_runtime_malloc(N * sizeof(long));
+    shmem_space_t gpu_space = SHMEM_SPACE_INVALID;
+    shmem_team_t gpu_team = SHMEM_TEAM_INVALID;
+    if (!runtime_first) {
+        CHECK(shmem_space_create(&gpu, &gpu_space, &gpu_team) == 0, "a GPU space on every PE");
+        device = test_device() ? shmemx_test_device_malloc(N * sizeof(long))
+                               : gpu_runtime_malloc(N * sizeof(long));
+    }
     CHECK(device != NULL, "a private device buffer (a device on every PE)");
     if (device) {
         long *heap_in = shmem_calloc((size_t)n * N, sizeof(long));
@@ -73,7 +80,7 @@ int main(void)
         CHECK(shmem_space_create(&cpu, &cpu_space, &cpu_team) == 0, "a CPU space");
         const shmem_space_t spaces[] = {cpu_space, gpu_space};
         const char *names[] = {"CPU space", "device space"};
-        for (int t = 0; t < 2; t++) {
+        for (int t = 0; t < (runtime_first ? 1 : 2); t++) {
             long *in = shmem_space_calloc(spaces[t], (size_t)n * N, sizeof(long));
             long *out = shmem_space_calloc(spaces[t], (size_t)n * N, sizeof(long));
             every_target(names[t], in, out, device);
@@ -90,7 +97,9 @@ int main(void)
         else
             CHECK(gpu_runtime_free(device) == 0, "the private device buffer freed");
     }
-    shmem_team_destroy(gpu_team);
-    shmem_space_destroy(gpu_space);
+    if (!runtime_first) {
+        shmem_team_destroy(gpu_team);
+        shmem_space_destroy(gpu_space);
+    }
     return check_finish();
 }
