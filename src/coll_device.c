@@ -104,18 +104,16 @@ static void coll_device_combine(const struct kind_ops *kind, char *acc, char **s
  * in its time slices, so every member combining every source costs a turn each (a 1 MiB sum on 2
  * PEs of one H200: 551 us, against 22 us on one PE). Every member asks about the same sources, so
  * all choose alike. */
-static int coll_device_shared(const struct kind_ops *kind, char **sources, int n)
+static int coll_device_shared(const struct kind_ops *kind, char **sources, int n, int *devices)
 {
     if (!kind->device_of)
         return 0;
-    int *devices = malloc((size_t)n * sizeof(*devices));
     int shared = 0;
-    for (int r = 0; devices && r < n && !shared; r++) {
+    for (int r = 0; r < n && !shared; r++) {
         devices[r] = kind->device_of(sources[r]);
         for (int q = 0; q < r && !shared; q++)
             shared = devices[q] == devices[r] && devices[r] >= 0;
     }
-    free(devices);
     return shared;
 }
 
@@ -144,15 +142,17 @@ static int coll_device_reduce_on_kind(struct coll_group *g, void *dest, const vo
                                       size_t count, size_t elem, int scan, enum kind_reduction what)
 {
     int last = coll_last_source(g, scan);
-    char **sources = malloc(2 * (size_t)g->size * sizeof(*sources)), **dests = sources + g->size;
-    const struct kind_ops *kind =
-        sources ? coll_device_kind_sources(g, dest, source, last, what, sources) : NULL;
+    size_t n = (size_t)g->size, need = 2 * n * sizeof(char *) + n * sizeof(int);
+    char **sources = malloc(need), **dests = sources + n;
+    if (!sources) /* every member must choose alike: no member may fall back alone */
+        log_fatal(g->routine, "cannot allocate %zu bytes of private memory", need);
+    const struct kind_ops *kind = coll_device_kind_sources(g, dest, source, last, what, sources);
     if (!kind) {
         free(sources);
         return 0;
     }
     size_t bytes = count * elem;
-    if (scan == 0 && coll_device_shared(kind, sources, g->size) &&
+    if (scan == 0 && coll_device_shared(kind, sources, g->size, (int *)(dests + n)) &&
         coll_device_attached(g, dest, g->size - 1, dests)) {
         coll_device_reduce_by_one(g, kind, dests, sources, count, bytes, what);
         free(sources);

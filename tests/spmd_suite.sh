@@ -259,6 +259,10 @@ spmd_cuda_tests() {
             "$build/tests/spmd/spaces_device"
         run "spmd/gpu_patterns -np $np, CUDA without VMM" env SHMEM_TEST_CUDA_DRIVER="$cuda_double" \
             STRATA_CUDA_DOUBLE_VMM=0 "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
+        # VMM heaps anywhere when the driver will not reserve a whole slot of addresses.
+        run "spmd/spaces_device -np $np, CUDA VMM heaps outside their slots" \
+            env SHMEM_TEST_CUDA_DRIVER="$cuda_double" STRATA_CUDA_DOUBLE_RESERVE_MAX=1073741824 \
+            STRATA_TEST_GPU_PES=0-$((np - 1)) "${launch[@]}" "$np" "$build/tests/spmd/spaces_device"
     done
     # The same on this machine's own NVIDIA GPU, where it has one: all PEs share GPU 0.
     if [ -f "$cuda_double" ] && env -u SHMEM_TEST_CUDA_DRIVER "$build/oshrun/oshinfo" 2>/dev/null |

@@ -131,7 +131,8 @@ static struct cuda_vmm_block *cuda_vmm_find(CUdeviceptr ptr, int take)
 /* Maps allocation (size bytes; fd: its exported descriptor, or -1) at addresses reserved at wish
  * where they are free; on failure the allocation is released and fd closed. A wish reserves its
  * whole slot (addresses only): the driver (580, on an H200) placed reservations of 2 to 16 MiB
- * elsewhere though the address wished for was free, and honoured it from 32 MiB. */
+ * elsewhere though the address wished for was free, and honoured it from 32 MiB. Where the slot
+ * cannot be reserved, the heap goes anywhere. */
 static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t size, int fd,
                              CUdeviceptr wish, void **ptr)
 {
@@ -144,8 +145,13 @@ static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t siz
     struct cuda_vmm_block *block = malloc(sizeof(*block));
     CUresult rc = block ? cuda.cuMemGetAllocationPropertiesFromHandle(&prop, allocation)
                         : CUDA_ERROR_OUT_OF_MEMORY;
-    if (rc == CUDA_SUCCESS)
-        rc = cuda.cuMemAddressReserve(&base, reserved, 0, wish, 0);
+    if (rc == CUDA_SUCCESS && wish &&
+        cuda.cuMemAddressReserve(&base, reserved, 0, wish, 0) != CUDA_SUCCESS) {
+        base = 0;
+        reserved = size;
+    }
+    if (rc == CUDA_SUCCESS && !base)
+        rc = cuda.cuMemAddressReserve(&base, reserved, 0, 0, 0);
     if (rc == CUDA_SUCCESS)
         mapped = (rc = cuda.cuMemMap(base, size, 0, allocation, 0)) == CUDA_SUCCESS;
     if (rc == CUDA_SUCCESS)

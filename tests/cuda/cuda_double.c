@@ -302,12 +302,17 @@ EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     return close(handle_fd(handle)) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
+/* STRATA_CUDA_DOUBLE_RESERVE_MAX (bytes) refuses larger reservations, as a driver short of
+ * addresses would. */
 EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
                                     CUdeviceptr addr, unsigned long long flags)
 {
     (void)alignment;
+    const char *max = getenv("STRATA_CUDA_DOUBLE_RESERVE_MAX");
     if (flags || size % DOUBLE_GRANULARITY)
         return CUDA_ERROR_INVALID_VALUE;
+    if (max && size > strtoull(max, NULL, 0))
+        return CUDA_ERROR_OUT_OF_MEMORY;
     uintptr_t at = 0;
     CUresult rc = status(double_vmm_reserve(&at, size, addr));
     *ptr = at;
