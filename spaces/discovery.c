@@ -210,6 +210,13 @@ int discovery_run(const struct discovery_job *job, struct discovery *d, char *er
     return discovery_test_device(job, d, err, errlen);
 }
 
+enum device_family discovery_program_runtime(const struct discovery *d)
+{
+    return runtime_cuda_in_process(d->job.cuda_driver)  ? DEVICE_FAMILY_CUDA
+           : runtime_hip_in_process(d->job.hip_runtime) ? DEVICE_FAMILY_HIP
+                                                        : DEVICE_FAMILIES;
+}
+
 int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen)
 {
     if (d->gpus_probed)

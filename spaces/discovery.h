@@ -47,6 +47,9 @@ int discovery_run(const struct discovery_job *job, struct discovery *d, char *er
  * by locality or SHMEM_DEVICE_MAP. Returns 0, or -1 with a message naming SHMEM_DEVICE_MAP when
  * it names a device that does not exist. */
 int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen);
+/* The family of the GPU runtime the program has loaded itself (CUDA first), or DEVICE_FAMILIES
+ * when it has none: asking loads nothing. */
+enum device_family discovery_program_runtime(const struct discovery *d);
 void discovery_print(const struct discovery *d, FILE *out);
 const char *discovery_family_name(enum device_family family);
 

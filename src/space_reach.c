@@ -2,8 +2,6 @@
  * SHMEM_TEST_DEVICE_PES is set, the test device kind on the PEs it names (a testing aid). */
 #include "space_reach.h"
 
-#include "../spaces/runtimes/runtime.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,10 +74,7 @@ static int reach_gpu(const char *routine, enum device_family family, const struc
 
 void space_reach_program_gpus(void)
 {
-    const struct discovery_job *job = &rt.devices.job;
-    enum device_family family = runtime_cuda_in_process(job->cuda_driver)  ? DEVICE_FAMILY_CUDA
-                                : runtime_hip_in_process(job->hip_runtime) ? DEVICE_FAMILY_HIP
-                                                                           : DEVICE_FAMILIES;
+    enum device_family family = discovery_program_runtime(&rt.devices);
     const struct kind_ops *kind;
     size_t capacity;
     if (family != DEVICE_FAMILIES && reach_gpus("shmem_init") == 0)

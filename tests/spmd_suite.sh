@@ -244,25 +244,25 @@ spmd_cuda_tests() {
     spmd_gpu_tests CUDA "$cuda_double" cuda SHMEM_TEST_CUDA_DRIVER="$cuda_double" "${vmm_ident[@]}"
     # Reductions among members that share a device are combined by rank 0 alone (above: the
     # double's one device); on a device each, every member combines for itself.
-    local np
+    local np with_double=(env SHMEM_TEST_CUDA_DRIVER="$cuda_double")
     for np in $(nps 2); do
         [ -f "$cuda_double" ] || break
-        run "spmd/spaces_device -np $np, CUDA on two devices (map 0,1)" \
-            env SHMEM_TEST_CUDA_DRIVER="$cuda_double" STRATA_CUDA_DOUBLE_DEVICES=2 \
-            SHMEM_DEVICE_MAP=0,1 "${launch[@]}" "$np" "$build/tests/spmd/spaces_device"
-        run "spmd/gpu_patterns -np $np, CUDA on two devices (map 0,1)" \
-            env SHMEM_TEST_CUDA_DRIVER="$cuda_double" STRATA_CUDA_DOUBLE_DEVICES=2 \
-            SHMEM_DEVICE_MAP=0,1 "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
+        run "spmd/spaces_device -np $np, CUDA on two devices (map 0,1)" "${with_double[@]}" \
+            STRATA_CUDA_DOUBLE_DEVICES=2 SHMEM_DEVICE_MAP=0,1 "${launch[@]}" "$np" \
+            "$build/tests/spmd/spaces_device"
+        run "spmd/gpu_patterns -np $np, CUDA on two devices (map 0,1)" "${with_double[@]}" \
+            STRATA_CUDA_DOUBLE_DEVICES=2 SHMEM_DEVICE_MAP=0,1 "${launch[@]}" "$np" \
+            "$build/tests/spmd/gpu_patterns"
         # Heaps of cuMemAlloc and legacy IPC handles, where the device has no VMM.
-        run "spmd/spaces_device -np $np, CUDA without VMM" env SHMEM_TEST_CUDA_DRIVER="$cuda_double" \
+        run "spmd/spaces_device -np $np, CUDA without VMM" "${with_double[@]}" \
             STRATA_CUDA_DOUBLE_VMM=0 STRATA_TEST_GPU_PES=0-$((np - 1)) "${launch[@]}" "$np" \
             "$build/tests/spmd/spaces_device"
-        run "spmd/gpu_patterns -np $np, CUDA without VMM" env SHMEM_TEST_CUDA_DRIVER="$cuda_double" \
+        run "spmd/gpu_patterns -np $np, CUDA without VMM" "${with_double[@]}" \
             STRATA_CUDA_DOUBLE_VMM=0 "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
         # VMM heaps anywhere when the driver will not reserve a whole slot of addresses.
-        run "spmd/spaces_device -np $np, CUDA VMM heaps outside their slots" \
-            env SHMEM_TEST_CUDA_DRIVER="$cuda_double" STRATA_CUDA_DOUBLE_RESERVE_MAX=1073741824 \
-            STRATA_TEST_GPU_PES=0-$((np - 1)) "${launch[@]}" "$np" "$build/tests/spmd/spaces_device"
+        run "spmd/spaces_device -np $np, CUDA VMM heaps outside their slots" "${with_double[@]}" \
+            STRATA_CUDA_DOUBLE_RESERVE_MAX=1073741824 STRATA_TEST_GPU_PES=0-$((np - 1)) \
+            "${launch[@]}" "$np" "$build/tests/spmd/spaces_device"
     done
     # The same on this machine's own NVIDIA GPU, where it has one: all PEs share GPU 0.
     if [ -f "$cuda_double" ] && env -u SHMEM_TEST_CUDA_DRIVER "$build/oshrun/oshinfo" 2>/dev/null |

@@ -37,6 +37,11 @@ static int current_device(void)
     return (int)((int *)current - primary_contexts);
 }
 
+static int device_valid(int device)
+{
+    return device >= 0 && device < double_device_count("STRATA_CUDA_DOUBLE_DEVICES");
+}
+
 EXPORT CUresult cuInit(unsigned int flags)
 {
     return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
@@ -50,7 +55,7 @@ EXPORT CUresult cuDeviceGetCount(int *count)
 
 EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
-    if (ordinal < 0 || ordinal >= double_device_count("STRATA_CUDA_DOUBLE_DEVICES"))
+    if (!device_valid(ordinal))
         return CUDA_ERROR_INVALID_DEVICE;
     *device = ordinal;
     return CUDA_SUCCESS;
@@ -264,7 +269,7 @@ static int handle_fd(CUmemGenericAllocationHandle handle)
 EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
     const char *vmm = getenv("STRATA_CUDA_DOUBLE_VMM");
-    if (dev < 0 || dev >= double_device_count("STRATA_CUDA_DOUBLE_DEVICES"))
+    if (!device_valid(dev))
         return CUDA_ERROR_INVALID_DEVICE;
     *pi = 0;
     if (attrib == CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED ||
@@ -287,8 +292,7 @@ EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 {
     NEED_CONTEXT();
     if (flags || size % DOUBLE_GRANULARITY || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
-        prop->location.id < 0 ||
-        prop->location.id >= double_device_count("STRATA_CUDA_DOUBLE_DEVICES"))
+        !device_valid(prop->location.id))
         return CUDA_ERROR_INVALID_VALUE;
     int fd = double_vmm_create(size, prop->location.id);
     if (fd < 0)
