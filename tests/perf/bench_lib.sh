@@ -44,11 +44,14 @@ launch_ms() {
     echo "$name $(((t1 - t0) / 1000000))"
 }
 
-# Another job on the same cores: start_load runs one busy process per core, stop_load ends them.
+# Another job on the same cores: start_load runs load_processes busy processes, one per core
+# unless BENCH_LOAD_PROCS says how many (fewer than the cores: each PE may keep a core of its own,
+# which decides how a wait should give its core away), stop_load ends them.
+load_processes=${BENCH_LOAD_PROCS:-$(nproc)}
 load_pids=()
 start_load() {
     local _
-    for _ in $(seq "$(nproc)"); do
+    for _ in $(seq "$load_processes"); do
         sh -c 'while :; do :; done' &
         load_pids+=($!)
     done

@@ -2,9 +2,9 @@
 # Waits when the cores are shared: the RMA, atomic and collective benchmarks on 2 PEs of one
 # node, built with Strata and with Open MPI's OSHMEM and run alternately, first on idle cores,
 # then with another job's two processes computing on the same cores (one busy loop per core, as
-# a second two-process job would be). Prints each figure idle and loaded for both libraries, how
-# much load slows each (loaded / idle), and Strata / Open MPI under load. Ends with one
-# machine-readable line "BENCH_LOAD {...}".
+# a second two-process job would be; BENCH_LOAD_PROCS sets another count). Prints each figure
+# idle and loaded for both libraries, how much load slows each (loaded / idle), and Strata /
+# Open MPI under load. Ends with one machine-readable line "BENCH_LOAD {...}".
 # Usage: run_bench_load.sh BUILDDIR SRCDIR [RUNS]
 set -u
 build=$(cd "$1" && pwd)
@@ -28,15 +28,15 @@ measure() {
 }
 
 measure idle
-cores=$(nproc)
 start_load
 measure loaded
 stop_load
 
-echo "2 PEs on one node; loaded: $cores busy processes of another job on the $cores cores"
+echo "2 PEs on one node; loaded: $load_processes busy processes of another job on the" \
+    "$(nproc) cores"
 printf '%-24s %10s %10s %8s %10s %10s %8s %10s\n' "figure" "Strata" "loaded" "x" "Open MPI" \
     "loaded" "x" "S/O load"
-json="\"load_processes\": $cores"
+json="\"load_processes\": $load_processes"
 for metric in $(awk '{print $1}' "$work/idle.strata" | awk '!seen[$0]++'); do
     case "$metric" in *_MBps | *_Mmsgps) continue ;; esac # times only: "x" is a slowdown
     si=$(median "$metric" "$work/idle.strata")

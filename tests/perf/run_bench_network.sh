@@ -6,7 +6,7 @@
 # between the same two nodes, measured in the same run with ucx_perftest (both sides active):
 # the active-message round trip for times, 1 MiB active-message bandwidth for bandwidths.
 # With "loaded", everything runs while another job's processes compute on every core (one busy
-# loop per core), which is what a waiting PE then competes with.
+# loop per core, or BENCH_LOAD_PROCS of them), which is what a waiting PE then competes with.
 # Ends with one machine-readable line "BENCH {...}" ("BENCH_NETWORK_LOADED {...}" when loaded).
 # Usage: run_bench_network.sh BUILDDIR SRCDIR [RUNS] [loaded]
 set -u
@@ -69,7 +69,7 @@ if [ "$loaded" = loaded ]; then
     # Round trips take about 100 us there: a tenth of the iterations keeps each run in its limit.
     export BENCH_ITERATIONS_DIVISOR=${BENCH_ITERATIONS_DIVISOR:-10}
     start_load
-    echo "loaded: $(nproc) busy processes of another job on the $(nproc) cores"
+    echo "loaded: $load_processes busy processes of another job on the $(nproc) cores"
 fi
 for i in $(seq "$runs"); do
     perftest am_lat_us ucp_am_lat 8 20000 5 >>"$work/limits.txt"
