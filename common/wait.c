@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,6 +87,77 @@ void wait_policy_init(int pes_on_machine)
     wait_spins_before_yield =
         wait_oversubscribed ? WAIT_SPINS_OVERSUBSCRIBED : wait_spins_per_budget();
     wait_spin_ns = wait_oversubscribed ? WAIT_SPIN_NS_OVERSUBSCRIBED : WAIT_SPIN_NS;
+}
+
+#define WAIT_SPIN_SHIFT_MAX 16
+/* A yield that gave the core away for less than this ran another waiter (who spins WAIT_SPIN_NS
+ * at most before it yields back), not another job's time slice (1.5 ms or more by the kernel's
+ * defaults on two CPUs and up; 4 ms on the machine measured). */
+#define WAIT_HANDOFF_NS 1000000
+#define WAIT_HANDOFFS_TO_MOVE 8
+#define WAIT_MOVE_INTERVAL_NS 100000000LL /* the kernel's balancing gets time to settle */
+
+/* How many times this thread's spins were halved, its waits in a row that ended after a hand-off
+ * (wait_spin_adapt), and when it last left its core. */
+static __thread unsigned wait_thread_spin_shift, wait_thread_handoffs;
+static __thread long long wait_thread_moved_ns;
+
+unsigned wait_spin_limit(unsigned limit)
+{
+    unsigned adapted = limit >> wait_thread_spin_shift;
+    if (adapted >= WAIT_SPINS_OVERSUBSCRIBED)
+        return adapted;
+    return limit < WAIT_SPINS_OVERSUBSCRIBED ? limit : WAIT_SPINS_OVERSUBSCRIBED;
+}
+
+/* An oversubscribed machine's waits hand over at every yield and never leave their core: it is
+ * not measured there. */
+long long wait_yield(void)
+{
+    struct rusage before, after;
+    long long start = wait_now_ns();
+    if (wait_oversubscribed || getrusage(RUSAGE_THREAD, &before)) {
+        sched_yield();
+        return 0;
+    }
+    sched_yield();
+    if (getrusage(RUSAGE_THREAD, &after) || after.ru_nivcsw == before.ru_nivcsw)
+        return 0;
+    return wait_now_ns() - start;
+}
+
+/* Takes this thread's CPU out of its affinity mask for a moment: the kernel moves it to another
+ * CPU of the mask, and the mask is the program's again at once. */
+static void wait_leave_core(void)
+{
+    cpu_set_t mask, others;
+    int cpu = sched_getcpu();
+    if (cpu < 0 || sched_getaffinity(0, sizeof(mask), &mask) || !CPU_ISSET(cpu, &mask) ||
+        CPU_COUNT(&mask) < 2)
+        return;
+    others = mask;
+    CPU_CLR(cpu, &others);
+    if (sched_setaffinity(0, sizeof(others), &others) == 0)
+        sched_setaffinity(0, sizeof(mask), &mask);
+}
+
+void wait_spin_adapt(long long last_yield_ns)
+{
+    if (!last_yield_ns || last_yield_ns >= WAIT_HANDOFF_NS) {
+        wait_thread_handoffs = 0;
+        if (wait_thread_spin_shift)
+            wait_thread_spin_shift--;
+        return;
+    }
+    if (wait_thread_spin_shift < WAIT_SPIN_SHIFT_MAX)
+        wait_thread_spin_shift++;
+    long long now = wait_now_ns();
+    if (wait_oversubscribed || ++wait_thread_handoffs < WAIT_HANDOFFS_TO_MOVE ||
+        now - wait_thread_moved_ns < WAIT_MOVE_INTERVAL_NS)
+        return;
+    wait_thread_handoffs = 0;
+    wait_thread_moved_ns = now;
+    wait_leave_core();
 }
 
 unsigned wait_spins_for_copy(size_t bytes)

@@ -61,6 +61,25 @@ static inline void wait_idle(unsigned *spins)
     wait_idle_for(spins, wait_spins_before_yield);
 }
 
+/* The spins before each yield of a wait that asks for limit, shortened for a thread whose recent
+ * waits ended just after a hand-off (wait_spin_adapt): the peer they waited for shares this
+ * thread's core and runs only once it yields. Never below a few dozen spins, as on an
+ * oversubscribed machine. */
+unsigned wait_spin_limit(unsigned limit);
+/* Yields the core; returns for how long, in nanoseconds, another thread had it (0: the kernel
+ * gave it straight back). */
+long long wait_yield(void);
+/* Ends a wait that took at least one idle step; last_yield_ns: what its last yield returned (0
+ * if it never yielded). A yield that gave the core away for less than a time slice was a
+ * hand-off to another waiter on the same core (another job's process keeps it for
+ * milliseconds): a wait that ended just after one halves the thread's spins (wait_spin_limit),
+ * any other doubles them back towards the limit asked for. After several such waits in a row,
+ * where this machine has no more of the job's PEs than CPUs, the thread leaves its core: the
+ * kernel balances runnable threads by count, so two PEs on one core beside another job's
+ * process on the other core stay there (two PEs and one busy process on two cores: 6.2 us a
+ * barrier over the first 20,000, 0.09 us once apart). */
+void wait_spin_adapt(long long last_yield_ns);
+
 /* Spins before yielding for a wait on a peer that first copies about bytes: as long as that
  * copy may take on a core of its own, and never less than wait_spins_before_yield. A yield to
  * another job's busy process loses a time slice, longer than a megabyte's copy; on an

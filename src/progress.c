@@ -17,8 +17,13 @@ void progress_wait_step(struct progress_wait *wait)
     if (wait->told && !wait_machine_oversubscribed())
         transport_wait_idle(rt.worker, &wait->idle,
                             wait_spin_ns * wait->spin_limit / wait_spins_before_yield);
-    else
-        wait_idle_for(&wait->spins, wait->spin_limit);
+    else if (++wait->spins < wait_spin_limit(wait->spin_limit))
+        wait_pause();
+    else {
+        wait->spins = 0;
+        wait->last_yield_ns = wait_yield();
+    }
+    wait->stepped = 1;
 }
 
 void progress_wait_end(struct progress_wait *wait)
@@ -26,5 +31,7 @@ void progress_wait_end(struct progress_wait *wait)
     if (wait->told) {
         transport_wait_finish(&wait->idle);
         transport_wait_leave(wait->told);
+    } else if (wait->stepped) {
+        wait_spin_adapt(wait->last_yield_ns);
     }
 }

@@ -82,6 +82,8 @@ void fault_handlers_install(void);
  * progress thread leaves the transport to it). */
 struct progress_wait {
     unsigned spins, spin_limit;
+    int stepped;
+    long long last_yield_ns;
     struct transport *told;
     struct transport_idle idle;
 };
@@ -95,7 +97,7 @@ void progress_wait_end(struct progress_wait *wait);
 /* The same, spinning spin_limit times before each yield (wait_spins_for_copy). */
 #define PROGRESS_WAIT_WHILE_SPINNING(cond, spin_limit)                                             \
     do {                                                                                           \
-        struct progress_wait wait_ = {0, spin_limit, NULL, {0, 0, 0}};                             \
+        struct progress_wait wait_ = {0, spin_limit, 0, 0, NULL, {0, 0, 0}};                       \
         while (cond)                                                                               \
             progress_wait_step(&wait_);                                                            \
         progress_wait_end(&wait_);                                                                 \

@@ -4,10 +4,13 @@
  * (200 KB per 200 us), up to 25 times the usual. A long wait yields once per spin limit, not at
  * every step once the limit has passed. A wait for the transport spins 200 us by the clock (20 us
  * oversubscribed) before it may sleep, and sleeps only while the machine's runnable tasks
- * outnumber its CPUs. */
+ * outnumber its CPUs. Waits that end just after handing the core to another waiter spin less,
+ * and leave the core. */
 #define _GNU_SOURCE
 #include "../../common/wait.h"
 #include "unit.h"
+
+#include <string.h>
 
 /* Counts the yields of the wait loops under test (this definition wins over the C library's). */
 static int yields;
@@ -15,6 +18,81 @@ int sched_yield(void)
 {
     yields++;
     return 0;
+}
+
+/* Records the affinity masks a wait sets, and sets none: a move off the core is a call that leaves
+ * out the current CPU, then one that gives the mask back. */
+static int affinity_calls;
+static cpu_set_t affinity_set[2];
+int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *mask)
+{
+    (void)pid;
+    if (affinity_calls < 2)
+        memcpy(&affinity_set[affinity_calls], mask,
+               size < sizeof(cpu_set_t) ? size : sizeof(cpu_set_t));
+    affinity_calls++;
+    return 0;
+}
+
+/* Hand-offs (yields that gave the core away for 5 us) shorten the spins and, after eight waits in
+ * a row, move the thread off its core once per 100 ms, unless the machine is oversubscribed or
+ * the thread may run on one CPU only. A time slice of another job (4 ms), or a yield the kernel
+ * answered at once, is no hand-off. */
+static void check_hand_offs(const cpu_set_t *cpus)
+{
+    int n_cpus = CPU_COUNT(cpus);
+    wait_policy_init(n_cpus);
+    unsigned base = wait_spins_before_yield;
+    UNIT_CHECK(wait_spin_limit(base) == base, "no hand-off yet: %u spins, expected %u",
+               wait_spin_limit(base), base);
+    wait_spin_adapt(5000);
+    UNIT_CHECK(wait_spin_limit(base) == base / 2, "one hand-off: %u spins, expected %u",
+               wait_spin_limit(base), base / 2);
+    wait_spin_adapt(4000000);
+    UNIT_CHECK(wait_spin_limit(base) == base, "a time slice after it: %u spins, expected %u",
+               wait_spin_limit(base), base);
+    UNIT_CHECK(affinity_calls == 0, "%d affinity calls before eight hand-offs", affinity_calls);
+
+    for (int i = 0; i < 7; i++)
+        wait_spin_adapt(5000);
+    wait_spin_adapt(0);
+    UNIT_CHECK(affinity_calls == 0, "seven hand-offs, then a wait without one: %d affinity calls",
+               affinity_calls);
+    for (int i = 0; i < 7; i++)
+        wait_spin_adapt(5000);
+    /* halved 7 times, doubled once, halved 7 more times */
+    UNIT_CHECK(wait_spin_limit(base) == (base >> 13 >= 64 ? base >> 13 : 64),
+               "thirteen halvings net: %u spins", wait_spin_limit(base));
+    wait_spin_adapt(5000);
+    int cpu = sched_getcpu();
+    if (n_cpus >= 2 && cpu >= 0) {
+        UNIT_CHECK(affinity_calls == 2, "eight hand-offs on %d CPUs: %d affinity calls, expected 2",
+                   n_cpus, affinity_calls);
+        cpu_set_t expect = *cpus;
+        CPU_CLR(cpu, &expect);
+        UNIT_CHECK(CPU_EQUAL(&affinity_set[0], &expect) && CPU_EQUAL(&affinity_set[1], cpus),
+                   "the move did not leave out CPU %d, then give the mask back", cpu);
+    } else {
+        UNIT_CHECK(affinity_calls == 0, "a thread on one CPU moved (%d affinity calls)",
+                   affinity_calls);
+    }
+    int moves = affinity_calls;
+    for (int i = 0; i < 16; i++)
+        wait_spin_adapt(5000);
+    UNIT_CHECK(affinity_calls == moves, "a second move within 100 ms (%d affinity calls)",
+               affinity_calls);
+    for (int i = 0; i < 16; i++)
+        wait_spin_adapt(0);
+    UNIT_CHECK(wait_spin_limit(base) == base,
+               "after waits without hand-offs: %u spins, expected %u", wait_spin_limit(base), base);
+
+    wait_policy_init(n_cpus + 1);
+    UNIT_CHECK(wait_spin_limit(64) == 64 && wait_spin_limit(16) == 16,
+               "oversubscribed: the limits asked for are kept");
+    for (int i = 0; i < 16; i++)
+        wait_spin_adapt(5000);
+    UNIT_CHECK(affinity_calls == moves, "an oversubscribed machine's thread moved");
+    UNIT_CHECK(wait_yield() == 0, "an oversubscribed machine's yield was measured");
 }
 
 int main(void)
@@ -79,5 +157,7 @@ int main(void)
     for (unsigned step = 0; step < 640; step++)
         wait_idle(&spins);
     UNIT_CHECK(yields == 10, "640 steps of a 64-spin wait: %d yields, expected 10", yields);
+
+    check_hand_offs(&cpus);
     return unit_finish("test_wait");
 }
