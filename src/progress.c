@@ -14,16 +14,21 @@ void progress_wait_step(struct progress_wait *wait)
     job_end_poll();
     /* With more PEs than cores the PE waited for may share this core and answer through mapped
      * memory, which wakes no sleeper: a yield hands it the core at once. */
-    if (wait->told && !wait_machine_oversubscribed())
+    if (wait->told && !wait_machine_oversubscribed()) {
         transport_wait_idle(rt.worker, &wait->idle,
                             wait_spin_ns * wait->spin_limit / wait_spins_before_yield);
-    else if (++wait->spins < wait_spin_limit(wait->spin_limit))
+        return;
+    }
+    if (!wait->spun) {
+        wait->spun = 1;
+        wait->spin_limit = wait_spin_limit(wait->spin_limit);
+    }
+    if (++wait->spins < wait->spin_limit) {
         wait_pause();
-    else {
+    } else {
         wait->spins = 0;
         wait->last_yield_ns = wait_yield();
     }
-    wait->stepped = 1;
 }
 
 void progress_wait_end(struct progress_wait *wait)
@@ -31,7 +36,7 @@ void progress_wait_end(struct progress_wait *wait)
     if (wait->told) {
         transport_wait_finish(&wait->idle);
         transport_wait_leave(wait->told);
-    } else if (wait->stepped) {
-        wait_spin_adapt(wait->last_yield_ns);
     }
+    if (wait->spun)
+        wait_spin_adapt(wait->last_yield_ns);
 }

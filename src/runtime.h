@@ -77,12 +77,12 @@ static inline void runtime_require_init(const char *routine)
 void fault_handlers_install(void);
 
 /* ---- Progress and waiting (progress.c) ---- */
-/* A wait loop's state: its spins (common/wait.h) or, while it progresses the transport, since
- * when it spins (transport_wait_idle), and whether the transport knows this thread waits (so the
- * progress thread leaves the transport to it). */
+/* A wait loop's state: its spins and what its last yield returned (common/wait.h) or, while it
+ * progresses the transport, since when it spins (transport_wait_idle), and whether the transport
+ * knows this thread waits (so the progress thread leaves the transport to it). */
 struct progress_wait {
     unsigned spins, spin_limit;
-    int stepped;
+    int spun; /* whether it spun (spin_limit then adapted: wait_spin_limit) */
     long long last_yield_ns;
     struct transport *told;
     struct transport_idle idle;
