@@ -63,6 +63,7 @@ static void check_hand_offs(const cpu_set_t *cpus)
     /* halved 7 times, doubled once, halved 7 more times */
     UNIT_CHECK(wait_spin_limit(base) == (base >> 13 >= 64 ? base >> 13 : 64),
                "thirteen halvings net: %u spins", wait_spin_limit(base));
+    long long moved_ns = wait_now_ns();
     wait_spin_adapt(5000);
     int cpu = sched_getcpu();
     if (n_cpus >= 2 && cpu >= 0) {
@@ -79,8 +80,10 @@ static void check_hand_offs(const cpu_set_t *cpus)
     int moves = affinity_calls;
     for (int i = 0; i < 16; i++)
         wait_spin_adapt(5000);
-    UNIT_CHECK(affinity_calls == moves, "a second move within 100 ms (%d affinity calls)",
-               affinity_calls);
+    /* A test descheduled for 100 ms in between may move once more, rightly. */
+    int late = wait_now_ns() - moved_ns >= 100000000LL;
+    UNIT_CHECK(affinity_calls == moves || (late && affinity_calls == moves + 2),
+               "a second move within 100 ms (%d affinity calls)", affinity_calls);
     for (int i = 0; i < 16; i++)
         wait_spin_adapt(0);
     UNIT_CHECK(wait_spin_limit(base) == base,
