@@ -39,26 +39,32 @@ static inline void wait_pause(void)
 #endif
 }
 
+/* Yields the core; returns for how long, in nanoseconds, another thread had it (0: the kernel
+ * gave it straight back). */
+long long wait_yield(void);
+
 /* One idle step of a wait loop: limit spins, then one yield, then limit spins again; spins
- * counts them (start it at 0). A long wait (a PE that serves others' gets from inside a barrier)
- * thus keeps its share of a core that another job's process also wants: a yield at every step
- * after the first limit gave that process the core again and again (two nodes whose cores run
- * another job, alternated: 8-byte get 42-49 -> 35-39 us, put + quiet 40-42 -> 31-35 us). On
- * an oversubscribed machine limit is a few dozen spins, so such a wait still yields almost every
- * step to the PEs that share its core. */
-static inline void wait_idle_for(unsigned *spins, unsigned limit)
+ * counts them (start it at 0), and last_yield_ns (unless NULL) what the last yield returned. A long
+ * wait (a PE that serves others' gets from inside a barrier) thus keeps its share of a core that
+ * another job's process also wants: a yield at every step after the first limit gave that process
+ * the core again and again (two nodes whose cores run another job, alternated: 8-byte get 42-49 ->
+ * 35-39 us, put + quiet 40-42 -> 31-35 us). On an oversubscribed machine limit is a few dozen
+ * spins, so such a wait still yields almost every step to the PEs that share its core. */
+static inline void wait_idle_for(unsigned *spins, unsigned limit, long long *last_yield_ns)
 {
     if (++*spins < limit) {
         wait_pause();
-    } else {
-        *spins = 0;
-        sched_yield();
+        return;
     }
+    *spins = 0;
+    long long away = wait_yield();
+    if (last_yield_ns)
+        *last_yield_ns = away;
 }
 
 static inline void wait_idle(unsigned *spins)
 {
-    wait_idle_for(spins, wait_spins_before_yield);
+    wait_idle_for(spins, wait_spins_before_yield, NULL);
 }
 
 /* The spins before each yield of a wait that asks for limit, shortened for a thread whose recent
@@ -66,9 +72,6 @@ static inline void wait_idle(unsigned *spins)
  * thread's core and runs only once it yields. Never below a few dozen spins, as on an
  * oversubscribed machine. */
 unsigned wait_spin_limit(unsigned limit);
-/* Yields the core; returns for how long, in nanoseconds, another thread had it (0: the kernel
- * gave it straight back). */
-long long wait_yield(void);
 /* Ends a wait that took at least one idle step; last_yield_ns: what its last yield returned (0
  * if it never yielded). A yield that gave the core away for less than a time slice was a
  * hand-off to another waiter on the same core (another job's process keeps it for

@@ -23,12 +23,7 @@ void progress_wait_step(struct progress_wait *wait)
         wait->spun = 1;
         wait->spin_limit = wait_spin_limit(wait->spin_limit);
     }
-    if (++wait->spins < wait->spin_limit) {
-        wait_pause();
-    } else {
-        wait->spins = 0;
-        wait->last_yield_ns = wait_yield();
-    }
+    wait_idle_for(&wait->spins, wait->spin_limit, &wait->last_yield_ns);
 }
 
 void progress_wait_end(struct progress_wait *wait)
