@@ -76,6 +76,51 @@ int wait_cores_contended(void)
     return wait_loadavg_contended(text, wait_machine_cpus);
 }
 
+long long wait_schedstat_run_delay(const char *schedstat)
+{
+    char *end;
+    strtoull(schedstat, &end, 10);
+    if (end == schedstat || *end != ' ')
+        return -1;
+    const char *field = end + 1;
+    long long delay = (long long)strtoull(field, &end, 10);
+    return end == field ? -1 : delay;
+}
+
+int wait_share_window_close(struct wait_share_window *window, long long now, long long run_delay_ns)
+{
+    if (run_delay_ns < 0)
+        window->shared = 1;
+    else if (window->since_ns && window->run_delay_ns >= 0)
+        window->shared = (run_delay_ns - window->run_delay_ns) * 10 > now - window->since_ns;
+    window->since_ns = now;
+    window->run_delay_ns = run_delay_ns;
+    return window->shared;
+}
+
+/* Opened for each read, once a window at most: a descriptor kept per thread would outlive the
+ * threads that exit. */
+static long long wait_thread_run_delay(void)
+{
+    char text[96];
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    ssize_t len = fd >= 0 ? pread(fd, text, sizeof(text) - 1, 0) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (len <= 0)
+        return -1;
+    text[len] = '\0';
+    return wait_schedstat_run_delay(text);
+}
+
+int wait_core_shared(long long now)
+{
+    static __thread struct wait_share_window window;
+    if (window.since_ns && now - window.since_ns < WAIT_SHARE_WINDOW_NS)
+        return window.shared;
+    return wait_share_window_close(&window, now, wait_thread_run_delay());
+}
+
 void wait_policy_init(int pes_on_machine)
 {
     if (wait_loadavg_fd < 0)

@@ -29,6 +29,26 @@ int wait_cores_contended(void);
  * a spin through another job's time slice costs the slice. */
 int wait_loadavg_contended(const char *loadavg, long cpus);
 
+/* Whether this thread's core is shared with another thread that wants it: over its last window
+ * (10 ms or more, up to now, from wait_now_ns), the thread spent more than a tenth of the time
+ * runnable but waiting for a CPU (the kernel's run delay). A thread with a core to itself loses
+ * nothing by spinning, and a sleep would only cost it a wake-up, which may also bring it onto a
+ * busy core. Read at most once a window; false until the first window has closed, true where the
+ * kernel does not tell. */
+int wait_core_shared(long long now);
+
+/* Its parts: the run delay in the text of /proc/thread-self/schedstat ("on-CPU ns, run delay ns,
+ * time slices"; -1 where it has none), and a window that closes at now with run_delay_ns (-1:
+ * unknown) and says whether the thread's core was shared; it opens the next window. */
+long long wait_schedstat_run_delay(const char *schedstat);
+struct wait_share_window {
+    long long since_ns, run_delay_ns;
+    int shared;
+};
+#define WAIT_SHARE_WINDOW_NS 10000000LL
+int wait_share_window_close(struct wait_share_window *window, long long now,
+                            long long run_delay_ns);
+
 /* One spin: tells the core this is a wait loop. */
 static inline void wait_pause(void)
 {

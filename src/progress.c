@@ -4,18 +4,19 @@
 
 void progress_wait_step(struct progress_wait *wait)
 {
+    unsigned events = 0;
     if (rt.worker) {
         if (!wait->told) {
             wait->told = rt.transport;
             transport_wait_enter(wait->told);
         }
-        transport_progress(rt.worker);
+        events = transport_progress(rt.worker);
     }
     job_end_poll();
     /* With more PEs than cores the PE waited for may share this core and answer through mapped
      * memory, which wakes no sleeper: a yield hands it the core at once. */
     if (wait->told && !wait_machine_oversubscribed()) {
-        transport_wait_idle(rt.worker, &wait->idle,
+        transport_wait_idle(rt.worker, &wait->idle, events,
                             wait_spin_ns * wait->spin_limit / wait_spins_before_yield);
         return;
     }

@@ -126,8 +126,9 @@ int transport_flush(struct transport_worker *w, int pe);
 /* transport_flush of everything, notifications included (finalize: UCX reports a worker
  * destroyed with operations it has not seen acknowledged). */
 int transport_flush_all(struct transport_worker *w);
-/* Makes progress on incoming and outstanding work; cheap when there is none. */
-void transport_progress(struct transport_worker *w);
+/* Makes progress on incoming and outstanding work; cheap when there is none. Returns how many
+ * events it handled. */
+unsigned transport_progress(struct transport_worker *w);
 /* A thread of this PE starts (enter) or ends (leave) a wait on peers, during which it progresses
  * the transport itself: the progress thread stays out of its way until every wait has ended. */
 void transport_wait_enter(struct transport *t);
@@ -143,21 +144,26 @@ struct transport_idle {
     long long since_ns;
     int spun, slept;
 };
-/* An idle step of such a wait on w: spins, then, where more threads want the machine's cores
- * than it has, sleeps on w's events (and the default worker's) for at most 200 us; otherwise
- * yields. Under load a peer's answer may be a time slice away: spinning through it holds a core
- * that a peer placed on the same core may need (two PEs of a job on one loaded core took 4 ms a
- * get and 1.3-1.9 ms a barrier, spinning 5 ms between yields), and each yield sets the PE a time
- * slice back behind another job's process (yielding every 200 us: 250-370 us a get instead of
- * 100). A sleeper gives the core away without that penalty and is woken by the answer itself,
- * ahead of the processes that kept the core. On cores nobody else wants a sleep would only add
- * its wake-up (tens of microseconds for a virtual CPU that halted).
- * The spin lasts at most spin_ns, less for a thread whose recent waits went on after it: each
- * sleep halves the thread's spin (down to 10 us), each wait that its spin saw end doubles it. A
- * sleep wakes the PE on the core of the peer whose message woke it, so two PEs that talk come to
+/* An idle step of such a wait on w, after a progress call that handled events (0: none; a wait
+ * that serves its peers' requests restarts its spin instead of sleeping through the next one):
+ * spins, then, where more threads want the machine's cores than it has and this thread's core
+ * is one they want (wait_core_shared), sleeps on w's events (and the default worker's) for at
+ * most 200 us; spins on where they want other cores; otherwise yields. Under load a peer's answer
+ * may be a time slice away: spinning through it holds a core that a peer placed on the same core
+ * may need (two PEs of a job on one loaded core took 4 ms a get and 1.3-1.9 ms a barrier, spinning
+ * 5 ms between yields), and each yield sets the PE a time slice back behind another job's process
+ * (yielding every 200 us: 250-370 us a get instead of 100). A sleeper gives the core away without
+ * that penalty and is woken by the answer itself, ahead of the processes that kept the core. On
+ * cores nobody else wants a sleep would only add its wake-up (tens of microseconds for a virtual
+ * CPU that halted), and the kernel may wake the sleeper on the busy core of the peer that woke it:
+ * with one busy process on two cores, a PE with a core to itself that slept made its peer's
+ * barriers and 8-byte fcollects take 57-83 us instead of 31-53 (Open MPI's PEs, which never sleep:
+ * 32-39 us). The spin lasts at most spin_ns, less for a thread whose recent waits went on after it:
+ * each sleep halves the thread's spin (down to 10 us), each wait that its spin saw end doubles it.
+ * A sleep wakes the PE on the core of the peer whose message woke it, so two PEs that talk come to
  * share a core, where every spin keeps the other off it (a full spin of 200 us made a get 430 us
  * there). */
-void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle,
+void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle, unsigned events,
                          long long spin_ns);
 /* Ends such a wait: its outcome adjusts the thread's spin. */
 void transport_wait_finish(struct transport_idle *idle);

@@ -4,8 +4,8 @@
  * (200 KB per 200 us), up to 25 times the usual. A long wait yields once per spin limit, not at
  * every step once the limit has passed. A wait for the transport spins 200 us by the clock (20 us
  * oversubscribed) before it may sleep, and sleeps only while the machine's runnable tasks
- * outnumber its CPUs. Waits that end just after handing the core to another waiter spin less,
- * and leave the core. */
+ * outnumber its CPUs and the thread's own core is wanted. Waits that end just after handing the
+ * core to another waiter spin less, and leave the core. */
 #define _GNU_SOURCE
 #include "../../common/wait.h"
 #include "unit.h"
@@ -98,6 +98,42 @@ static void check_hand_offs(const cpu_set_t *cpus)
     UNIT_CHECK(wait_yield() == 0, "an oversubscribed machine's yield was measured");
 }
 
+/* A thread's core counts as shared once a window of 10 ms or more closes with more than a tenth
+ * of it spent runnable but waiting for a CPU; until one has closed it does not, and where the
+ * kernel does not tell the run delay it does (a wait then sleeps as before). */
+static void check_core_shared(void)
+{
+    UNIT_CHECK(wait_schedstat_run_delay("244216 22307 1\n") == 22307,
+               "schedstat \"244216 22307 1\": run delay %lld, expected 22307",
+               wait_schedstat_run_delay("244216 22307 1\n"));
+    UNIT_CHECK(wait_schedstat_run_delay("") == -1 && wait_schedstat_run_delay("12") == -1 &&
+                   wait_schedstat_run_delay("12 x 3") == -1,
+               "unreadable schedstat text gave a run delay");
+
+    const long long ms = 1000000;
+    struct wait_share_window window = {0, 0, 0};
+    UNIT_CHECK(wait_share_window_close(&window, 100 * ms, 5 * ms) == 0,
+               "the first reading called the core shared");
+    UNIT_CHECK(wait_share_window_close(&window, 110 * ms, 8 * ms) == 1,
+               "3 ms of run delay in 10 ms read as a core of its own");
+    UNIT_CHECK(wait_share_window_close(&window, 120 * ms, 8 * ms + 900000) == 0,
+               "0.9 ms of run delay in 10 ms read as a shared core");
+    UNIT_CHECK(wait_share_window_close(&window, 130 * ms, -1) == 1,
+               "an unknown run delay read as a core of its own");
+    UNIT_CHECK(wait_share_window_close(&window, 140 * ms, 9 * ms) == 1 &&
+                   wait_share_window_close(&window, 150 * ms, 9 * ms) == 0,
+               "after an unknown reading: not the same window's verdict, then none shared");
+
+    /* The kernel tells every thread its run delay: the first call opens a window, and calls
+     * within it read nothing new. */
+    long long now = wait_now_ns();
+    if (wait_core_shared(now) == 0)
+        UNIT_CHECK(wait_core_shared(now + WAIT_SHARE_WINDOW_NS - 1) == 0,
+                   "a verdict within the first window");
+    else
+        UNIT_CHECK(0, "this thread's run delay could not be read (/proc/thread-self/schedstat)");
+}
+
 int main(void)
 {
     cpu_set_t cpus;
@@ -162,5 +198,6 @@ int main(void)
     UNIT_CHECK(yields == 10, "640 steps of a 64-spin wait: %d yields, expected 10", yields);
 
     check_hand_offs(&cpus);
+    check_core_shared();
     return unit_finish("test_wait");
 }

@@ -22,10 +22,7 @@ void ucx_wait_step(struct transport_worker *w, struct transport_idle *idle)
     struct transport_worker *served = w->t->workers;
     if (served != w)
         events += ucp_worker_progress(served->worker);
-    if (events)
-        idle->since_ns = 0;
-    else
-        transport_wait_idle(w, idle, wait_spin_ns);
+    transport_wait_idle(w, idle, events, wait_spin_ns);
 }
 
 int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what)

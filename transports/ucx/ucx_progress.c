@@ -44,11 +44,11 @@ void transport_collective_begun(struct transport *t)
 
 /* A PE that waits may be waiting for what its batched puts carry (a peer polling the data
  * before it answers): they go before the wait goes on. */
-void transport_progress(struct transport_worker *w)
+unsigned transport_progress(struct transport_worker *w)
 {
     if (__atomic_load_n(&w->batch.len, __ATOMIC_ACQUIRE))
         ucx_am_batch_send(w, 1);
-    ucp_worker_progress(w->worker);
+    return ucp_worker_progress(w->worker);
 }
 
 static int ucx_progress_stopping(const struct ucx_progress *p)
@@ -94,8 +94,13 @@ int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_
 /* This thread's spin before a sleep, when shorter than the caller's (0: not shortened). */
 static __thread long long ucx_thread_spin_ns;
 
-void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle, long long spin_ns)
+void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle, unsigned events,
+                         long long spin_ns)
 {
+    if (events) {
+        idle->since_ns = 0;
+        return;
+    }
     long long now = wait_now_ns();
     if (!idle->since_ns)
         idle->since_ns = now;
@@ -109,8 +114,13 @@ void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle
     idle->since_ns = 0;
     struct transport_worker *workers[2] = {w->t->workers, w};
     const struct timespec timeout = {0, UCX_WAIT_SLEEP_NS};
-    if (!wait_cores_contended() ||
-        ucx_workers_sleep(workers, w == workers[0] ? 1 : 2, -1, &timeout)) {
+    if (!wait_cores_contended()) {
+        sched_yield();
+        return;
+    }
+    if (!wait_core_shared(now))
+        return; /* spins on: no thread wants this core, so a yield hands it to nobody */
+    if (ucx_workers_sleep(workers, w == workers[0] ? 1 : 2, -1, &timeout)) {
         sched_yield();
         return;
     }
