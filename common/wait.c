@@ -121,14 +121,29 @@ int wait_core_shared(long long now)
     return wait_share_window_close(&window, now, wait_thread_run_delay());
 }
 
-void wait_policy_init(int pes_on_machine)
+void wait_cpu_range(int *first, int *last)
+{
+    cpu_set_t cpus;
+    *first = *last = 0;
+    if (sched_getaffinity(0, sizeof(cpus), &cpus))
+        return;
+    int seen = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &cpus)) {
+            if (!seen++)
+                *first = cpu;
+            *last = cpu;
+        }
+}
+
+void wait_policy_init(int pes_on_my_cpus)
 {
     if (wait_loadavg_fd < 0)
         wait_loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     wait_machine_cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_set_t cpus;
     int n_cpus = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-    wait_oversubscribed = pes_on_machine > n_cpus;
+    wait_oversubscribed = pes_on_my_cpus > n_cpus;
     wait_spins_before_yield =
         wait_oversubscribed ? WAIT_SPINS_OVERSUBSCRIBED : wait_spins_per_budget();
     wait_spin_ns = wait_oversubscribed ? WAIT_SPIN_NS_OVERSUBSCRIBED : WAIT_SPIN_NS;

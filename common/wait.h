@@ -14,7 +14,7 @@ extern unsigned wait_spins_before_yield;
  * yield, and is woken by the event itself. */
 extern long long wait_spin_ns;
 
-/* Whether this machine has more PEs than CPUs (wait_policy_init). */
+/* Whether this process's CPUs have more PEs to run than CPUs (wait_policy_init). */
 int wait_machine_oversubscribed(void);
 
 /* The monotonic clock, in nanoseconds. */
@@ -109,12 +109,18 @@ void wait_spin_adapt(long long last_yield_ns);
  * oversubscribed machine the copier may need this very core, so the short spin stays. */
 unsigned wait_spins_for_copy(size_t bytes);
 
-/* Sets how long waits spin, once the count of PEs on this machine is known (the process
- * manager's node, until the start-up exchange tells whether other nodes share the machine's
- * cores). More PEs on the machine than CPUs this process may run on: a few dozen spins, since
- * the PE waited for may need this very core. Otherwise about WAIT_SPIN_NS (200 us): a peer
- * running on another core answers within that, while a yield to another job's process that
- * keeps its core costs a whole time slice (milliseconds). */
-void wait_policy_init(int pes_on_machine);
+/* The lowest and highest CPU this process may run on (its affinity mask; 0 and 0 where the
+ * kernel does not say). PEs whose ranges do not overlap never share a CPU: a job bound one PE per
+ * core (Open MPI's mpirun binds so by default, srun --cpu-bind=cores) is no more oversubscribed
+ * than one spread over the cores by the kernel. */
+void wait_cpu_range(int *first, int *last);
+
+/* Sets how long waits spin, once the count of PEs that may run on this process's CPUs is known
+ * (itself included: the PEs of the same machine whose CPU ranges overlap its own; the process
+ * manager's node, until the start-up exchange tells). More such PEs than CPUs this process may
+ * run on: a few dozen spins, since the PE waited for may need this very core. Otherwise about
+ * WAIT_SPIN_NS (200 us): a peer running on another core answers within that, while a yield to
+ * another job's process that keeps its core costs a whole time slice (milliseconds). */
+void wait_policy_init(int pes_on_my_cpus);
 
 #endif

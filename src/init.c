@@ -261,10 +261,11 @@ static void init_warn_node_room(void)
 
 /* What each PE says in the start-up exchange. */
 struct init_outcome {
-    int32_t ok;        /* every step of start-up succeeded */
-    int32_t reachable; /* this PE reaches the default space's device type */
-    int32_t leader;    /* its node's lowest world rank */
-    uint64_t machine;  /* init_machine_id */
+    int32_t ok;                  /* every step of start-up succeeded */
+    int32_t reachable;           /* this PE reaches the default space's device type */
+    int32_t leader;              /* its node's lowest world rank */
+    uint64_t machine;            /* init_machine_id */
+    int32_t cpu_first, cpu_last; /* wait_cpu_range */
 };
 
 /* Which kernel this PE runs under: the process manager's nodes may share one machine (containers,
@@ -298,12 +299,15 @@ static void init_stop(int cause)
  * each failed PE naming its reason. */
 static void init_agree(int reachable)
 {
-    struct init_outcome mine = {init_ok(), reachable, rt.boot.local_peers[0], init_machine_id()},
+    struct init_outcome mine = {init_ok(),         reachable, rt.boot.local_peers[0],
+                                init_machine_id(), 0,         0},
                         theirs;
+    wait_cpu_range(&mine.cpu_first, &mine.cpu_last);
     if (boot_put("strata.init", &mine, sizeof(mine)) || boot_fence())
         init_fatal("the process manager's start-up exchange failed%s%s", init_ok() ? "" : "; ",
                    init_error);
-    int failed = 0, first_failed = -1, first_healthy = -1, unreachable = -1, on_machine = 0;
+    int failed = 0, first_failed = -1, first_healthy = -1, unreachable = -1, on_machine = 0,
+        on_my_cpus = 0;
     rt.n_nodes = 0;
     rt.node_of = malloc((size_t)rt.n_pes * sizeof(int));
     if (!rt.node_of)
@@ -313,8 +317,11 @@ static void init_agree(int reachable)
         if (pe == rt.my_pe)
             theirs = mine;
         else if (boot_get(pe, "strata.init", &theirs, &len) || len != sizeof(theirs))
-            theirs = (struct init_outcome){0, 0, -1, 0};
-        on_machine += mine.machine && theirs.machine == mine.machine;
+            theirs = (struct init_outcome){0, 0, -1, 0, 0, 0};
+        int same_machine = mine.machine && theirs.machine == mine.machine;
+        on_machine += same_machine;
+        on_my_cpus +=
+            same_machine && theirs.cpu_first <= mine.cpu_last && mine.cpu_first <= theirs.cpu_last;
         /* A PE comes after its leader, whose node is known by then; -1 for a PE that said
          * nothing (start-up then stops). */
         if (theirs.leader == pe) { /* a new node */
@@ -333,9 +340,11 @@ static void init_agree(int reachable)
         if (theirs.ok && !theirs.reachable && unreachable < 0)
             unreachable = pe;
     }
-    /* Until now the node's PE count stood for the machine's. */
+    /* Until now the node's PE count stood for the machine's (and for its CPUs'). Without a
+     * machine id, the node's PEs count as this PE's sharers, as before the exchange. */
     rt.pes_on_machine = on_machine > rt.boot.local_size ? on_machine : rt.boot.local_size;
-    wait_policy_init(rt.pes_on_machine);
+    rt.pes_on_my_cpus = mine.machine ? on_my_cpus : rt.boot.local_size;
+    wait_policy_init(rt.pes_on_my_cpus);
     if (!init_ok()) {
         log_error("shmem_init", "%s", init_error);
         init_stop(1);
@@ -491,11 +500,11 @@ static void runtime_start(int requested)
     /* Every PE has mapped every node peer's memory: the names can go. */
     init_unlink_names();
     LOG(LOG_INIT, "shmem_init",
-        "%d PEs, %d on this node, %d nodes, %d PEs on this machine (waits spin %u times), heap "
-        "%zu bytes at %p, static data %s, transport %s",
-        rt.n_pes, rt.boot.local_size, rt.n_nodes, rt.pes_on_machine, wait_spins_before_yield,
-        rt.default_space->heap.size, (void *)rt.default_space->heap.base, "mapped",
-        rt.transport ? "UCX" : "none (all PEs mapped)");
+        "%d PEs, %d on this node, %d nodes, %d PEs on this machine, %d on this PE's CPUs (waits "
+        "spin %u times), heap %zu bytes at %p, static data %s, transport %s",
+        rt.n_pes, rt.boot.local_size, rt.n_nodes, rt.pes_on_machine, rt.pes_on_my_cpus,
+        wait_spins_before_yield, rt.default_space->heap.size, (void *)rt.default_space->heap.base,
+        "mapped", rt.transport ? "UCX" : "none (all PEs mapped)");
     init_report();
 }
 

@@ -47,6 +47,7 @@ struct runtime {
      * world ranks: each PE's node and this PE's; and the PEs on this machine (more than the
      * node's where nodes share one). */
     int n_nodes, my_node, pes_on_machine;
+    int pes_on_my_cpus; /* PEs of this machine whose CPUs overlap this PE's (wait_policy_init) */
     int *node_of;
     /* SHMEM_DEBUG or SHMEM_LOG=rma: every RMA and atomic takes the general path, which checks
      * and logs. */

@@ -47,7 +47,8 @@ min_pes=2
 # The nodes share this machine's cores: every PE must count the other node's PEs as sharing them
 # (and so spin briefly before it yields), and see the two nodes the world barrier goes through.
 run "start-up sees 2 nodes sharing one machine (SHMEM_LOG=init)" bash -c \
-    '"$@" 2>&1 | grep -c "4 PEs, 2 on this node, 2 nodes, 4 PEs on this machine (waits spin 64 " |
+    '"$@" 2>&1 |
+     grep -c "4 PEs, 2 on this node, 2 nodes, 4 PEs on this machine, 4 on this PE.s CPUs (waits spin 64 " |
      grep -qx 4' _ env SHMEM_LOG=init "${launch[@]}" 4 "$build/tests/spmd/hello"
 # Teams that span the nodes with several members on one go by node, the others stay flat:
 # coll_algos's teams on NP PEs placed in blocks over NODES nodes, BY_NODE log lines of teams by

@@ -26,6 +26,18 @@ spmd_tests() {
             run "spmd/$t -np $np" "${launch[@]}" "$np" "$build/tests/spmd/$t"
         done
     done
+    # PEs bound one per CPU (mpirun binds so by default) share no CPU: their waits spin as on
+    # cores of their own, not the few dozen times of an oversubscribed machine.
+    if [ "$(nproc)" -ge 2 ] && [ "$(nps 2)" = 2 ]; then
+        run "start-up: 2 PEs bound one per CPU share none (SHMEM_LOG=init)" bash -c \
+            '"$@" 2>&1 | grep "2 PEs on this machine, 1 on this PE.s CPUs (waits spin" |
+             grep -vc "waits spin 64 times" | grep -qx 2' _ env SHMEM_LOG=init "${launch[@]}" 2 \
+            bash -c 'exec taskset -c "$PMIX_RANK" "$@"' _ "$build/tests/spmd/hello"
+        run "start-up: 3 unbound PEs on 2 CPUs share them (SHMEM_LOG=init)" bash -c \
+            '"$@" 2>&1 | grep -c "3 PEs on this machine, 3 on this PE.s CPUs (waits spin 64 " |
+             grep -qx 3' _ env SHMEM_LOG=init taskset -c 0,1 "${launch[@]}" 3 \
+            "$build/tests/spmd/hello"
+    fi
     # Teams and team contexts need non-powers of two: 3 PEs too.
     for t in team ctx coll coll_legacy coll_algos; do
         for np in $(nps 1 2 3 4); do

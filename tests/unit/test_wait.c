@@ -197,6 +197,17 @@ int main(void)
         wait_idle(&spins);
     UNIT_CHECK(yields == 10, "640 steps of a 64-spin wait: %d yields, expected 10", yields);
 
+    int first = -1, last = -1;
+    wait_cpu_range(&first, &last);
+    UNIT_CHECK(first >= 0 && first <= last && CPU_ISSET(first, &cpus) && CPU_ISSET(last, &cpus),
+               "CPU range %d-%d: not the ends of this process's mask", first, last);
+    int outside = -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &cpus) && (cpu < first || cpu > last))
+            outside = cpu;
+    UNIT_CHECK(outside < 0, "CPU %d of the mask lies outside the range %d-%d", outside, first,
+               last);
+
     check_hand_offs(&cpus);
     check_core_shared();
     return unit_finish("test_wait");
