@@ -110,9 +110,9 @@ void wait_spin_adapt(long long last_yield_ns);
 unsigned wait_spins_for_copy(size_t bytes);
 
 /* The lowest and highest CPU this process may run on (its affinity mask; 0 and 0 where the
- * kernel does not say). PEs whose ranges do not overlap never share a CPU: a job bound one PE per
- * core (Open MPI's mpirun binds so by default, srun --cpu-bind=cores) is no more oversubscribed
- * than one spread over the cores by the kernel. */
+ * kernel does not say). PEs whose ranges do not overlap never share a CPU: a job bound one PE
+ * per core (mpirun --bind-to core, Open MPI's default for two processes; srun
+ * --cpu-bind=cores) is no more oversubscribed than one spread over the cores by the kernel. */
 void wait_cpu_range(int *first, int *last);
 
 /* Sets how long waits spin, once the count of PEs that may run on this process's CPUs is known

@@ -299,8 +299,10 @@ static void init_stop(int cause)
  * each failed PE naming its reason. */
 static void init_agree(int reachable)
 {
-    struct init_outcome mine = {init_ok(),         reachable, rt.boot.local_peers[0],
-                                init_machine_id(), 0,         0},
+    struct init_outcome mine = {.ok = init_ok(),
+                                .reachable = reachable,
+                                .leader = rt.boot.local_peers[0],
+                                .machine = init_machine_id()},
                         theirs;
     wait_cpu_range(&mine.cpu_first, &mine.cpu_last);
     if (boot_put("strata.init", &mine, sizeof(mine)) || boot_fence())
@@ -317,7 +319,7 @@ static void init_agree(int reachable)
         if (pe == rt.my_pe)
             theirs = mine;
         else if (boot_get(pe, "strata.init", &theirs, &len) || len != sizeof(theirs))
-            theirs = (struct init_outcome){0, 0, -1, 0, 0, 0};
+            theirs = (struct init_outcome){.leader = -1};
         int same_machine = mine.machine && theirs.machine == mine.machine;
         on_machine += same_machine;
         on_my_cpus +=

@@ -26,7 +26,7 @@ spmd_tests() {
             run "spmd/$t -np $np" "${launch[@]}" "$np" "$build/tests/spmd/$t"
         done
     done
-    # PEs bound one per CPU (mpirun binds so by default) share no CPU: their waits spin as on
+    # PEs bound one per CPU (mpirun --bind-to core) share no CPU: their waits spin as on
     # cores of their own, not the few dozen times of an oversubscribed machine.
     if [ "$(nproc)" -ge 2 ] && [ "$(nps 2)" = 2 ]; then
         run "start-up: 2 PEs bound one per CPU share none (SHMEM_LOG=init)" bash -c \

@@ -155,14 +155,14 @@ struct transport_idle {
  * (yielding every 200 us: 250-370 us a get instead of 100). A sleeper gives the core away without
  * that penalty and is woken by the answer itself, ahead of the processes that kept the core. On
  * cores nobody else wants a sleep would only add its wake-up (tens of microseconds for a virtual
- * CPU that halted), and the kernel may wake the sleeper on the busy core of the peer that woke it:
- * with one busy process on two cores, a PE with a core to itself that slept made its peer's
- * barriers and 8-byte fcollects take 57-83 us instead of 31-53 (Open MPI's PEs, which never sleep:
- * 32-39 us). The spin lasts at most spin_ns, less for a thread whose recent waits went on after it:
- * each sleep halves the thread's spin (down to 10 us), each wait that its spin saw end doubles it.
- * A sleep wakes the PE on the core of the peer whose message woke it, so two PEs that talk come to
- * share a core, where every spin keeps the other off it (a full spin of 200 us made a get 430 us
- * there). */
+ * CPU that halted), and where other threads want only the other cores, a yield hands the core
+ * to nobody and a sleep may wake the PE on a busy core: with one busy process on two cores, two
+ * nodes' PEs that slept took 69-73 us a barrier or an 8-byte fcollect, 30-31 us when the one
+ * with a core to itself spun on (Open MPI's PEs, which never sleep: 33 us). The spin lasts at most
+ * spin_ns, less for a thread whose recent waits went on after it: each sleep halves the thread's
+ * spin (down to 10 us), each wait that its spin saw end doubles it. A sleep wakes the PE on the
+ * core of the peer whose message woke it, so two PEs that talk come to share a core, where every
+ * spin keeps the other off it (a full spin of 200 us made a get 430 us there). */
 void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle, unsigned events,
                          long long spin_ns);
 /* Ends such a wait: its outcome adjusts the thread's spin. */

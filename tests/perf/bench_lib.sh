@@ -46,13 +46,15 @@ launch_ms() {
 
 # Another job on the same cores: start_load runs load_processes busy processes, one per core
 # unless BENCH_LOAD_PROCS says how many (fewer than the cores: each PE may keep a core of its own,
-# which decides how a wait should give its core away), stop_load ends them.
+# which decides how a wait should give its core away), stop_load ends them. With BENCH_BIND=1
+# the i-th is bound to CPU i-1, as the PEs of the i-th node are (run_bench_network.sh).
 load_processes=${BENCH_LOAD_PROCS:-$(nproc)}
 load_pids=()
 start_load() {
-    local _
-    for _ in $(seq "$load_processes"); do
-        sh -c 'while :; do :; done' &
+    local i bind=()
+    for i in $(seq "$load_processes"); do
+        [ "${BENCH_BIND:-0}" = 1 ] && bind=(taskset -c $(((i - 1) % $(nproc))))
+        "${bind[@]}" sh -c 'while :; do :; done' &
         load_pids+=($!)
     done
 }

@@ -7,6 +7,10 @@
 # the active-message round trip for times, 1 MiB active-message bandwidth for bandwidths.
 # With "loaded", everything runs while another job's processes compute on every core (one busy
 # loop per core, or BENCH_LOAD_PROCS of them), which is what a waiting PE then competes with.
+# With BENCH_BIND=1 the PEs of node i and its busy process are bound to CPU i (n1: CPU 0), as on
+# real nodes, whose cores no other node's PE can take: unbound, the kernel may put the two
+# nodes' PEs on one core, which real nodes never share, and a sleeping PE is woken on the core
+# of the peer whose message woke it.
 # Ends with one machine-readable line "BENCH {...}" ("BENCH_NETWORK_LOADED {...}" when loaded).
 # Usage: run_bench_network.sh BUILDDIR SRCDIR [RUNS] [loaded]
 set -u
@@ -36,8 +40,10 @@ build_latency_benches
 # run_net PROGRAM: one PE on each node; only its "name value" lines (not UCX's). A run that fails
 # or outlasts its limit is listed in failed.txt, printed above the table: the figures it did not
 # print are missing from the medians, and the table gives each ratio's count of pairs.
+node_cpu=()
+[ "${BENCH_BIND:-0}" = 1 ] && node_cpu=(bash -c 'exec taskset -c $((SLURM_NODEID % $(nproc))) "$@"' _)
 run_net() {
-    timeout 300 srun --mpi=pmix -N 2 -n 2 "$1" 2>/dev/null | grep -E '^[A-Za-z][A-Za-z0-9_]* [-0-9.e+]+$'
+    timeout 300 srun --mpi=pmix -N 2 -n 2 "${node_cpu[@]}" "$1" 2>/dev/null | grep -E '^[A-Za-z][A-Za-z0-9_]* [-0-9.e+]+$'
     local status=${PIPESTATUS[0]}
     [ "$status" = 0 ] || echo "${1##*/}: exit status $status (124: past the 300 s limit)" >>"$work/failed.txt"
 }
@@ -47,17 +53,19 @@ run_net() {
 run_net_ompi() { OMPI_MCA_osc=ucx OMPI_MCA_btl=self,tcp run_net "$1"; }
 
 # perftest NAME TEST SIZE ITERS FIELD: ucx_perftest's final figure (FIELD of its "Final:" line),
-# server on n1, client on n2.
+# server on n1, client on n2; ITERS divided as the benchmarks' are (BENCH_ITERATIONS_DIVISOR):
+# under load both its sides poll, and bound beside a busy process each round trip may wait for
+# a time slice on each side, so 20,000 of them outlasted its 60 s limit.
 perftest_port=$((20000 + RANDOM % 20000))
 perftest() {
-    local name=$1 test=$2 size=$3 iters=$4 field=$5
+    local name=$1 test=$2 size=$3 iters=$(($4 / ${BENCH_ITERATIONS_DIVISOR:-1})) field=$5
     perftest_port=$((perftest_port + 1))
-    srun -N 1 -w n1 timeout 60 ucx_perftest -p "$perftest_port" >/dev/null 2>&1 &
+    srun -N 1 -w n1 "${node_cpu[@]}" timeout 60 ucx_perftest -p "$perftest_port" >/dev/null 2>&1 &
     local server=$!
     local value=""
     for _ in 1 2 3 4 5 6 7 8 9 10; do
         sleep 0.3
-        value=$(srun -N 1 -w n2 timeout 60 ucx_perftest 127.0.0.1 -p "$perftest_port" -t "$test" \
+        value=$(srun -N 1 -w n2 "${node_cpu[@]}" timeout 60 ucx_perftest 127.0.0.1 -p "$perftest_port" -t "$test" \
             -s "$size" -n "$iters" 2>/dev/null | awk -v f="$field" '/^Final:/ {print $f}')
         [ -n "$value" ] && break
     done
@@ -71,6 +79,8 @@ if [ "$loaded" = loaded ]; then
     start_load
     echo "loaded: $load_processes busy processes of another job on the $(nproc) cores"
 fi
+[ ${#node_cpu[@]} -gt 0 ] && echo "bound: each node's PE and busy process to the node's CPU"
+
 for i in $(seq "$runs"); do
     perftest am_lat_us ucp_am_lat 8 20000 5 >>"$work/limits.txt"
     perftest am_bw_1MiB_MBps ucp_am_bw 1048576 500 6 >>"$work/limits.txt"
