@@ -148,7 +148,8 @@ struct transport_idle {
  * that serves its peers' requests restarts its spin instead of sleeping through the next one):
  * spins, then, where more threads want the machine's cores than it has and this thread's core
  * is one they want (wait_core_shared), sleeps on w's events (and the default worker's) for at
- * most 200 us; spins on where they want other cores; otherwise yields. Under load a peer's answer
+ * most 200 us; spins on where they want other cores (unless the machine has more PEs than CPUs);
+ * otherwise yields. Under load a peer's answer
  * may be a time slice away: spinning through it holds a core that a peer placed on the same core
  * may need (two PEs of a job on one loaded core took 4 ms a get and 1.3-1.9 ms a barrier, spinning
  * 5 ms between yields), and each yield sets the PE a time slice back behind another job's process
