@@ -75,6 +75,11 @@ spmd_tests() {
             "${launch[@]}" "$np" "$build/tests/spmd/busy_target"
     done
     run "spmd/busy_target -np 2" "${launch[@]}" 2 "$build/tests/spmd/busy_target"
+    # While the PEs progress the transport themselves their progress threads stay asleep. Two PEs
+    # on two cores: with more PEs than cores a PE taken off its core mid-wait lets its thread
+    # look, as it must (the wait may be one that does not progress this transport).
+    run "spmd/progress_rest -np 2 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
+        SHMEM_PROGRESS_THREAD=1 "${launch[@]}" 2 "$build/tests/spmd/progress_rest"
     # Beside busy threads on every core a wait that progresses the transport sleeps on its events
     # between spins; on mapped memory it yields.
     run "spmd/contended_waits -np 2 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \

@@ -18,6 +18,7 @@ int ucx_fail(const char *what, ucs_status_t status)
 
 void ucx_wait_step(struct transport_worker *w, struct transport_idle *idle)
 {
+    ucx_progress_postpone(&w->t->progress);
     unsigned events = ucp_worker_progress(w->worker);
     struct transport_worker *served = w->t->workers;
     if (served != w)
@@ -205,6 +206,7 @@ int transport_init(const struct transport_config *config, struct transport **out
         return -1;
     t->config = *config;
     t->progress.stop_fd = -1;
+    t->progress.timer_fd = -1;
     pthread_mutex_init(&t->workers_lock, NULL);
     ucp_config_t *ucp_config;
     ucs_status_t status = ucp_config_read(NULL, NULL, &ucp_config);

@@ -79,9 +79,11 @@ struct ucx_progress {
     int stop_fd;          /* an eventfd beside the worker's event descriptor */
     unsigned interval_us; /* how often it looks again while the PE's threads wait */
     /* Waits of this PE's threads, which progress the worker themselves: the low half counts
-     * those under way, the high half those ever begun, collectives included (so a look tells
-     * whether any began since the last look). */
+     * those under way, the high half those ever begun, collectives and blocking calls that
+     * needed no wait included (so a look tells whether any began since the last look). */
     uint64_t waits;
+    int timer_fd;           /* the thread's next look, pushed back by the PE's waits */
+    long long postponed_ns; /* when a wait last pushed it back */
 };
 
 /* Where peers' keys of a region made after start-up lie (transport_region_keys_at). */
@@ -111,11 +113,16 @@ int ucx_fail(const char *what, ucs_status_t status);
  * answering it, or two PEs waiting on each other hang). After wait_spin_ns without an event it
  * may sleep until one comes (transport_wait_idle). */
 void ucx_wait_step(struct transport_worker *w, struct transport_idle *idle);
+/* Counts a blocking call that found its operation done, so that a progress thread serving the
+ * worker leaves it to the PE. */
+void ucx_progress_called(struct transport *t);
 /* Loops while cond holds, stepping ucx_wait_step on w; counts as a wait for the progress thread. */
 #define UCX_WAIT_WHILE(w, cond)                                                                    \
     do {                                                                                           \
-        if (!(cond))                                                                               \
+        if (!(cond)) {                                                                             \
+            ucx_progress_called((w)->t);                                                           \
             break;                                                                                 \
+        }                                                                                          \
         struct transport_idle idle_ = {0};                                                         \
         transport_wait_enter((w)->t);                                                              \
         while (cond)                                                                               \
@@ -128,6 +135,9 @@ void ucx_wait_step(struct transport_worker *w, struct transport_idle *idle);
  * (progress them next), or -1 when a worker cannot be slept on. */
 int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_fd,
                       const struct timespec *timeout);
+/* Called by the PE's threads as they progress the workers themselves: keeps the progress thread
+ * from waking while they do. */
+void ucx_progress_postpone(struct ucx_progress *p);
 /* Stops the progress thread, if it runs (before the workers go). */
 void ucx_progress_stop(struct transport *t);
 /* Waits for a request returned by a _nbx call, progressing the worker meanwhile. */

@@ -1,16 +1,19 @@
 /* The progress thread. Over TCP, and for memory UCX did not allocate, puts, gets and atomics are
  * performed by the target's progress engine, so a PE busy computing would stall every peer that
  * reaches it. This thread serves them, and stays out of the way otherwise:
- * - while the PE's own threads keep waiting on peers (and so progress the worker themselves), or
+ * - while the PE's own threads keep progressing the worker (in their waits, tests and polls), or
  *   keep calling collectives across nodes (which wait for what the thread would otherwise take
- *   in), it does not touch the worker: it looks again after a pause that grows while they stay
- *   busy, as a batch thread (ucx_progress_schedule).
- *   Two threads progressing one worker only fight for its lock, and on a core shared by
- *   several PEs every wake-up of this thread is taken from one of them;
- * - once a whole pause has passed without a wait or a collective begun, it progresses the
- *   default worker until nothing is left, arms the worker's event descriptor and sleeps on it,
- *   so a request from a peer is served when it arrives, not at the next poll, until the PE
- *   waits again.
+ *   in), it does not touch the worker, nor even wake: each of those pushes the thread's next
+ *   look back (ucx_progress_postpone). Two threads progressing one worker only
+ *   fight for its lock, and on a core shared by several PEs or by another job every wake-up of
+ *   this thread is taken from one of them;
+ * - a look that comes due (as a batch thread, ucx_progress_schedule) finds the PE computing, or
+ *   off its core, or in a wait that pushes nothing back (one that progresses no transport, or
+ *   another): it looks again after a pause that grows while such a wait lasts, and serves once a
+ *   look finds no wait under way nor begun since the one before;
+ * - while the PE computes, it progresses the default worker until nothing is left, arms the
+ *   worker's event descriptor and sleeps on it, so a request from a peer is served when it
+ *   arrives, not at the next poll, until the PE waits again.
  * The PE's own waits sleep on the same event descriptors between spins when other threads want
  * the machine's cores (transport_wait_idle). */
 #define _GNU_SOURCE /* SCHED_BATCH, ppoll */
@@ -20,12 +23,40 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #define UCX_WAIT_BEGUN (UINT64_C(1) << 32) /* one wait ever begun, in ucx_progress.waits */
 #define UCX_WAITS_UNDER_WAY(waits) ((uint32_t)(waits))
-#define UCX_PAUSE_GROWTH_MAX 16 /* the longest pause, in intervals */
+#define UCX_PAUSE_GROWTH_MAX 16   /* the longest pause, in intervals */
+#define UCX_POSTPONES_PER_PAUSE 4 /* how often waits push the look back, per longest pause */
+
+/* Sets the thread's next look pause_us from now. */
+static void ucx_progress_arm(int timer_fd, long long pause_us)
+{
+    struct itimerspec when = {
+        .it_value = {.tv_sec = pause_us / 1000000, .tv_nsec = pause_us % 1000000 * 1000}};
+    timerfd_settime(timer_fd, 0, &when, NULL);
+}
+
+/* Pushes the thread's next look to the longest pause from now, at most a few times per pause, so
+ * that a PE whose threads keep progressing the worker never wakes it. A look every 1.6 ms on a
+ * bound PE's core, which a busy process shared, had cost each of the PE's fetch-adds a fifth of
+ * its time. */
+void ucx_progress_postpone(struct ucx_progress *p)
+{
+    int timer_fd = __atomic_load_n(&p->timer_fd, __ATOMIC_RELAXED);
+    if (timer_fd < 0)
+        return;
+    long long now_ns = wait_now_ns();
+    long long longest_us = (long long)p->interval_us * UCX_PAUSE_GROWTH_MAX;
+    if (now_ns - __atomic_load_n(&p->postponed_ns, __ATOMIC_RELAXED) <
+        longest_us * 1000 / UCX_POSTPONES_PER_PAUSE)
+        return;
+    __atomic_store_n(&p->postponed_ns, now_ns, __ATOMIC_RELAXED);
+    ucx_progress_arm(timer_fd, longest_us);
+}
 
 void transport_wait_enter(struct transport *t)
 {
@@ -37,9 +68,18 @@ void transport_wait_leave(struct transport *t)
     __atomic_sub_fetch(&t->progress.waits, 1, __ATOMIC_ACQ_REL);
 }
 
+/* The thread served every answer before the PE looked for it, so the PE never began a wait and
+ * the thread, woken by each message, kept serving beside it (one PE in six of a loop of
+ * fetch-adds between two nodes on two cores: 20-70 wake-ups in 300 ms). */
+void ucx_progress_called(struct transport *t)
+{
+    __atomic_add_fetch(&t->progress.waits, UCX_WAIT_BEGUN, __ATOMIC_RELAXED);
+}
+
 void transport_collective_begun(struct transport *t)
 {
     __atomic_add_fetch(&t->progress.waits, UCX_WAIT_BEGUN, __ATOMIC_RELAXED);
+    ucx_progress_postpone(&t->progress);
 }
 
 /* A PE that waits may be waiting for what its batched puts carry (a peer polling the data
@@ -48,6 +88,7 @@ unsigned transport_progress(struct transport_worker *w)
 {
     if (__atomic_load_n(&w->batch.len, __ATOMIC_ACQUIRE))
         ucx_am_batch_send(w, 1);
+    ucx_progress_postpone(&w->t->progress);
     return ucp_worker_progress(w->worker);
 }
 
@@ -56,10 +97,17 @@ static int ucx_progress_stopping(const struct ucx_progress *p)
     return __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE);
 }
 
-static void ucx_progress_pause(unsigned us)
+/* Sleeps until the next look is due; 0 once the thread is stopped. */
+static int ucx_progress_await_look(struct ucx_progress *p)
 {
-    struct timespec pause = {.tv_sec = 0, .tv_nsec = (long)us * 1000};
-    nanosleep(&pause, NULL);
+    struct pollfd fds[2] = {{.fd = p->timer_fd, .events = POLLIN},
+                            {.fd = p->stop_fd, .events = POLLIN}};
+    while (poll(fds, 2, -1) < 0 && errno == EINTR)
+        ;
+    uint64_t expirations;
+    ssize_t got = read(p->timer_fd, &expirations, sizeof(expirations)); /* EAGAIN: pushed back */
+    (void)got;
+    return !ucx_progress_stopping(p);
 }
 
 int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_fd,
@@ -139,19 +187,28 @@ void transport_wait_finish(struct transport_idle *idle)
         ucx_thread_spin_ns = ucx_thread_spin_ns < UCX_SPIN_MAX_NS ? ucx_thread_spin_ns * 2 : 0;
 }
 
+/* Whether none of the PE's threads has begun a wait since waits was seen. */
+static int ucx_progress_unwaited(struct ucx_progress *p, uint64_t seen)
+{
+    return __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE) == seen;
+}
+
 /* Serves the worker until one of the PE's threads begins a wait (waits differs from seen), the
  * thread is stopped, or the worker cannot be slept on. */
 static void ucx_progress_serve(struct transport *t, uint64_t seen)
 {
     struct ucx_progress *p = &t->progress;
-    do {
-        while (ucp_worker_progress(t->workers->worker))
+    for (;;) {
+        /* The PE's own wait takes over at once: while peers keep sending, serving until nothing
+         * is left had kept this thread on the worker beside it, fighting for its lock. */
+        while (ucx_progress_unwaited(p, seen) && ucp_worker_progress(t->workers->worker))
             ;
         if (t->job_end_ops)
             t->job_end_ops->poll();
-        if (ucx_workers_sleep(&t->workers, 1, p->stop_fd, NULL))
+        if (!ucx_progress_unwaited(p, seen) || ucx_progress_stopping(p) ||
+            ucx_workers_sleep(&t->workers, 1, p->stop_fd, NULL))
             return;
-    } while (__atomic_load_n(&p->waits, __ATOMIC_ACQUIRE) == seen && !ucx_progress_stopping(p));
+    }
 }
 
 /* While the thread only looks, it is a batch thread: the kernel then lets none of its wake-ups
@@ -170,23 +227,39 @@ static void *ucx_progress_loop(void *arg)
     struct ucx_progress *p = &t->progress;
     unsigned pause_us = p->interval_us;
     uint64_t seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
+    pthread_setname_np(pthread_self(), "shmem-progress"); /* for top -H, ps -L and the tests */
     ucx_progress_schedule(SCHED_BATCH);
-    while (!ucx_progress_stopping(p)) {
-        ucx_progress_pause(pause_us);
+    ucx_progress_arm(p->timer_fd, pause_us);
+    while (ucx_progress_await_look(p)) {
         uint64_t waits = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
-        if (waits != seen || UCX_WAITS_UNDER_WAY(waits)) {
-            seen = waits;
+        if (UCX_WAITS_UNDER_WAY(waits)) {
             if (pause_us < p->interval_us * UCX_PAUSE_GROWTH_MAX)
                 pause_us *= 2;
-            continue;
+        } else if (waits != seen) {
+            /* Waits push the look back, so the PE began none for a while, but it did since the
+             * last look (it may have been off its core): make sure it computes. */
+            pause_us = p->interval_us;
+        } else {
+            pause_us = p->interval_us;
+            ucx_progress_schedule(SCHED_OTHER);
+            ucx_progress_serve(t, seen);
+            ucx_progress_schedule(SCHED_BATCH);
+            waits = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
         }
-        pause_us = p->interval_us;
-        ucx_progress_schedule(SCHED_OTHER);
-        ucx_progress_serve(t, seen);
-        ucx_progress_schedule(SCHED_BATCH);
-        seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
+        seen = waits;
+        ucx_progress_arm(p->timer_fd, pause_us);
     }
     return NULL;
+}
+
+static void ucx_progress_close_fds(struct ucx_progress *p)
+{
+    int timer_fd = __atomic_exchange_n(&p->timer_fd, -1, __ATOMIC_RELAXED);
+    if (timer_fd >= 0)
+        close(timer_fd);
+    if (p->stop_fd >= 0)
+        close(p->stop_fd);
+    p->stop_fd = -1;
 }
 
 int transport_progress_thread_start(struct transport *t, unsigned interval_us)
@@ -200,10 +273,10 @@ int transport_progress_thread_start(struct transport *t, unsigned interval_us)
     }
     p->interval_us = interval_us ? interval_us : 1;
     p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (p->stop_fd < 0 || pthread_create(&p->thread, NULL, ucx_progress_loop, t)) {
-        if (p->stop_fd >= 0)
-            close(p->stop_fd);
-        p->stop_fd = -1;
+    int timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    __atomic_store_n(&p->timer_fd, timer_fd, __ATOMIC_RELAXED);
+    if (p->stop_fd < 0 || timer_fd < 0 || pthread_create(&p->thread, NULL, ucx_progress_loop, t)) {
+        ucx_progress_close_fds(p);
         return -1;
     }
     p->running = 1;
@@ -220,7 +293,6 @@ void ucx_progress_stop(struct transport *t)
     if (write(p->stop_fd, &one, sizeof(one)) < 0)
         log_error("transport", "cannot wake the progress thread to stop it");
     pthread_join(p->thread, NULL);
-    close(p->stop_fd);
-    p->stop_fd = -1;
+    ucx_progress_close_fds(p);
     p->running = 0;
 }
