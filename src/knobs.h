@@ -19,7 +19,7 @@
     X(PROGRESS_THREAD, switch, "auto",                                                             \
       "Transport progress thread: 1, 0, or auto (on when UCX carries any traffic)")                \
     X(PROGRESS_INTERVAL_US, size, "100",                                                           \
-      "How often the progress thread polls the transport when idle, in microseconds")              \
+      "Shortest pause between the progress thread's looks (the longest: 16x), in microseconds")    \
     X(LOG, logcats, "", "Comma-separated log categories: init, mem, rma, team, or all")            \
     X(DEFAULT_SPACE, devtype, "cpu",                                                               \
       "Device type of the default space: cpu, gpu, cuda or hip; every PE must reach it")           \

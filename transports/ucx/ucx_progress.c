@@ -77,7 +77,7 @@ void ucx_progress_called(struct transport *t)
 
 void transport_collective_begun(struct transport *t)
 {
-    __atomic_add_fetch(&t->progress.waits, UCX_WAIT_BEGUN, __ATOMIC_RELAXED);
+    ucx_progress_called(t);
     ucx_progress_postpone(&t->progress);
 }
 
