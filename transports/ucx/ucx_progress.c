@@ -29,33 +29,39 @@
 
 #define UCX_WAIT_BEGUN (UINT64_C(1) << 32) /* one wait ever begun, in ucx_progress.waits */
 #define UCX_WAITS_UNDER_WAY(waits) ((uint32_t)(waits))
-#define UCX_PAUSE_GROWTH_MAX 16   /* the longest pause, in intervals */
-#define UCX_POSTPONES_PER_PAUSE 4 /* how often waits push the look back, per longest pause */
+#define UCX_PAUSE_GROWTH_MAX 16 /* the longest pause, in intervals */
+#define UCX_LOOK_PUSH_PAUSES 4  /* how far waits push the look back, in longest pauses */
 
-/* Sets the thread's next look pause_us from now. */
-static void ucx_progress_arm(int timer_fd, long long pause_us)
+/* Sets the thread's next look (timer_fd: p's, as loaded) pause_ns after now_ns (wait_now_ns). */
+static void ucx_progress_arm(struct ucx_progress *p, int timer_fd, long long now_ns,
+                             long long pause_ns)
 {
     struct itimerspec when = {
-        .it_value = {.tv_sec = pause_us / 1000000, .tv_nsec = pause_us % 1000000 * 1000}};
+        .it_value = {.tv_sec = pause_ns / 1000000000, .tv_nsec = pause_ns % 1000000000}};
+    __atomic_store_n(&p->look_due_ns, now_ns + pause_ns, __ATOMIC_RELAXED);
     timerfd_settime(timer_fd, 0, &when, NULL);
 }
 
-/* Pushes the thread's next look to the longest pause from now, at most a few times per pause, so
- * that a PE whose threads keep progressing the worker never wakes it. A look every 1.6 ms on a
- * bound PE's core, which a busy process shared, had cost each of the PE's fetch-adds a fifth of
- * its time. */
+static long long ucx_progress_longest_pause_ns(const struct ucx_progress *p)
+{
+    return (long long)p->interval_us * UCX_PAUSE_GROWTH_MAX * 1000;
+}
+
+/* Once the thread's next look is due within the longest pause, pushes it to four of them from
+ * now, so that a PE whose threads keep progressing the worker never wakes it. A look every 1.6 ms
+ * on a bound PE's core, which a busy process shared, had cost each of the PE's fetch-adds a fifth
+ * of its time. Pushed back rarely, since moving a timer that is the next to expire on its CPU
+ * reprograms the CPU's timer: 15-25 us on this VM, where a push every 0.4 ms took 3.6-5.3% of a
+ * PE's time in loops of gets, barriers and collectives between two nodes. */
 void ucx_progress_postpone(struct ucx_progress *p)
 {
     int timer_fd = __atomic_load_n(&p->timer_fd, __ATOMIC_RELAXED);
     if (timer_fd < 0)
         return;
-    long long now_ns = wait_now_ns();
-    long long longest_us = (long long)p->interval_us * UCX_PAUSE_GROWTH_MAX;
-    if (now_ns - __atomic_load_n(&p->postponed_ns, __ATOMIC_RELAXED) <
-        longest_us * 1000 / UCX_POSTPONES_PER_PAUSE)
+    long long now_ns = wait_now_ns(), longest_ns = ucx_progress_longest_pause_ns(p);
+    if (__atomic_load_n(&p->look_due_ns, __ATOMIC_RELAXED) - now_ns > longest_ns)
         return;
-    __atomic_store_n(&p->postponed_ns, now_ns, __ATOMIC_RELAXED);
-    ucx_progress_arm(timer_fd, longest_us);
+    ucx_progress_arm(p, timer_fd, now_ns, longest_ns * UCX_LOOK_PUSH_PAUSES);
 }
 
 void transport_wait_enter(struct transport *t)
@@ -227,7 +233,7 @@ static void *ucx_progress_loop(void *arg)
     unsigned pause_us = p->interval_us;
     uint64_t seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
     ucx_progress_schedule(SCHED_BATCH);
-    ucx_progress_arm(p->timer_fd, pause_us);
+    ucx_progress_arm(p, p->timer_fd, wait_now_ns(), pause_us * 1000LL);
     while (ucx_progress_await_look(p)) {
         uint64_t waits = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
         if (waits != seen || UCX_WAITS_UNDER_WAY(waits)) {
@@ -243,7 +249,7 @@ static void *ucx_progress_loop(void *arg)
             waits = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
         }
         seen = waits;
-        ucx_progress_arm(p->timer_fd, pause_us);
+        ucx_progress_arm(p, p->timer_fd, wait_now_ns(), pause_us * 1000LL);
     }
     return NULL;
 }
