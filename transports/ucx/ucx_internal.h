@@ -82,8 +82,9 @@ struct ucx_progress {
      * those under way, the high half those ever begun, collectives and blocking calls that
      * needed no wait included (so a look tells whether any began since the last look). */
     uint64_t waits;
-    int timer_fd;          /* the thread's next look, pushed back by the PE's waits */
-    long long look_due_ns; /* when it is set to come (wait_now_ns) */
+    int timer_fd;              /* the thread's next look, pushed back by the PE's waits */
+    long long look_due_ns;     /* when it is set to come (wait_now_ns) */
+    long long push_spacing_ns; /* how far a wait pushes it back beyond the longest pause */
 };
 
 /* Where peers' keys of a region made after start-up lie (transport_region_keys_at). */

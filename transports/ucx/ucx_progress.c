@@ -30,7 +30,7 @@
 #define UCX_WAIT_BEGUN (UINT64_C(1) << 32) /* one wait ever begun, in ucx_progress.waits */
 #define UCX_WAITS_UNDER_WAY(waits) ((uint32_t)(waits))
 #define UCX_PAUSE_GROWTH_MAX 16 /* the longest pause, in intervals */
-#define UCX_LOOK_PUSH_PAUSES 4  /* how far waits push the look back, in longest pauses */
+#define UCX_PUSH_COST_SHARE 256 /* pushing the look back takes at most 1/256 of a PE's time */
 
 /* Sets the thread's next look (timer_fd: p's, as loaded) pause_ns after now_ns (wait_now_ns). */
 static void ucx_progress_arm(struct ucx_progress *p, int timer_fd, long long now_ns,
@@ -42,26 +42,31 @@ static void ucx_progress_arm(struct ucx_progress *p, int timer_fd, long long now
     timerfd_settime(timer_fd, 0, &when, NULL);
 }
 
-static long long ucx_progress_longest_pause_ns(const struct ucx_progress *p)
-{
-    return (long long)p->interval_us * UCX_PAUSE_GROWTH_MAX * 1000;
-}
-
-/* Once the thread's next look is due within the longest pause, pushes it to four of them from
- * now, so that a PE whose threads keep progressing the worker never wakes it. A look every 1.6 ms
- * on a bound PE's core, which a busy process shared, had cost each of the PE's fetch-adds a fifth
- * of its time. Pushed back rarely, since moving a timer that is the next to expire on its CPU
- * reprograms the CPU's timer: 15-25 us on this VM, where a push every 0.4 ms took 3.6-5.3% of a
- * PE's time in loops of gets, barriers and collectives between two nodes. */
+/* Once the thread's next look is due within the longest pause, pushes it further, so that a PE
+ * whose threads keep progressing the worker never wakes it. A look every 1.6 ms on a bound PE's
+ * core, which a busy process shared, had cost each of the PE's fetch-adds a fifth of its time.
+ * How much further depends on what a push costs: moving a timer that is the next to expire on its
+ * CPU reprograms the CPU's timer, 15-25 us on this VM, where pushing the look 1.6 ms ahead every
+ * 0.4 ms took 3.6-5.3% of a PE's time in loops of gets, barriers and collectives between two
+ * nodes. So the pushes are spaced UCX_PUSH_COST_SHARE times the last one's cost apart (0.4 ms
+ * at least, where timers are cheap, and 6.4 ms at most, since a PE that begins to compute is
+ * served only after the look), beyond the longest pause. */
 void ucx_progress_postpone(struct ucx_progress *p)
 {
     int timer_fd = __atomic_load_n(&p->timer_fd, __ATOMIC_RELAXED);
     if (timer_fd < 0)
         return;
-    long long now_ns = wait_now_ns(), longest_ns = ucx_progress_longest_pause_ns(p);
+    long long now_ns = wait_now_ns();
+    long long longest_ns = (long long)p->interval_us * UCX_PAUSE_GROWTH_MAX * 1000;
     if (__atomic_load_n(&p->look_due_ns, __ATOMIC_RELAXED) - now_ns > longest_ns)
         return;
-    ucx_progress_arm(p, timer_fd, now_ns, longest_ns * UCX_LOOK_PUSH_PAUSES);
+    long long spacing_ns = __atomic_load_n(&p->push_spacing_ns, __ATOMIC_RELAXED);
+    ucx_progress_arm(p, timer_fd, now_ns, longest_ns + spacing_ns);
+    spacing_ns = (wait_now_ns() - now_ns) * UCX_PUSH_COST_SHARE;
+    spacing_ns = spacing_ns < longest_ns / 4   ? longest_ns / 4
+                 : spacing_ns > longest_ns * 4 ? longest_ns * 4
+                                               : spacing_ns;
+    __atomic_store_n(&p->push_spacing_ns, spacing_ns, __ATOMIC_RELAXED);
 }
 
 void transport_wait_enter(struct transport *t)
