@@ -1,6 +1,7 @@
 /* Mailboxes (mailbox.h). Mail is delivered inside the transport's message handler, on whichever
  * thread progresses the worker (a PE's own or its progress thread), while the PE's collective
- * takes it: each box is a list under a lock, with a count that a waiter reads without it. */
+ * waits for it: each box is a list under a lock, and the mail a collective waits for goes
+ * straight to its destination, with a flag that the waiter reads without the lock. */
 #include "mailbox.h"
 
 #include "../common/log.h"
@@ -16,36 +17,67 @@ struct mail {
     char data[];
 };
 
+/* The mail a collective waits for (mailbox_expect). */
+struct expected_mail {
+    uint64_t tag;
+    void *dest;
+    size_t len;
+    int waiting; /* until the mail came or the collective gave up on it */
+    int arrived; /* set when it came: read without the lock */
+};
+
 struct mailbox {
     pthread_mutex_t lock;
     struct mail *oldest, *newest;
-    uint64_t count; /* mail in the box: read without the lock */
+    struct expected_mail expected;
 };
 
 static struct mailbox *mailboxes;
 static uint32_t mailbox_count;
 
-void mailbox_deliver(uint32_t box, uint64_t tag, const void *data, size_t len)
+/* Under the box's lock: the expected mail came, len bytes at data; copies what fits into dest. */
+static void mailbox_fill_expected(struct mailbox *b, const void *data, size_t len)
 {
-    struct mail *mail = box < mailbox_count ? malloc(sizeof(*mail) + len) : NULL;
-    if (!mail) {
-        log_error("transport", "mail for box %u (%zu bytes) dropped: %s", box, len,
-                  box < mailbox_count ? "out of memory" : "no such box");
-        return;
-    }
-    mail->next = NULL;
-    mail->tag = tag;
-    mail->len = len;
+    struct expected_mail *e = &b->expected;
+    memcpy(e->dest, data, len < e->len ? len : e->len);
+    e->waiting = 0;
+    __atomic_store_n(&e->arrived, 1, __ATOMIC_RELEASE);
+}
+
+/* Under the box's lock: keeps a copy of the mail at the end of the box (0, or -1). */
+static int mailbox_keep(struct mailbox *b, uint64_t tag, const void *data, size_t len)
+{
+    struct mail *mail = malloc(sizeof(*mail) + len);
+    if (!mail)
+        return -1;
+    *mail = (struct mail){.tag = tag, .len = len};
     memcpy(mail->data, data, len);
-    struct mailbox *b = &mailboxes[box];
-    pthread_mutex_lock(&b->lock);
     if (b->newest)
         b->newest->next = mail;
     else
         b->oldest = mail;
     b->newest = mail;
-    __atomic_add_fetch(&b->count, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* The expected mail skips the box: one copy into the receiver's buffer instead of two through a
+ * buffer of the box's own, and no allocation. */
+void mailbox_deliver(uint32_t box, uint64_t tag, const void *data, size_t len)
+{
+    if (box >= mailbox_count) {
+        log_error("transport", "mail for box %u (%zu bytes) dropped: no such box", box, len);
+        return;
+    }
+    struct mailbox *b = &mailboxes[box];
+    pthread_mutex_lock(&b->lock);
+    int kept = 0;
+    if (b->expected.waiting && b->expected.tag == tag)
+        mailbox_fill_expected(b, data, len);
+    else
+        kept = mailbox_keep(b, tag, data, len);
     pthread_mutex_unlock(&b->lock);
+    if (kept)
+        log_error("transport", "mail for box %u (%zu bytes) dropped: out of memory", box, len);
 }
 
 int mailbox_init(uint32_t count)
@@ -59,27 +91,35 @@ int mailbox_init(uint32_t count)
     return 0;
 }
 
-int mailbox_take(uint32_t box, uint64_t tag, void *dest, size_t len)
+void mailbox_expect(uint32_t box, uint64_t tag, void *dest, size_t len)
 {
     struct mailbox *b = &mailboxes[box];
-    if (!__atomic_load_n(&b->count, __ATOMIC_ACQUIRE))
-        return 0;
     pthread_mutex_lock(&b->lock);
+    b->expected = (struct expected_mail){.tag = tag, .dest = dest, .len = len, .waiting = 1};
     struct mail *mail = b->oldest;
     if (mail && mail->tag == tag) {
         b->oldest = mail->next;
         if (!b->oldest)
             b->newest = NULL;
-        __atomic_sub_fetch(&b->count, 1, __ATOMIC_RELEASE);
+        mailbox_fill_expected(b, mail->data, mail->len);
     } else {
         mail = NULL;
     }
     pthread_mutex_unlock(&b->lock);
-    if (!mail)
-        return 0;
-    memcpy(dest, mail->data, mail->len < len ? mail->len : len);
     free(mail);
-    return 1;
+}
+
+int mailbox_arrived(uint32_t box)
+{
+    return __atomic_load_n(&mailboxes[box].expected.arrived, __ATOMIC_ACQUIRE);
+}
+
+void mailbox_unexpect(uint32_t box)
+{
+    struct mailbox *b = &mailboxes[box];
+    pthread_mutex_lock(&b->lock);
+    b->expected = (struct expected_mail){0};
+    pthread_mutex_unlock(&b->lock);
 }
 
 void mailbox_empty(uint32_t box)
@@ -88,7 +128,7 @@ void mailbox_empty(uint32_t box)
     pthread_mutex_lock(&b->lock);
     struct mail *mail = b->oldest;
     b->oldest = b->newest = NULL;
-    __atomic_store_n(&b->count, 0, __ATOMIC_RELEASE);
+    b->expected = (struct expected_mail){0};
     pthread_mutex_unlock(&b->lock);
     while (mail) {
         struct mail *next = mail->next;
