@@ -170,8 +170,7 @@ void coll_shm_reduce_to_leader(struct coll_group *g, void *dest, const void *sou
 void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
                          int root, int root_receives);
 /* Teams of two, up to COLL_EAGER_BYTES: the root puts the data into a slot of the other member's
- * scratch or mails it (a partner reached by message; larger data too, up to 2 MiB), and the
- * receiver copies it into its dest, so the root may run calls ahead. */
+ * scratch, which copies it into its dest, so the root may run calls ahead. */
 int coll_eager_pays(const struct coll_group *g, size_t bytes);
 void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
                           int root, int root_receives);

@@ -60,8 +60,7 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
 }
 
 /* A team of two's broadcast of data that fits a slot, without the tree's lag: the root never
- * writes the other member's dest, only a slot or the partner's mailbox (below), and the receiver
- * copies it out in its own call.
+ * writes the other member's dest, only a slot, and the receiver copies it out in its own call.
  * Data up to COLL_EAGER_SMALL_BYTES takes the small slot of the call's number (lag_epoch) modulo
  * COLL_EAGER_SMALL_SLOTS, larger data the large slot modulo COLL_EAGER_SLOTS: the two kinds of
  * slot are apart, so each slot is reused only by calls of its own kind, at least its kind's
@@ -84,30 +83,17 @@ static int eager_small(size_t bytes)
     return bytes <= COLL_EAGER_SMALL_BYTES;
 }
 
-/* Bytes of data a root may have mailed ahead of a partner. Over TCP the root's wait for a slot
- * to be freed was what limited a stream of broadcasts with each PE's core shared by another
- * process: the receiver is off its core for milliseconds at a time, and the root stalled within
- * a slot count of calls (4 KiB, 2 PEs over two nodes, both cores loaded: 39-150 us a call against
- * Open MPI's 8-22). Mail waits in the receiver's memory instead, up to this much, counted at
- * least COLL_EAGER_BYTES a call (1024 calls of up to 4 KiB). Data larger than a slot goes by mail
- * too, up to half of it, so that the root runs at least two calls ahead: the tree's broadcast
- * waits for the receiver to have entered the call before, which made each call of a stream a
- * whole transfer and a round trip (1 MiB between two nodes: 380-450 us a call where puts
- * streamed at 225). */
-#define COLL_MAIL_BYTES ((size_t)4 << 20)
-
-/* Calls of bytes each that a root may run ahead of a partner it mails them to. */
-static uint64_t mail_window(size_t bytes)
-{
-    return COLL_MAIL_BYTES / (bytes > COLL_EAGER_BYTES ? bytes : COLL_EAGER_BYTES);
-}
+/* Eager calls a root may run ahead of a partner it mails its data to. Over TCP the root's
+ * wait for a slot to be freed was what limited a stream of broadcasts with each PE's core shared
+ * by another process: the receiver is off its core for milliseconds at a time, and the root
+ * stalled within a slot count of calls (4 KiB, 2 PEs over two nodes, both cores loaded: 39-150
+ * us a call against Open MPI's 8-22). Mail waits in the receiver's memory instead, up to this
+ * many calls of up to COLL_EAGER_BYTES (4 MiB). */
+#define COLL_MAIL_WINDOW 1024
 
 int coll_eager_pays(const struct coll_group *g, size_t bytes)
 {
-    if (!g->team || g->size != 2 || !bytes)
-        return 0;
-    return bytes <= COLL_EAGER_BYTES ||
-           (bytes <= COLL_MAIL_BYTES / 2 && rma_reaches_by_message(g->members[1 - g->my_rank]));
+    return g->team && g->size == 2 && bytes > 0 && bytes <= COLL_EAGER_BYTES;
 }
 
 void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
@@ -115,24 +101,18 @@ void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, 
 {
     struct strata_team *team = g->team;
     struct coll_area *area = g->area;
-    int is_root = g->my_rank == root, in_slot = bytes <= COLL_EAGER_BYTES,
-        small = eager_small(bytes);
-    uint64_t call = team->lag_epoch + 1;
-    uint64_t slots = !in_slot ? mail_window(bytes)
-                     : small  ? COLL_EAGER_SMALL_SLOTS
-                              : COLL_EAGER_SLOTS; /* calls between announcements, doubled */
+    int is_root = g->my_rank == root, small = eager_small(bytes);
+    uint64_t call = team->lag_epoch + 1, slots = small ? COLL_EAGER_SMALL_SLOTS : COLL_EAGER_SLOTS;
     team_lag_begin(team, is_root                              ? TEAM_LAG_BY_DATA
                          : call - team->lag_told >= slots / 2 ? TEAM_LAG_NOW
                                                               : TEAM_LAG_DEFERRED);
     int slot = (int)(call % slots);
-    uint64_t *call_word = !in_slot ? NULL
-                          : small  ? &area->eager_small_call[slot]
-                                   : &area->eager_call[slot];
-    char *data = !in_slot ? NULL : small ? area->eager_small[slot] : area->eager[slot];
+    uint64_t *call_word = small ? &area->eager_small_call[slot] : &area->eager_call[slot];
+    char *data = small ? area->eager_small[slot] : area->eager[slot];
     if (is_root) {
         int partner = g->members[1 - root];
-        int by_mail = !in_slot || rma_reaches_by_message(partner);
-        team_lag_partner_entered(team, (by_mail ? mail_window(bytes) : slots) - 1);
+        int by_mail = rma_reaches_by_message(partner);
+        team_lag_partner_entered(team, by_mail ? COLL_MAIL_WINDOW - 1 : slots - 1);
         if (by_mail)
             rma_mail(g->routine, partner, team->mailbox, call, source, bytes);
         else
@@ -146,8 +126,8 @@ void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, 
      * entries at the slots' pace either way, so a root that waits for slots never waits long. */
     int mailed = 0;
     mailbox_expect(team->mailbox, call, dest, bytes);
-    PROGRESS_WAIT_WHILE(!(mailed = mailbox_arrived(team->mailbox)) &&
-                        !(call_word && __atomic_load_n(call_word, __ATOMIC_ACQUIRE) >= call));
+    PROGRESS_WAIT_WHILE(__atomic_load_n(call_word, __ATOMIC_ACQUIRE) < call &&
+                        !(mailed = mailbox_arrived(team->mailbox)));
     if (!mailed) {
         mailbox_unexpect(team->mailbox);
         memcpy(dest, data, bytes);

@@ -156,12 +156,12 @@ static void reduction_stream(shmem_team_t team, int me, int n)
 }
 
 /* Broadcasts back to back into two dest buffers in turn (spaced apart elements apart), no
- * sync between them: sizes of a team of two's eager slots (large and small in turn) or of its
- * mail, the root changing every root_calls calls, the other members lagging at each change (so a
- * root may run calls ahead); at two changes in three the first call is above the slots, so tree,
- * mail and slot calls follow each other, whatever the calls' numbers modulo the slots (root_calls
- * is prime to them, and above their number: a root that ignored them would overwrite a slot not
- * yet read); each member checks every call's data as it returns. */
+ * sync between them: sizes below a team of two's eager slots (large and small in turn), or above
+ * them, the root changing every root_calls calls, the other members lagging at each change (so a
+ * root may run calls ahead); at two changes in three the first call is above the slots, so tree
+ * and eager calls follow each other, whatever the calls' numbers modulo the slots (root_calls is
+ * prime to them, and above their number: a root that ignored them would overwrite a slot not yet
+ * read); each member checks every call's data as it returns. */
 static void broadcast_stream(shmem_team_t team, int me, int n, const size_t *sizes, int kinds,
                              int calls, int root_calls, size_t apart)
 {
@@ -277,9 +277,8 @@ static void alltoall_stream(shmem_team_t team, int me, int n)
 }
 
 /* Large and small slots in turn, 19 calls a root (above the 16 large slots); then on a team of
- * two, small slots only, 131 calls a root (above the 128 small ones), and data above the slots:
- * 1 MiB and 40 KB (mailed ahead to a partner reached by message, up to 4 and 104 calls), 2.4 MB
- * (above the mail's 2 MiB), 7 calls a root. */
+ * two, small slots only, 131 calls a root (above the 128 small ones), and tree broadcasts of
+ * 40 KB to 2.4 MB with small slots among them, 7 calls a root. */
 static void broadcast_streams(shmem_team_t team, int me, int n)
 {
     static const size_t mixed[] = {1, 512, 3, 100, 9}, small[] = {1, 32, 3, 9},
