@@ -278,11 +278,11 @@ static void alltoall_stream(shmem_team_t team, int me, int n)
 
 /* Large and small slots in turn, 19 calls a root (above the 16 large slots); then on a team of
  * two, small slots only, 131 calls a root (above the 128 small ones), and tree broadcasts of
- * 40 KB to 2.4 MB with small slots among them, 7 calls a root. */
+ * 40 KB to 2.4 MB with 72-byte ones (small slots) among them, 7 calls a root. */
 static void broadcast_streams(shmem_team_t team, int me, int n)
 {
     static const size_t mixed[] = {1, 512, 3, 100, 9}, small[] = {1, 32, 3, 9},
-                        large[] = {131072, 5000, 300000, 131072, 600};
+                        large[] = {131072, 5000, 300000, 131072, 9};
     broadcast_stream(team, me, n, mixed, 5, 96, 19, STREAM_MAX);
     if (n == 2) {
         broadcast_stream(team, me, n, small, 4, 3 * 131 + 1, 131, STREAM_MAX);
