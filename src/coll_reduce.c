@@ -215,16 +215,20 @@ static void direct_own(struct coll_group *g, char *dest, const char *source, siz
     size_t count, lo = coll_segment_of(b->first, b->count, n, me, &count), bytes = count * elem;
     size_t slot = direct_slot_bytes(n);
     const char *buf = g->area->buf[parity];
-    char *acc = coll_scratch_get(bytes + 1);
+    /* The segment is combined in its place in dest, one copy fewer than through the scratch
+     * (1 MiB between two nodes, alternated in one job: 0.97-1.03x the time, median 0.98), unless
+     * dest is source and this member's own piece, read after rank 0's, is that very place. */
+    char *acc = dest == source && me != 0 ? coll_scratch_get(bytes + 1) : dest + lo * elem;
     coll_wait(g, COLL_CH_PIECES + parity, (uint64_t)(n - 1));
     for (int r = 0; r < n; r++) { /* rank r's piece is in slot (me - r - 1) mod n */
         const char *in = r == me ? source + lo * elem : buf + (size_t)((me - r - 1 + n) % n) * slot;
-        if (r == 0)
+        if (r == 0 && in != acc)
             memcpy(acc, in, bytes);
-        else
+        else if (r > 0)
             combine(acc, in, count);
     }
-    memcpy(dest + lo * elem, acc, bytes);
+    if (acc != dest + lo * elem)
+        memcpy(dest + lo * elem, acc, bytes);
     for (int k = 1; k < n; k++)
         coll_put_signal(g, dest + lo * elem, acc, bytes, COLL_CH_RESULTS + parity, (me + k) % n);
 }
