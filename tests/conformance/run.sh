@@ -105,6 +105,15 @@ sos() {
         built "tests-sos" "$work/sos-configure.log" sh -c \
             "cd '$build' && ../configure CC=oshcc CXX=oshc++ --disable-fortran" &&
         built "tests-sos" "$work/sos-make.log" make -C "$build" -j2 check TESTS= || return
+    # unit/mt_membar's lock test races with itself: its second thread clears shared_dest_1, then
+    # shared_dest_2, with plain stores that gcc -O2 emits the other way round, so the first
+    # thread may see shared_dest_2 cleared and set shared_dest_1 again before the clearing of
+    # shared_dest_1 lands, and the test counts 98-99 of 100 (5 of 60 runs on 4 PEs, with this
+    # release and the one before alike; 0 of 80 built without optimization). Unoptimized, its
+    # stores keep their order and every check it makes still runs.
+    rm -f "$build/test/unit/mt_membar" "$build/test/unit/mt_membar-mt_membar.o"
+    built "tests-sos mt_membar" "$work/sos-membar.log" \
+        make -C "$build/test/unit" mt_membar CFLAGS="-std=gnu11 -g -O0" || return
     sos_run "$build/test/unit" 2 "2 PEs"
     sos_run "$build/test/unit" 4 "4 PEs"
     sos_run "$build/test/unit" 2 "2 PEs through UCX" SHMEM_NODE_DIRECT=0
