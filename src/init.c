@@ -77,6 +77,7 @@ int runtime_transport_start(void)
         .my_pe = rt.my_pe,
         .n_pes = rt.n_pes,
         .thread_safe = rt.thread_level == SHMEM_THREAD_MULTIPLE || rt.knobs.PROGRESS_THREAD != 0,
+        .bulk_lane = rt.knobs.BULK_LANE && rt.boot.local_size < rt.n_pes, /* PEs on other nodes */
         .exchange = {init_publish, init_fetch},
     };
     if (transport_init(&config, &rt.transport))

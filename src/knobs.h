@@ -20,6 +20,8 @@
       "Transport progress thread: 1, 0, or auto (on when UCX carries any traffic)")                \
     X(PROGRESS_INTERVAL_US, size, "100",                                                           \
       "Shortest pause between the progress thread's looks (the longest: 16x), in microseconds")    \
+    X(BULK_LANE, bool, "1",                                                                        \
+      "Send collectives' large messages to peers reached over TCP on a connection of their own")   \
     X(LOG, logcats, "", "Comma-separated log categories: init, mem, rma, team, or all")            \
     X(DEFAULT_SPACE, devtype, "cpu",                                                               \
       "Device type of the default space: cpu, gpu, cuda or hip; every PE must reach it")           \

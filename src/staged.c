@@ -253,8 +253,16 @@ static int staged_on_atomic(int id, size_t offset, enum transport_amo op, uint64
     return 0;
 }
 
+static void *staged_on_host_place(int id, size_t offset, size_t len)
+{
+    const struct kind_ops *kind = NULL;
+    char *copy = staged_local_copy(id, offset, len, &kind);
+    return kind ? NULL : copy;
+}
+
 const struct transport_target_ops staged_target_ops = {
     .write = staged_on_write,
     .read = staged_on_read,
     .atomic = staged_on_atomic,
+    .host_place = staged_on_host_place,
 };

@@ -62,6 +62,16 @@ check_teams_by_node() { # NP NODES BY_NODE FLAT
         _ "$1" "$2" "$3" "$4" env SHMEM_LOG=team "${launch[@]}" "$1" "$build/tests/spmd/coll_algos"
 }
 check_teams_by_node 4 2 11 2 # 4 + 4 + 3, and 2
+# The bulk lane: a PE on each node, connections that are not a peer's refused, the collectives'
+# large messages on the lane (each PE connects to the other once), and without it through UCX.
+run "spmd/bulk_lane -np 2 over 2 nodes: foreign connections refused, each PE connects once" \
+    bash -c 'out=$("$@" 2>&1) && [ "$(grep -c "bulk lane: connected to PE" <<<"$out")" = 2 ] &&
+             [ "$(grep -c "that is not a peer.s was closed" <<<"$out")" = 4 ]' \
+    _ env SHMEM_LOG=init "${launch[@]}" 2 "$build/tests/spmd/bulk_lane"
+for t in coll coll_algos; do
+    run "spmd/$t -np 4 over 2 nodes, without the bulk lane (SHMEM_BULK_LANE=0)" \
+        env SHMEM_BULK_LANE=0 "${launch[@]}" 4 "$build/tests/spmd/$t"
+done
 spmd_tests
 spmd_via_ucx_tests
 spmd_device_tests

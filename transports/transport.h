@@ -42,6 +42,9 @@ struct transport_config {
     int my_pe;
     int n_pes;
     int thread_safe; /* calls may come from several threads (progress thread, MULTIPLE) */
+    /* A collective's large messages to a peer reached over TCP go on a connection of their own,
+     * which the target reads straight into place (SHMEM_BULK_LANE). */
+    int bulk_lane;
     struct transport_exchange exchange;
 };
 
@@ -179,6 +182,10 @@ struct transport_target_ops {
     /* Performs op on the size-byte word at (id, offset); returns 0 or -1 and the old value. */
     int (*atomic)(int id, size_t offset, enum transport_amo op, uint64_t value, uint64_t compare,
                   size_t size, uint64_t *old);
+    /* Where len bytes at (id, offset) of this PE lie in host memory that the transport may
+     * write itself, or NULL (another kind of memory, or outside the region): data read from a
+     * connection goes there directly, not through a buffer and write. */
+    void *(*host_place)(int id, size_t offset, size_t len);
 };
 /* Installs the callbacks that serve this PE's side; set once, before any peer may send. */
 void transport_set_target_ops(struct transport *t, const struct transport_target_ops *ops);

@@ -223,6 +223,7 @@ int transport_init(const struct transport_config *config, struct transport **out
      * table's own name: UCX applies it to the transport's configuration ("TCP_PUT_ENABLE" is
      * rejected as unknown). */
     int tcp = ucx_tls_has_tcp();
+    t->config.bulk_lane &= tcp; /* only TCP peers are reached by message */
     if (tcp)
         ucx_config_default(ucp_config, "UCX_TCP_PUT_ENABLE", "PUT_ENABLE", "n");
     /* A receive segment that holds a whole chunk of ours (AM_CHUNK and its headers): UCX then
@@ -248,7 +249,7 @@ int transport_init(const struct transport_config *config, struct transport **out
     }
     struct transport_worker *main_worker;
     if (transport_worker_create(t, config->thread_safe, &main_worker) ||
-        ucx_publish_address(main_worker))
+        ucx_publish_address(main_worker) || ucx_bulk_init(t))
         goto fail;
     *out = t;
     return 0;
@@ -266,6 +267,7 @@ void transport_fini(struct transport *t)
         transport_region_deregister(t, id);
     while (t->workers)
         ucx_worker_destroy(t->workers);
+    ucx_bulk_fini(t);
     if (t->context)
         ucp_cleanup(t->context);
     pthread_mutex_destroy(&t->workers_lock);

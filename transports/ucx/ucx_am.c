@@ -38,6 +38,7 @@ enum am_id {
     AM_BATCH,
     AM_JOB_END,
     AM_MAIL,
+    AM_BULK,
 };
 
 /* A batch's payload: records of a header and len bytes of data each. */
@@ -85,6 +86,13 @@ struct am_mail_header {
 struct am_post_header {
     uint64_t offset, sig_offset, value;
     int32_t id, sig_id, op, size;
+};
+
+/* A one-way message whose len bytes of data follow on the sender's bulk lane. */
+struct am_bulk_header {
+    struct am_post_header post;
+    uint64_t len;
+    int32_t from;
 };
 
 struct am_reply_header {
@@ -192,21 +200,44 @@ static ucs_status_t am_on_atomic(void *arg, const void *header, size_t header_le
     return UCS_OK;
 }
 
-/* Nobody waits for an answer: a failure can only be reported here. */
+/* Performs a one-way message: its len bytes of data (none where data is NULL: already in
+ * place), then its atomic. Nobody waits for an answer: a failure can only be reported here. */
+static void am_post_perform(struct transport_worker *w, const struct am_post_header *h,
+                            const void *data, size_t len, int ok)
+{
+    const struct transport_target_ops *ops = w->t->target_ops;
+    uint64_t old;
+    if (!ok || (data && len && ops->write(h->id, h->offset, data, len)) ||
+        (h->op != UCX_POST_NO_OP && ops->atomic(h->sig_id, h->sig_offset, (enum transport_amo)h->op,
+                                                h->value, 0, (size_t)h->size, &old)))
+        log_error("transport", "a peer's one-way put or atomic (region %d) could not be performed",
+                  h->id);
+}
+
 static ucs_status_t am_on_post(void *arg, const void *header, size_t header_len, void *data,
                                size_t len, const ucp_am_recv_param_t *param)
 {
     (void)header_len;
-    struct transport_worker *w = arg;
     struct am_post_header h;
     memcpy(&h, header, sizeof(h)); /* UCX does not align headers */
-    const struct transport_target_ops *ops = w->t->target_ops;
-    uint64_t old;
-    if (!am_payload_ok(param) || (len && ops->write(h.id, h.offset, data, len)) ||
-        (h.op != UCX_POST_NO_OP && ops->atomic(h.sig_id, h.sig_offset, (enum transport_amo)h.op,
-                                               h.value, 0, (size_t)h.size, &old)))
-        log_error("transport", "a peer's one-way put or atomic (region %d) could not be performed",
-                  h.id);
+    am_post_perform(arg, &h, data, len, am_payload_ok(param));
+    return UCS_OK;
+}
+
+/* The data is read from the sender's lane straight into place where that is host memory, else
+ * into a buffer that the target's write takes it from. */
+static ucs_status_t am_on_bulk(void *arg, const void *header, size_t header_len, void *data,
+                               size_t len, const ucp_am_recv_param_t *param)
+{
+    (void)header_len, (void)data, (void)len, (void)param;
+    struct transport_worker *w = arg;
+    struct am_bulk_header h;
+    memcpy(&h, header, sizeof(h)); /* UCX does not align headers */
+    void *place = w->t->target_ops->host_place(h.post.id, h.post.offset, h.len);
+    void *buffer = place ? NULL : malloc(h.len);
+    ucx_bulk_receive(w->t, h.from, place ? place : buffer, h.len);
+    am_post_perform(w, &h.post, buffer, h.len, place || buffer);
+    free(buffer);
     return UCS_OK;
 }
 
@@ -332,6 +363,7 @@ int ucx_am_worker_init(struct transport_worker *w)
         {AM_BATCH, am_on_batch},
         {AM_JOB_END, am_on_job_end},
         {AM_MAIL, am_on_mail},
+        {AM_BULK, am_on_bulk},
     };
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
         ucp_am_handler_param_t param = {
@@ -598,11 +630,31 @@ int transport_am_atomic(struct transport_worker *w, enum transport_amo op, int p
     return 0;
 }
 
+/* A collective's large message on the bulk lane (begun): its header here, its data on the lane,
+ * whose first part ucx_bulk_begin sent ahead, so that the target finds it there. */
+static int am_post_bulk(struct transport_worker *w, int pe, const struct am_post_header *h,
+                        size_t len)
+{
+    struct am_bulk_header bulk = {.post = *h, .len = len, .from = w->t->config.my_pe};
+    int rc = am_send_message(w, pe, AM_BULK, &bulk, sizeof(bulk), NULL, 0, 0);
+    return ucx_bulk_finish(w, pe, !rc);
+}
+
 /* The data in chunks, the atomic with the last one: in order on the peer's one lane. */
 int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                 size_t len, int sig_id, size_t sig_offset, int op, uint64_t value, size_t size,
                 int awaited)
 {
+    if (!awaited && len >= UCX_BULK_MIN && !ucx_bulk_begin(w, pe, src, len)) {
+        struct am_post_header h = {.offset = offset,
+                                   .sig_offset = sig_offset,
+                                   .value = value,
+                                   .id = id,
+                                   .sig_id = sig_id,
+                                   .op = op,
+                                   .size = (int32_t)size};
+        return am_post_bulk(w, pe, &h, len);
+    }
     size_t done = 0;
     do {
         size_t chunk = am_chunk(len, done);

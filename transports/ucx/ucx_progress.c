@@ -121,7 +121,7 @@ static int ucx_progress_await_look(struct ucx_progress *p)
 }
 
 int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_fd,
-                      const struct timespec *timeout)
+                      short extra_events, const struct timespec *timeout)
 {
     struct pollfd fds[3];
     int n_fds = 0;
@@ -136,7 +136,7 @@ int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_
         fds[n_fds++] = (struct pollfd){.fd = workers[i]->event_fd, .events = POLLIN};
     }
     if (extra_fd >= 0)
-        fds[n_fds++] = (struct pollfd){.fd = extra_fd, .events = POLLIN};
+        fds[n_fds++] = (struct pollfd){.fd = extra_fd, .events = extra_events};
     while (ppoll(fds, (nfds_t)n_fds, timeout, NULL) < 0 && errno == EINTR)
         ;
     return 0;
@@ -151,6 +151,13 @@ int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_
 
 /* This thread's spin before a sleep, when shorter than the caller's (0: not shortened). */
 static __thread long long ucx_thread_spin_ns;
+
+static __thread int ucx_thread_write_fd = -1;
+
+void ucx_wait_also_writable(int fd)
+{
+    ucx_thread_write_fd = fd;
+}
 
 void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle, unsigned events,
                          long long spin_ns)
@@ -183,7 +190,8 @@ void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle
      * nodes on 2 cores take 22-27 s instead of 2.6 s. */
     if (!wait_machine_oversubscribed() && !wait_core_shared(now))
         return;
-    if (ucx_workers_sleep(workers, w == workers[0] ? 1 : 2, -1, &timeout)) {
+    if (ucx_workers_sleep(workers, w == workers[0] ? 1 : 2, ucx_thread_write_fd, POLLOUT,
+                          &timeout)) {
         sched_yield();
         return;
     }
@@ -216,7 +224,7 @@ static void ucx_progress_serve(struct transport *t, uint64_t seen)
         if (t->job_end_ops)
             t->job_end_ops->poll();
         if (!ucx_progress_unwaited(p, seen) || ucx_progress_stopping(p) ||
-            ucx_workers_sleep(&t->workers, 1, p->stop_fd, NULL))
+            ucx_workers_sleep(&t->workers, 1, p->stop_fd, POLLIN, NULL))
             return;
     }
 }

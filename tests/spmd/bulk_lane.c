@@ -1,0 +1,193 @@
+/* The bulk lane between nodes (transports/ucx/ucx_bulk.c), on PEs reached over TCP, each on a
+ * node of its own (launched over as many nodes as PEs):
+ * - every PE first makes connections to every peer's lane that are not a peer's, as a process
+ *   of another user that found the port would: a first message with the magic and a PE number
+ *   but not the peer's secret, 32 bytes of garbage, and one that says nothing;
+ * - then 1 MiB collectives, which the lane carries, in both directions at once (fcollect), from
+ *   each root (broadcast) and as sum reductions, every element checked on every PE, and a stream
+ *   of 256 KiB and 8-byte broadcasts in turn (the lane and UCX's messages, whose order the data
+ *   shows);
+ * - then the peer has closed the first two connections (read: the end of the stream).
+ * The port and addresses are read where each PE published them (PMIx, the layout of
+ * ucx_bulk.c's struct bulk_published); the secret published there is what these connections
+ * leave out. */
+#include "check.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pmix.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define WORDS ((size_t)1 << 17) /* 1 MiB of longs */
+#define MAX_ADDRS 8
+#define STREAM_CALLS 24
+
+struct published {
+    uint16_t port;
+    uint16_t n_addrs;
+    uint8_t secret[16];
+    uint32_t addrs[MAX_ADDRS];
+};
+
+/* The connections made to one peer: wrong secret, garbage, silent. */
+struct intruders {
+    int fd[3];
+};
+
+static int connect_to(const struct published *p)
+{
+    struct sockaddr_in addr = {
+        .sin_family = AF_INET, .sin_port = p->port, .sin_addr.s_addr = p->addrs[0]};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(fd >= 0 && !connect(fd, (struct sockaddr *)&addr, sizeof(addr)),
+          "cannot connect to a peer's lane");
+    return fd;
+}
+
+static void intrude(pmix_proc_t *self, int pe, struct intruders *in)
+{
+    pmix_proc_t proc;
+    PMIX_LOAD_PROCID(&proc, self->nspace, (pmix_rank_t)pe);
+    pmix_value_t *value = NULL;
+    struct published p = {0};
+    CHECK(PMIx_Get(&proc, "ucx.bulk", NULL, 0, &value) == PMIX_SUCCESS && value &&
+              value->type == PMIX_BYTE_OBJECT && value->data.bo.size == sizeof(p),
+          "PE %d published no lane", pe);
+    if (value && value->type == PMIX_BYTE_OBJECT && value->data.bo.size == sizeof(p))
+        memcpy(&p, value->data.bo.bytes, sizeof(p));
+    if (value)
+        PMIX_VALUE_RELEASE(value);
+    CHECK(p.n_addrs > 0, "PE %d has no lane over TCP", pe);
+    if (!p.n_addrs) {
+        in->fd[0] = in->fd[1] = in->fd[2] = -1;
+        return;
+    }
+    unsigned char hello[32] = {0}, garbage[32];
+    uint64_t magic = 0x4b4c554241525453ULL;
+    int32_t from = shmem_my_pe();
+    memcpy(hello, &magic, sizeof(magic));
+    memcpy(hello + 8, &from, sizeof(from));
+    for (int i = 0; i < 16; i++)
+        hello[12 + i] = (unsigned char)(p.secret[i] ^ 0x5a);
+    memset(garbage, 0xab, sizeof(garbage));
+    for (int k = 0; k < 3; k++)
+        in->fd[k] = connect_to(&p);
+    CHECK(send(in->fd[0], hello, sizeof(hello), 0) == (ssize_t)sizeof(hello), "send");
+    CHECK(send(in->fd[1], garbage, sizeof(garbage), 0) == (ssize_t)sizeof(garbage), "send");
+}
+
+/* The peer ended the connection: what it sent was read and refused. */
+static void check_closed(int fd, int pe, const char *what)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    char byte;
+    CHECK(poll(&p, 1, 20000) == 1 && recv(fd, &byte, 1, 0) <= 0, "PE %d kept a connection with %s",
+          pe, what);
+}
+
+static long value(int pe, size_t i, int call)
+{
+    return (long)pe * 100003 + (long)(i % 65521) + call;
+}
+
+static void check_fcollect(long *dst, long *src, int me, int n)
+{
+    for (size_t i = 0; i < WORDS; i++)
+        src[i] = value(me, i, 1);
+    shmem_barrier_all();
+    shmem_long_fcollect(SHMEM_TEAM_WORLD, dst, src, WORDS);
+    long bad = 0;
+    for (int pe = 0; pe < n; pe++)
+        for (size_t i = 0; i < WORDS; i++)
+            bad += dst[(size_t)pe * WORDS + i] != value(pe, i, 1);
+    CHECK_EQ(bad, 0);
+}
+
+static void check_broadcasts(long *dst, long *src, int me, int n)
+{
+    for (int root = 0; root < n; root++) {
+        for (size_t i = 0; i < WORDS; i++)
+            src[i] = value(me, i, 2 + root);
+        shmem_barrier_all();
+        shmem_long_broadcast(SHMEM_TEAM_WORLD, dst, src, WORDS, root);
+        long bad = 0;
+        for (size_t i = 0; me != root && i < WORDS; i++)
+            bad += dst[i] != value(root, i, 2 + root);
+        CHECK_EQ(bad, 0);
+    }
+}
+
+static void check_reduction(long *dst, long *src, int me, int n)
+{
+    for (size_t i = 0; i < WORDS; i++)
+        src[i] = value(me, i, 9);
+    shmem_barrier_all();
+    shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, WORDS);
+    long bad = 0;
+    for (size_t i = 0; i < WORDS; i++) {
+        long sum = 0;
+        for (int pe = 0; pe < n; pe++)
+            sum += value(pe, i, 9);
+        bad += dst[i] != sum;
+    }
+    CHECK_EQ(bad, 0);
+}
+
+/* 256 KiB (the lane) and 8 bytes (UCX) in turn from PE 0, two buffers of each size alternating
+ * without a sync between calls: each call's data is what its root sent. */
+static void check_stream(long *dst, long *src, int me)
+{
+    long bad = 0;
+    size_t big = WORDS / 4;
+    for (int call = 0; call < STREAM_CALLS; call++) {
+        size_t count = call % 2 ? 1 : big;
+        long *to = dst + (size_t)(call % 4) * big;
+        if (me == 0)
+            for (size_t i = 0; i < count; i++)
+                src[i] = value(0, i, 100 + call);
+        shmem_long_broadcast(SHMEM_TEAM_WORLD, to, src, count, 0);
+        for (size_t i = 0; me != 0 && i < count; i++)
+            bad += to[i] != value(0, i, 100 + call);
+    }
+    CHECK_EQ(bad, 0);
+}
+
+int main(void)
+{
+    shmem_init();
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    pmix_proc_t self;
+    CHECK(PMIx_Init(&self, NULL, 0) == PMIX_SUCCESS, "PMIx_Init");
+    struct intruders *in = calloc((size_t)n, sizeof(*in));
+    for (int pe = 0; pe < n; pe++)
+        if (pe != me)
+            intrude(&self, pe, &in[pe]);
+    long *src = shmem_malloc(WORDS * sizeof(long));
+    long *dst = shmem_malloc((size_t)n * WORDS * sizeof(long));
+    CHECK(src && dst && in, "out of memory");
+    if (src && dst && in) {
+        check_fcollect(dst, src, me, n);
+        check_broadcasts(dst, src, me, n);
+        check_reduction(dst, src, me, n);
+        shmem_barrier_all();
+        check_stream(dst, src, me);
+    }
+    shmem_barrier_all();
+    for (int pe = 0; in && pe < n; pe++) {
+        if (pe == me || in[pe].fd[0] < 0)
+            continue;
+        check_closed(in[pe].fd[0], pe, "the wrong secret");
+        check_closed(in[pe].fd[1], pe, "garbage");
+        for (int k = 0; k < 3; k++)
+            close(in[pe].fd[k]);
+    }
+    free(in);
+    shmem_free(src);
+    shmem_free(dst);
+    PMIx_Finalize(NULL, 0);
+    shmem_finalize();
+    return check_finish();
+}
