@@ -64,14 +64,24 @@ check_teams_by_node() { # NP NODES BY_NODE FLAT
 check_teams_by_node 4 2 11 2 # 4 + 4 + 3, and 2
 # The bulk lane: a PE on each node, connections that are not a peer's refused, the collectives'
 # large messages on the lane (each PE connects to the other once), and without it through UCX.
+# shellcheck disable=SC2016 # expanded by the inner shell
 run "spmd/bulk_lane -np 2 over 2 nodes: foreign connections refused, each PE connects once" \
     bash -c 'out=$("$@" 2>&1) && [ "$(grep -c "bulk lane: connected to PE" <<<"$out")" = 2 ] &&
              [ "$(grep -c "that is not a peer.s was closed" <<<"$out")" = 4 ]' \
     _ env SHMEM_LOG=init "${launch[@]}" 2 "$build/tests/spmd/bulk_lane"
+# shellcheck disable=SC2016 # expanded by the inner shell
+run "spmd/bulk_lane flood -np 2 over 2 nodes: a peer's full queue turns the lane off, not the data" \
+    bash -c 'out=$("$@" 2>&1) && [ "$(grep -c "did not answer; no lane from this PE" <<<"$out")" = 2 ]' \
+    _ env SHMEM_LOG=init "${launch[@]}" 2 "$build/tests/spmd/bulk_lane" flood
 for t in coll coll_algos; do
     run "spmd/$t -np 4 over 2 nodes, without the bulk lane (SHMEM_BULK_LANE=0)" \
         env SHMEM_BULK_LANE=0 "${launch[@]}" 4 "$build/tests/spmd/$t"
 done
+# PE 0 alone without it: the others reach it through UCX, and it them.
+# shellcheck disable=SC2016 # expanded by the inner shell
+run "spmd/coll_algos -np 4 over 2 nodes, PE 0 without the bulk lane" "${launch[@]}" 4 \
+    bash -c '[ "$PMIX_RANK" != 0 ] || export SHMEM_BULK_LANE=0; exec "$@"' _ \
+    "$build/tests/spmd/coll_algos"
 spmd_tests
 spmd_via_ucx_tests
 spmd_device_tests

@@ -8,12 +8,16 @@
  *   of 256 KiB and 8-byte broadcasts in turn (the lane and UCX's messages, whose order the data
  *   shows);
  * - then the peer has closed the first two connections (read: the end of the stream).
+ * With the argument "flood", every PE instead fills each peer's queue of connections to accept
+ * (FLOOD connections that say nothing) before the collectives: its own connection to the peer
+ * then gets no answer, and its messages must go through UCX, as right as on the lane.
  * The port and addresses are read where each PE published them (PMIx, the layout of
  * ucx_bulk.c's struct bulk_published); the secret published there is what these connections
  * leave out. */
 #include "check.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <pmix.h>
 #include <poll.h>
@@ -24,6 +28,7 @@
 #define WORDS ((size_t)1 << 17) /* 1 MiB of longs */
 #define MAX_ADDRS 8
 #define STREAM_CALLS 24
+#define FLOOD 160 /* more than the lane's queue of 128 */
 
 struct published {
     uint16_t port;
@@ -32,22 +37,23 @@ struct published {
     uint32_t addrs[MAX_ADDRS];
 };
 
-/* The connections made to one peer: wrong secret, garbage, silent. */
+/* The connections made to one peer: wrong secret, garbage, silent; or the flood. */
 struct intruders {
     int fd[3];
+    int flood[FLOOD];
 };
 
-static int connect_to(const struct published *p)
+static int connect_to(const struct published *p, int wait)
 {
     struct sockaddr_in addr = {
         .sin_family = AF_INET, .sin_port = p->port, .sin_addr.s_addr = p->addrs[0]};
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(fd >= 0 && !connect(fd, (struct sockaddr *)&addr, sizeof(addr)),
-          "cannot connect to a peer's lane");
+    int fd = socket(AF_INET, SOCK_STREAM | (wait ? 0 : SOCK_NONBLOCK), 0);
+    int rc = fd >= 0 ? connect(fd, (struct sockaddr *)&addr, sizeof(addr)) : -1;
+    CHECK(fd >= 0 && (!rc || (!wait && errno == EINPROGRESS)), "cannot connect to a peer's lane");
     return fd;
 }
 
-static void intrude(pmix_proc_t *self, int pe, struct intruders *in)
+static void intrude(pmix_proc_t *self, int pe, struct intruders *in, int flood)
 {
     pmix_proc_t proc;
     PMIX_LOAD_PROCID(&proc, self->nspace, (pmix_rank_t)pe);
@@ -73,8 +79,15 @@ static void intrude(pmix_proc_t *self, int pe, struct intruders *in)
     for (int i = 0; i < 16; i++)
         hello[12 + i] = (unsigned char)(p.secret[i] ^ 0x5a);
     memset(garbage, 0xab, sizeof(garbage));
+    if (flood) {
+        for (int k = 0; k < FLOOD; k++)
+            in->flood[k] = connect_to(&p, 0);
+        in->fd[0] = in->fd[1] = in->fd[2] = -1;
+        usleep(200000); /* the handshakes the queue takes complete */
+        return;
+    }
     for (int k = 0; k < 3; k++)
-        in->fd[k] = connect_to(&p);
+        in->fd[k] = connect_to(&p, 1);
     CHECK(send(in->fd[0], hello, sizeof(hello), 0) == (ssize_t)sizeof(hello), "send");
     CHECK(send(in->fd[1], garbage, sizeof(garbage), 0) == (ssize_t)sizeof(garbage), "send");
 }
@@ -155,16 +168,17 @@ static void check_stream(long *dst, long *src, int me)
     CHECK_EQ(bad, 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     shmem_init();
-    int me = shmem_my_pe(), n = shmem_n_pes();
+    int me = shmem_my_pe(), n = shmem_n_pes(), flood = argc > 1 && !strcmp(argv[1], "flood");
     pmix_proc_t self;
     CHECK(PMIx_Init(&self, NULL, 0) == PMIX_SUCCESS, "PMIx_Init");
     struct intruders *in = calloc((size_t)n, sizeof(*in));
-    for (int pe = 0; pe < n; pe++)
+    for (int pe = 0; in && pe < n; pe++)
         if (pe != me)
-            intrude(&self, pe, &in[pe]);
+            intrude(&self, pe, &in[pe], flood);
+    shmem_barrier_all(); /* every queue is full before anyone connects */
     long *src = shmem_malloc(WORDS * sizeof(long));
     long *dst = shmem_malloc((size_t)n * WORDS * sizeof(long));
     CHECK(src && dst && in, "out of memory");
@@ -177,6 +191,8 @@ int main(void)
     }
     shmem_barrier_all();
     for (int pe = 0; in && pe < n; pe++) {
+        for (int k = 0; flood && pe != me && k < FLOOD; k++)
+            close(in[pe].flood[k]);
         if (pe == me || in[pe].fd[0] < 0)
             continue;
         check_closed(in[pe].fd[0], pe, "the wrong secret");

@@ -67,6 +67,7 @@ struct bulk_out {
 };
 
 struct ucx_bulk {
+    int off; /* a peer's lane did not answer: this PE sends everything through UCX */
     int listen_fd;
     uint8_t secret[BULK_SECRET_BYTES];
     struct bulk_out *out; /* one per PE */
@@ -213,8 +214,9 @@ static int bulk_poll_one(int fd, short events, int ms)
     return n == 1 && !(p.revents & (POLLERR | POLLNVAL));
 }
 
-/* A connection to one of the peer's addresses, or -1. */
-static int bulk_connect_any(const struct bulk_published *peer, int pe)
+/* A connection to one of the peer's addresses, or -1; *timed_out: an address did not answer at
+ * all (a firewall that drops connections, rather than a host that refuses them). */
+static int bulk_connect_any(const struct bulk_published *peer, int pe, int *timed_out)
 {
     for (int i = 0; i < peer->n_addrs && i < BULK_MAX_ADDRS; i++) {
         struct sockaddr_in addr = {
@@ -222,12 +224,13 @@ static int bulk_connect_any(const struct bulk_published *peer, int pe)
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)
             return -1;
-        int err = 0;
+        int err = 0, answered = 0;
         socklen_t len = sizeof(err);
-        if ((!connect(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
-             (errno == EINPROGRESS && bulk_poll_one(fd, POLLOUT, BULK_CONNECT_MS) &&
-              !getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) && !err)))
+        if (!connect(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+            (errno == EINPROGRESS && (answered = bulk_poll_one(fd, POLLOUT, BULK_CONNECT_MS)) &&
+             !getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) && !err))
             return fd;
+        *timed_out |= errno == EINPROGRESS && !answered;
         char text[INET_ADDRSTRLEN] = "?";
         inet_ntop(AF_INET, &addr.sin_addr, text, sizeof(text));
         LOG(LOG_INIT, "transport", "bulk lane: PE %d not reached at %s:%u", pe, text,
@@ -261,7 +264,12 @@ static int bulk_connect(struct transport *t, int pe, struct bulk_out *out)
     size_t len = sizeof(peer);
     if (t->config.exchange.fetch(pe, BULK_KEY, &peer, &len) || len != sizeof(peer) || !peer.n_addrs)
         return -1;
-    int fd = bulk_connect_any(&peer, pe);
+    int timed_out = 0, fd = bulk_connect_any(&peer, pe, &timed_out);
+    if (timed_out) {
+        /* Every other peer would cost the same wait: no lane from this PE at all. */
+        LOG(LOG_INIT, "transport", "bulk lane: PE %d did not answer; no lane from this PE", pe);
+        __atomic_store_n(&t->bulk->off, 1, __ATOMIC_RELEASE);
+    }
     if (fd < 0)
         return -1;
     int one = 1;
@@ -319,10 +327,13 @@ static void bulk_writing_set(struct ucx_bulk *b, int pe, int on)
 int ucx_bulk_begin(struct transport_worker *w, int pe, const void *src, size_t len)
 {
     struct ucx_bulk *b = w->t->bulk;
+    /* One lane to each peer, whose data must come in the order of the headers: the default
+     * worker's alone (a context's messages go on endpoints of their own, in no order with it). */
     if (!b || w != w->t->workers)
-        return 1; /* a context's worker: its messages are ordered by its own lanes */
+        return 1;
     struct bulk_out *out = &b->out[pe];
-    if (__atomic_load_n(&out->unreachable, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&out->unreachable, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&b->off, __ATOMIC_ACQUIRE))
         return 1;
     pthread_mutex_lock(&out->send_lock);
     if (out->fd < 0 && bulk_connect(w->t, pe, out)) {
