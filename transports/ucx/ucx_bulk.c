@@ -55,7 +55,7 @@ struct bulk_hello {
     uint8_t secret[BULK_SECRET_BYTES];
 };
 
-/* This PE's connection to one peer. */
+/* This PE's connection to one peer, made for a peer it sends to. */
 struct bulk_out {
     pthread_mutex_t send_lock;  /* one message at a time, from ucx_bulk_begin to its end */
     pthread_mutex_t write_lock; /* around each write of data */
@@ -70,7 +70,8 @@ struct ucx_bulk {
     int off; /* a peer's lane did not answer: this PE sends everything through UCX */
     int listen_fd;
     uint8_t secret[BULK_SECRET_BYTES];
-    struct bulk_out *out; /* one per PE */
+    pthread_mutex_t out_lock; /* makes each out */
+    struct bulk_out **out;    /* per PE: NULL until this PE sends it a message */
     /* The receiving side, used by the default worker's handlers alone (which UCX runs one at a
      * time): each peer's connection (-1: none yet), and those accepted that have not said whose
      * they are. */
@@ -158,11 +159,9 @@ static struct ucx_bulk *bulk_create(int n_pes, struct bulk_published *published)
         return NULL;
     }
     memcpy(published->secret, b->secret, sizeof(b->secret));
-    for (int pe = 0; pe < n_pes; pe++) {
-        b->out[pe].fd = b->in[pe] = -1;
-        pthread_mutex_init(&b->out[pe].send_lock, NULL);
-        pthread_mutex_init(&b->out[pe].write_lock, NULL);
-    }
+    for (int pe = 0; pe < n_pes; pe++)
+        b->in[pe] = -1;
+    pthread_mutex_init(&b->out_lock, NULL);
     pthread_mutex_init(&b->writing_lock, NULL);
     return b;
 }
@@ -186,16 +185,21 @@ void ucx_bulk_fini(struct transport *t)
     if (!b)
         return;
     for (int pe = 0; pe < t->config.n_pes; pe++) {
-        if (b->out[pe].fd >= 0)
-            close(b->out[pe].fd);
+        struct bulk_out *out = b->out[pe];
+        if (out && out->fd >= 0)
+            close(out->fd);
+        if (out) {
+            pthread_mutex_destroy(&out->send_lock);
+            pthread_mutex_destroy(&out->write_lock);
+            free(out);
+        }
         if (b->in[pe] >= 0)
             close(b->in[pe]);
-        pthread_mutex_destroy(&b->out[pe].send_lock);
-        pthread_mutex_destroy(&b->out[pe].write_lock);
     }
     for (int i = 0; i < b->n_unnamed; i++)
         close(b->unnamed[i]);
     close(b->listen_fd);
+    pthread_mutex_destroy(&b->out_lock);
     pthread_mutex_destroy(&b->writing_lock);
     free(b->out);
     free(b->in);
@@ -324,6 +328,24 @@ static void bulk_writing_set(struct ucx_bulk *b, int pe, int on)
     pthread_mutex_unlock(&b->writing_lock);
 }
 
+/* This PE's connection state for pe, made on the first message to it; NULL without memory. */
+static struct bulk_out *bulk_out_of(struct ucx_bulk *b, int pe)
+{
+    struct bulk_out *out = __atomic_load_n(&b->out[pe], __ATOMIC_ACQUIRE);
+    if (out)
+        return out;
+    pthread_mutex_lock(&b->out_lock);
+    out = b->out[pe];
+    if (!out && (out = calloc(1, sizeof(*out)))) {
+        out->fd = -1;
+        pthread_mutex_init(&out->send_lock, NULL);
+        pthread_mutex_init(&out->write_lock, NULL);
+        __atomic_store_n(&b->out[pe], out, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&b->out_lock);
+    return out;
+}
+
 int ucx_bulk_begin(struct transport_worker *w, int pe, const void *src, size_t len)
 {
     struct ucx_bulk *b = w->t->bulk;
@@ -331,8 +353,8 @@ int ucx_bulk_begin(struct transport_worker *w, int pe, const void *src, size_t l
      * worker's alone (a context's messages go on endpoints of their own, in no order with it). */
     if (!b || w != w->t->workers)
         return 1;
-    struct bulk_out *out = &b->out[pe];
-    if (__atomic_load_n(&out->unreachable, __ATOMIC_ACQUIRE) ||
+    struct bulk_out *out = bulk_out_of(b, pe);
+    if (!out || __atomic_load_n(&out->unreachable, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&b->off, __ATOMIC_ACQUIRE))
         return 1;
     pthread_mutex_lock(&out->send_lock);
@@ -355,7 +377,7 @@ int ucx_bulk_begin(struct transport_worker *w, int pe, const void *src, size_t l
 int ucx_bulk_finish(struct transport_worker *w, int pe, int announced)
 {
     struct ucx_bulk *b = w->t->bulk;
-    struct bulk_out *out = &b->out[pe];
+    struct bulk_out *out = b->out[pe];
     if (announced) {
         ucx_wait_also_writable(out->fd);
         UCX_WAIT_WHILE(w, bulk_write_some(out));
@@ -381,7 +403,7 @@ static int bulk_write_all_under_way(struct ucx_bulk *b, struct pollfd *fds)
     int n = 0;
     pthread_mutex_lock(&b->writing_lock);
     for (int i = 0; i < b->n_writing; i++) {
-        struct bulk_out *out = &b->out[b->writing[i]];
+        struct bulk_out *out = b->out[b->writing[i]];
         if (bulk_write_some(out))
             fds[n++] = (struct pollfd){.fd = out->fd, .events = POLLOUT};
     }
