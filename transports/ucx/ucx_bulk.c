@@ -78,7 +78,10 @@ struct ucx_bulk {
     int *in;
     int unnamed[BULK_MAX_UNNAMED];
     int n_unnamed;
-    /* The peers with a message under way, which waits of every thread keep writing. */
+    struct pollfd *fds; /* what a receive waits on */
+    size_t fds_room;
+    /* The peers with a message under way (one per thread that sends at most), which waits of
+     * every thread keep writing. */
     pthread_mutex_t writing_lock;
     int *writing;
     int n_writing;
@@ -201,6 +204,7 @@ void ucx_bulk_fini(struct transport *t)
     close(b->listen_fd);
     pthread_mutex_destroy(&b->out_lock);
     pthread_mutex_destroy(&b->writing_lock);
+    free(b->fds);
     free(b->out);
     free(b->in);
     free(b->writing);
@@ -396,19 +400,26 @@ int ucx_bulk_finish(struct transport_worker *w, int pe, int announced)
     return error ? -1 : 0;
 }
 
-/* Writes what the sockets take of this PE's messages under way, and adds a poll entry for each
- * one still unfinished to fds (room for every PE). Returns how many it added. */
-static int bulk_write_all_under_way(struct ucx_bulk *b, struct pollfd *fds)
+/* Writes what the sockets take of this PE's messages under way, and makes b->fds a poll entry
+ * for each one still unfinished, with room for BULK_MAX_UNNAMED + 1 more after them. Returns how
+ * many it made, or -1 without memory for them. */
+static int bulk_write_all_under_way(struct ucx_bulk *b)
 {
     int n = 0;
     pthread_mutex_lock(&b->writing_lock);
-    for (int i = 0; i < b->n_writing; i++) {
+    size_t room = (size_t)b->n_writing + BULK_MAX_UNNAMED + 1;
+    struct pollfd *grown = room <= b->fds_room ? b->fds : realloc(b->fds, room * sizeof(*grown));
+    if (grown) {
+        b->fds = grown;
+        b->fds_room = room > b->fds_room ? room : b->fds_room;
+    }
+    for (int i = 0; grown && i < b->n_writing; i++) {
         struct bulk_out *out = b->out[b->writing[i]];
         if (bulk_write_some(out))
-            fds[n++] = (struct pollfd){.fd = out->fd, .events = POLLOUT};
+            b->fds[n++] = (struct pollfd){.fd = out->fd, .events = POLLOUT};
     }
     pthread_mutex_unlock(&b->writing_lock);
-    return n;
+    return grown ? n : -1;
 }
 
 static void bulk_unnamed_drop(struct ucx_bulk *b, int i, int close_it)
@@ -490,9 +501,6 @@ void ucx_bulk_receive(struct transport *t, int pe, void *dest, size_t len)
     int n_pes = t->config.n_pes;
     if (!b || pe < 0 || pe >= n_pes)
         log_fatal("transport", "a bulk message from PE %d, which has no lane here", pe);
-    struct pollfd *fds = malloc((size_t)(n_pes + BULK_MAX_UNNAMED + 1) * sizeof(*fds));
-    if (!fds)
-        log_fatal("transport", "out of memory receiving %zu bytes from PE %d", len, pe);
     size_t got = 0, got_before = 0;
     int idle_ms = 0;
     long long since = wait_now_ns();
@@ -506,9 +514,12 @@ void ucx_bulk_receive(struct transport *t, int pe, void *dest, size_t len)
         if (got == len)
             break;
         /* Wait for the peer's data (or its connection) while writing this PE's own: spinning as
-         * long as a wait for a transport event does (the data is usually on its way right
-         * behind its header), then sleeping until a socket is ready. */
-        int n = bulk_write_all_under_way(b, fds);
+         * long as a wait for a transport event does (the data, sent before its header, is
+         * mostly there already), then sleeping until a socket is ready. */
+        int n = bulk_write_all_under_way(b);
+        if (n < 0)
+            log_fatal("transport", "out of memory receiving %zu bytes from PE %d", len, pe);
+        struct pollfd *fds = b->fds;
         long long now = wait_now_ns();
         if (got != got_before)
             since = now, got_before = got;
@@ -531,5 +542,4 @@ void ucx_bulk_receive(struct transport *t, int pe, void *dest, size_t len)
             log_fatal("transport", "a message of %zu bytes from PE %d stopped after %zu for %d s",
                       len, pe, got, BULK_STALL_MS / 1000);
     }
-    free(fds);
 }
