@@ -7,6 +7,8 @@
  *   each root (broadcast) and as sum reductions, every element checked on every PE, and a stream
  *   of 256 KiB and 8-byte broadcasts in turn (the lane and UCX's messages, whose order the data
  *   shows);
+ * - then two threads, each on a team of its own, fcollect 1 MiB at once, many times (two messages
+ *   under way to one peer, which the lane carries one after the other);
  * - then the peer has closed the first two connections (read: the end of the stream).
  * With the argument "flood", every PE instead fills each peer's queue of connections to accept
  * (FLOOD connections that say nothing) before the collectives: its own connection to the peer
@@ -21,6 +23,7 @@
 #include <netinet/in.h>
 #include <pmix.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -29,6 +32,8 @@
 #define MAX_ADDRS 8
 #define STREAM_CALLS 24
 #define FLOOD 160 /* more than the lane's queue of 128 */
+#define THREADS 2
+#define THREAD_CALLS 8
 
 struct published {
     uint16_t port;
@@ -168,9 +173,57 @@ static void check_stream(long *dst, long *src, int me)
     CHECK_EQ(bad, 0);
 }
 
+struct fcollector {
+    shmem_team_t team;
+    long *src, *dst;
+    int me, n, id;
+    long bad;
+};
+
+static void *fcollect_thread(void *arg)
+{
+    struct fcollector *f = arg;
+    for (int call = 0; call < THREAD_CALLS; call++) {
+        int tag = 1000 * (f->id + 1) + call;
+        for (size_t i = 0; i < WORDS; i++)
+            f->src[i] = value(f->me, i, tag);
+        shmem_team_sync(f->team); /* every member is done reading the last call's dest */
+        shmem_long_fcollect(f->team, f->dst, f->src, WORDS);
+        for (int pe = 0; pe < f->n; pe++)
+            for (size_t i = 0; i < WORDS; i++)
+                f->bad += f->dst[(size_t)pe * WORDS + i] != value(pe, i, tag);
+    }
+    return NULL;
+}
+
+/* Both threads' fcollects at once, each on a team of its own. */
+static void check_threads(int me, int n)
+{
+    struct fcollector f[THREADS];
+    pthread_t thread[THREADS];
+    for (int k = 0; k < THREADS; k++) {
+        f[k] = (struct fcollector){.me = me, .n = n, .id = k};
+        CHECK(!shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n, NULL, 0, &f[k].team),
+              "team split");
+        f[k].src = shmem_malloc(WORDS * sizeof(long));
+        f[k].dst = shmem_malloc((size_t)n * WORDS * sizeof(long));
+    }
+    for (int k = 0; k < THREADS; k++)
+        CHECK(!pthread_create(&thread[k], NULL, fcollect_thread, &f[k]), "pthread_create");
+    for (int k = 0; k < THREADS; k++) {
+        pthread_join(thread[k], NULL);
+        CHECK_EQ(f[k].bad, 0);
+        shmem_free(f[k].src);
+        shmem_free(f[k].dst);
+        shmem_team_destroy(f[k].team);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    shmem_init();
+    int provided;
+    shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+    CHECK_EQ(provided, SHMEM_THREAD_MULTIPLE);
     int me = shmem_my_pe(), n = shmem_n_pes(), flood = argc > 1 && !strcmp(argv[1], "flood");
     pmix_proc_t self;
     CHECK(PMIx_Init(&self, NULL, 0) == PMIX_SUCCESS, "PMIx_Init");
@@ -188,6 +241,8 @@ int main(int argc, char **argv)
         check_reduction(dst, src, me, n);
         shmem_barrier_all();
         check_stream(dst, src, me);
+        shmem_barrier_all();
+        check_threads(me, n);
     }
     shmem_barrier_all();
     for (int pe = 0; in && pe < n; pe++) {
