@@ -640,7 +640,8 @@ static int am_post_bulk(struct transport_worker *w, int pe, const struct am_post
     return ucx_bulk_finish(w, pe, !rc);
 }
 
-/* The data in chunks, the atomic with the last one: in order on the peer's one lane. */
+/* A collective's large message on the bulk lane where it can go there; otherwise the data in
+ * chunks, the atomic with the last one: in order on the peer's one lane. */
 int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                 size_t len, int sig_id, size_t sig_offset, int op, uint64_t value, size_t size,
                 int awaited)
