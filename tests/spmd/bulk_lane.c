@@ -111,24 +111,35 @@ static long value(int pe, size_t i, int call)
     return (long)pe * 100003 + (long)(i % 65521) + call;
 }
 
-static void check_fcollect(long *dst, long *src, int me, int n)
+/* This PE's source of the call tagged tag. */
+static void fill(long *src, int me, int tag)
 {
     for (size_t i = 0; i < WORDS; i++)
-        src[i] = value(me, i, 1);
-    shmem_barrier_all();
-    shmem_long_fcollect(SHMEM_TEAM_WORLD, dst, src, WORDS);
+        src[i] = value(me, i, tag);
+}
+
+/* Elements of an fcollect's dest over n members that are not what they sent for tag. */
+static long fcollect_errors(const long *dst, int n, int tag)
+{
     long bad = 0;
     for (int pe = 0; pe < n; pe++)
         for (size_t i = 0; i < WORDS; i++)
-            bad += dst[(size_t)pe * WORDS + i] != value(pe, i, 1);
-    CHECK_EQ(bad, 0);
+            bad += dst[(size_t)pe * WORDS + i] != value(pe, i, tag);
+    return bad;
+}
+
+static void check_fcollect(long *dst, long *src, int me, int n)
+{
+    fill(src, me, 1);
+    shmem_barrier_all();
+    shmem_long_fcollect(SHMEM_TEAM_WORLD, dst, src, WORDS);
+    CHECK_EQ(fcollect_errors(dst, n, 1), 0);
 }
 
 static void check_broadcasts(long *dst, long *src, int me, int n)
 {
     for (int root = 0; root < n; root++) {
-        for (size_t i = 0; i < WORDS; i++)
-            src[i] = value(me, i, 2 + root);
+        fill(src, me, 2 + root);
         shmem_barrier_all();
         shmem_long_broadcast(SHMEM_TEAM_WORLD, dst, src, WORDS, root);
         long bad = 0;
@@ -140,8 +151,7 @@ static void check_broadcasts(long *dst, long *src, int me, int n)
 
 static void check_reduction(long *dst, long *src, int me, int n)
 {
-    for (size_t i = 0; i < WORDS; i++)
-        src[i] = value(me, i, 9);
+    fill(src, me, 9);
     shmem_barrier_all();
     shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, WORDS);
     long bad = 0;
@@ -185,13 +195,10 @@ static void *fcollect_thread(void *arg)
     struct fcollector *f = arg;
     for (int call = 0; call < THREAD_CALLS; call++) {
         int tag = 1000 * (f->id + 1) + call;
-        for (size_t i = 0; i < WORDS; i++)
-            f->src[i] = value(f->me, i, tag);
+        fill(f->src, f->me, tag);
         shmem_team_sync(f->team); /* every member is done reading the last call's dest */
         shmem_long_fcollect(f->team, f->dst, f->src, WORDS);
-        for (int pe = 0; pe < f->n; pe++)
-            for (size_t i = 0; i < WORDS; i++)
-                f->bad += f->dst[(size_t)pe * WORDS + i] != value(pe, i, tag);
+        f->bad += fcollect_errors(f->dst, f->n, tag);
     }
     return NULL;
 }

@@ -179,6 +179,20 @@ static void ucx_worker_destroy(struct transport_worker *w)
     free(w);
 }
 
+int ucx_list_names(const char *list, const char *name)
+{
+    size_t name_len = strlen(name);
+    for (const char *item = list; *item;) {
+        size_t len = strcspn(item, ",:");
+        if (len == name_len && !strncmp(item, name, len))
+            return 1;
+        item += len;
+        item += strcspn(item, ","); /* past a ":qualifier" */
+        item += *item == ',';
+    }
+    return 0;
+}
+
 /* Whether UCX_TLS leaves UCX's TCP transport in: unset, "all", a list naming "tcp", or a list of
  * exclusions ("^...") that does not. UCX warns on every PE about settings of a transport it was
  * told not to load. */
@@ -187,15 +201,8 @@ static int ucx_tls_has_tcp(void)
     const char *tls = getenv("UCX_TLS");
     if (!tls || !*tls)
         return 1;
-    int excluding = *tls == '^', named = 0;
-    for (const char *item = tls + excluding; *item;) {
-        size_t len = strcspn(item, ",:");
-        if (len == 3 && (!strncmp(item, "tcp", 3) || !strncmp(item, "all", 3)))
-            named = 1;
-        item += len;
-        item += strcspn(item, ","); /* past a ":aux" qualifier */
-        item += *item == ',';
-    }
+    int excluding = *tls == '^';
+    int named = ucx_list_names(tls + excluding, "tcp") || ucx_list_names(tls + excluding, "all");
     return excluding ? !named : named;
 }
 

@@ -87,20 +87,6 @@ struct ucx_bulk {
     int n_writing;
 };
 
-/* Whether the list of devices (UCX_NET_DEVICES: "eth0,mlx5_0:1") names the interface. */
-static int bulk_device_named(const char *devices, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *item = devices; *item;) {
-        size_t item_len = strcspn(item, ",");
-        size_t name_len = strcspn(item, ",:");
-        if (name_len == len && !strncmp(item, name, len))
-            return 1;
-        item += item_len + (item[item_len] == ',');
-    }
-    return 0;
-}
-
 /* The IPv4 addresses of the interfaces UCX may use (UCX_NET_DEVICES names them; every one up
  * but loopback otherwise, or when none it names has one). Returns how many. */
 static int bulk_local_addrs(uint32_t addrs[BULK_MAX_ADDRS])
@@ -116,7 +102,7 @@ static int bulk_local_addrs(uint32_t addrs[BULK_MAX_ADDRS])
             if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP) ||
                 (i->ifa_flags & IFF_LOOPBACK))
                 continue;
-            if (filtered && !bulk_device_named(devices, i->ifa_name))
+            if (filtered && !ucx_list_names(devices, i->ifa_name))
                 continue;
             addrs[n++] = ((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr;
         }

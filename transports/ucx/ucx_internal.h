@@ -112,6 +112,9 @@ struct transport {
 };
 
 int ucx_fail(const char *what, ucs_status_t status);
+/* Whether a list as UCX's variables take it ("tcp,sm:aux", "eth0,mlx5_0:1": names separated by
+ * commas, each with an optional ":qualifier") names name. */
+int ucx_list_names(const char *list, const char *name);
 /* One step of every wait on w: progresses w and, when w is a context's worker, the default
  * worker too, which serves the requests peers send this PE (whoever waits on a peer must keep
  * answering it, or two PEs waiting on each other hang). After wait_spin_ns without an event it
