@@ -7,14 +7,18 @@
  * WARM_UP_MS of fetch-adds: the thread serves the worker while the PE starts up, and once the
  * PE's loop begins it may wait for the worker's lock for a few milliseconds before it sees the PE
  * waiting (24 switches in 4 ms, once in 35 runs), which is not the steady state this checks.
- * Then each PE checks the values its fetch-adds returned and the total it received. Run with
- * SHMEM_PROGRESS_THREAD=1. */
+ * A PE that the kernel keeps off its core for longer than the thread's pause (up to 1.6 ms) is
+ * served by it, as it should be, and each request then wakes it: on a loaded machine one such
+ * stretch brought a window to 32 switches (once in over 60 sanitizer runs). So a PE measures up
+ * to WINDOWS windows and passes on the first under the limit; a thread that wakes at every look
+ * fails them all. Then each PE checks the values its fetch-adds returned and the total it
+ * received. Run with SHMEM_PROGRESS_THREAD=1. */
 #include "check.h"
 
 #include <dirent.h>
 #include <time.h>
 
-enum { WARM_UP_MS = 100, LOOP_MS = 300, MAX_WAKE_UPS = 20 };
+enum { WARM_UP_MS = 100, LOOP_MS = 300, MAX_WAKE_UPS = 20, WINDOWS = 3 };
 static long counter, received;
 
 static long long now_ms(void)
@@ -69,13 +73,18 @@ int main(void)
     int me = shmem_my_pe(), n = shmem_n_pes(), next = (me + 1) % n;
     shmem_barrier_all();
     long ops = fetch_adds_for(next, WARM_UP_MS, 0);
-    long before = progress_thread_switches();
-    CHECK(before >= 0, "no thread named shmem-progress (SHMEM_PROGRESS_THREAD=1 starts one)");
-    ops = fetch_adds_for(next, LOOP_MS, ops);
-    long wake_ups = progress_thread_switches() - before;
-    CHECK(wake_ups < MAX_WAKE_UPS,
-          "the progress thread woke %ld times during %d ms of fetch-adds (%ld of them)", wake_ups,
-          LOOP_MS, ops);
+    long wake_ups[WINDOWS], least = -1;
+    for (int w = 0; w < WINDOWS && !(least >= 0 && least < MAX_WAKE_UPS); w++) {
+        long before = progress_thread_switches();
+        CHECK(before >= 0, "no thread named shmem-progress (SHMEM_PROGRESS_THREAD=1 starts one)");
+        ops = fetch_adds_for(next, LOOP_MS, ops);
+        wake_ups[w] = progress_thread_switches() - before;
+        least = least < 0 || wake_ups[w] < least ? wake_ups[w] : least;
+    }
+    CHECK(least < MAX_WAKE_UPS,
+          "the progress thread woke %ld, %ld and %ld times in %d-ms windows of fetch-adds (%ld in "
+          "all)",
+          wake_ups[0], wake_ups[1], wake_ups[2], LOOP_MS, ops);
     shmem_long_atomic_set(&received, ops, next);
     shmem_barrier_all();
     CHECK_EQ(counter, received);
