@@ -169,10 +169,26 @@ void coll_allreduce(struct coll_group *g, void *dest, const void *source, size_t
  * direct block's results their owners' reading). The channels go by block parity and obey the
  * same rule. So a member sends block b's pieces right after owning block b - 1, while b - 1's
  * results are still on their way. A member's source segment travels before any result of its
- * block may land in its dest, so dest may be source. */
+ * block may land in its dest, so dest may be source.
+ * A team of two whose dest is not its source puts each piece into the owner's dest instead, in
+ * the owner's own segment, which nothing else writes there; the owner then combines its source
+ * into it. The pieces are then not bound to the scratch's size, and no member copies its own
+ * segment: see COLL_DIRECT_INTO_DEST_BYTES. The pieces wait for the partner's entry (a lagged
+ * sync, as broadcasts use): the spec wants every dest ready before any member calls, but a member
+ * that reads its result and calls again at once, as the scratch always allowed, must not find a
+ * piece of the next call in it. */
 struct direct_block {
     size_t first, count; /* the block's elements */
     uint64_t step;       /* its dstep */
+};
+
+/* One call's buffers and where its pieces go. */
+struct direct_plan {
+    char *dest;
+    const char *source;
+    size_t elem;
+    size_t slot;   /* bytes of the place of one member's piece of a block */
+    int into_dest; /* pieces go into the owner's dest, not its scratch */
 };
 
 /* Bytes of a buffer's slot for one member's piece: a multiple of 16, so that every piece is
@@ -183,71 +199,103 @@ static size_t direct_slot_bytes(int n)
 }
 
 /* Elements per block: a segment, at most ceil(count / n) elements, fills a slot. */
-static size_t direct_block_count(int n, size_t elem)
+static size_t direct_block_count(int n, size_t slot, size_t elem)
 {
-    return direct_slot_bytes(n) / elem * (size_t)n;
+    return slot / elem * (size_t)n;
 }
 
 int coll_direct_pays(const struct coll_group *g, size_t bytes, size_t elem)
 {
     return g->team && g->size > 1 && g->size <= COLL_DIRECT_MAX_MEMBERS &&
-           bytes > COLL_RD_MAX_BYTES && direct_block_count(g->size, elem) > 0;
+           bytes > COLL_RD_MAX_BYTES &&
+           direct_block_count(g->size, direct_slot_bytes(g->size), elem) > 0;
 }
 
-static void direct_send_pieces(struct coll_group *g, const char *source, size_t elem,
+static struct direct_plan direct_plan(const struct coll_group *g, void *dest, const void *source,
+                                      size_t bytes, size_t elem)
+{
+    int into_dest = g->size == 2 && dest != source && bytes >= COLL_DIRECT_INTO_DEST_BYTES;
+    return (struct direct_plan){dest, source, elem,
+                                into_dest ? COLL_DIRECT_PIECE_BYTES : direct_slot_bytes(g->size),
+                                into_dest};
+}
+
+static void direct_send_pieces(struct coll_group *g, const struct direct_plan *p,
                                const struct direct_block *b)
 {
     int n = g->size, me = g->my_rank;
-    size_t slot = direct_slot_bytes(n);
     for (int k = 1; k < n; k++) {
         int owner = (me + k) % n; /* my piece takes slot n - 1 - k of the owner's buffer */
         size_t count, lo = coll_segment_of(b->first, b->count, n, owner, &count);
-        coll_put_signal(g, g->area->buf[b->step & 1] + (size_t)(n - 1 - k) * slot,
-                        source + lo * elem, count * elem, COLL_CH_PIECES + (int)(b->step & 1),
-                        owner);
+        char *place = p->into_dest ? p->dest + lo * p->elem
+                                   : g->area->buf[b->step & 1] + (size_t)(n - 1 - k) * p->slot;
+        coll_put_signal(g, place, p->source + lo * p->elem, count * p->elem,
+                        COLL_CH_PIECES + (int)(b->step & 1), owner);
     }
 }
 
-static void direct_own(struct coll_group *g, char *dest, const char *source, size_t elem,
-                       const struct direct_block *b, coll_combine_fn combine)
+/* Combines the pieces of this member's segment, from the buffer of the block's parity, into acc
+ * in rank order. */
+static void direct_combine_slots(struct coll_group *g, const struct direct_plan *p, char *acc,
+                                 size_t lo, size_t count, int parity, coll_combine_fn combine)
 {
-    int n = g->size, me = g->my_rank, parity = (int)(b->step & 1);
-    size_t count, lo = coll_segment_of(b->first, b->count, n, me, &count), bytes = count * elem;
-    size_t slot = direct_slot_bytes(n);
+    int n = g->size, me = g->my_rank;
     const char *buf = g->area->buf[parity];
-    /* The segment is combined in its place in dest, one copy fewer than through the scratch
-     * (1 MiB between two nodes, alternated in one job: 0.97-1.03x the time, median 0.98), unless
-     * dest is source and this member's own piece, read after rank 0's, is that very place. */
-    char *acc = dest == source && me != 0 ? coll_scratch_get(bytes + 1) : dest + lo * elem;
-    coll_wait(g, COLL_CH_PIECES + parity, (uint64_t)(n - 1));
     for (int r = 0; r < n; r++) { /* rank r's piece is in slot (me - r - 1) mod n */
-        const char *in = r == me ? source + lo * elem : buf + (size_t)((me - r - 1 + n) % n) * slot;
+        const char *in =
+            r == me ? p->source + lo * p->elem : buf + (size_t)((me - r - 1 + n) % n) * p->slot;
         if (r == 0 && in != acc)
-            memcpy(acc, in, bytes);
+            memcpy(acc, in, count * p->elem);
         else if (r > 0)
             combine(acc, in, count);
     }
-    if (acc != dest + lo * elem)
-        memcpy(dest + lo * elem, acc, bytes);
+}
+
+static void direct_own(struct coll_group *g, const struct direct_plan *p,
+                       const struct direct_block *b, coll_combine_fn combine)
+{
+    int n = g->size, me = g->my_rank, parity = (int)(b->step & 1);
+    size_t count, lo = coll_segment_of(b->first, b->count, n, me, &count), bytes = count * p->elem;
+    char *mine = p->dest + lo * p->elem;
+    const char *source = p->source;
+    /* The segment is combined in its place in dest, one copy fewer than through the scratch
+     * (1 MiB between two nodes, alternated in one job: 0.97-1.03x the time, median 0.98), unless
+     * dest is source and this member's own piece, read after rank 0's, is that very place. */
+    char *acc = (char *)p->dest == source && me != 0 ? coll_scratch_get(bytes + 1) : mine;
+    coll_wait(g, COLL_CH_PIECES + parity, (uint64_t)(n - 1));
+    /* Into dest: the partner's piece is there, so rank 0 combines its operands the other way
+     * round. Every operator commutes; only max and min of -0.0 and 0.0, or of a NaN, may then
+     * keep the other operand, as members of recursive doubling may. */
+    if (p->into_dest)
+        combine(acc, source + lo * p->elem, count);
+    else
+        direct_combine_slots(g, p, acc, lo, count, parity, combine);
+    if (acc != mine)
+        memcpy(mine, acc, bytes);
     for (int k = 1; k < n; k++)
-        coll_put_signal(g, dest + lo * elem, acc, bytes, COLL_CH_RESULTS + parity, (me + k) % n);
+        coll_put_signal(g, mine, acc, bytes, COLL_CH_RESULTS + parity, (me + k) % n);
 }
 
 void coll_direct_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                         size_t elem, coll_combine_fn combine)
 {
-    size_t per = direct_block_count(g->size, elem), blocks = (count + per - 1) / per;
+    struct direct_plan p = direct_plan(g, dest, source, count * elem, elem);
+    if (p.into_dest) {
+        team_lag_begin(g->team, TEAM_LAG_NOW);
+        team_lag_partner_entered(g->team, 0);
+    }
+    size_t per = direct_block_count(g->size, p.slot, elem), blocks = (count + per - 1) / per;
     uint64_t first_step = g->area->dstep + 1;
     struct direct_block b = {0, 0, 0}, prev = b;
     for (size_t i = 0; i <= blocks; i++) {
         if (i >= 2) /* every result of block i - 2 */
             coll_wait(g, COLL_CH_RESULTS + (int)((first_step + i) & 1), (uint64_t)(g->size - 1));
         if (i >= 1)
-            direct_own(g, dest, source, elem, &prev, combine);
+            direct_own(g, &p, &prev, combine);
         if (i < blocks) {
             b = (struct direct_block){i * per, count - i * per < per ? count - i * per : per,
                                       ++g->area->dstep};
-            direct_send_pieces(g, source, elem, &b);
+            direct_send_pieces(g, &p, &b);
         }
         prev = b;
     }

@@ -209,6 +209,40 @@ static void large_reductions(shmem_team_t team, int me, int n)
     shmem_team_sync(team);
 }
 
+/* Reductions of 300000 longs (2.4 MB) into one dest back to back, sources rewritten every call,
+ * a member checking each result only after a pause while the others go on: a team of two puts
+ * its pieces straight into the partner's dest, and Strata keeps a dest the program's until its
+ * member enters the call (the spec asks for every dest to be ready before any member calls).
+ * Between them broadcasts of 1 and 8192 elements into another part of dest, from another root
+ * (on a team of two the eager and the tree broadcast, whose lagged syncs the reduction's entry
+ * shares): the root goes on to the next reduction at once. */
+static void reductions_into_one_dest(shmem_team_t team, int me, int n)
+{
+    const size_t c = (size_t)MAXC * 3;
+    long *bcast_dest = ldst + c, *bcast_src = lsrc + c;
+    long bad = 0, bad_bcast = 0;
+    for (int call = 0; call < 4; call++) {
+        for (size_t i = 0; i < c; i++)
+            lsrc[i] = value(me, i) + call;
+        shmem_long_sum_reduce(team, ldst, lsrc, c);
+        if (me == call % n)
+            usleep(20000);
+        for (size_t i = 0; i < c; i++)
+            bad += ldst[i] != sum_of(0, n - 1, i) + (long)n * call;
+        size_t b = call % 2 ? 8192 : 1;
+        int root = (call + 1) % n;
+        for (size_t i = 0; me == root && i < b; i++)
+            bcast_src[i] = value(root, i) - call;
+        shmem_long_broadcast(team, bcast_dest, bcast_src, b, root);
+        for (size_t i = 0; i < b; i++)
+            bad_bcast += bcast_dest[i] != value(root, i) - call;
+    }
+    CHECK(bad == 0 && bad_bcast == 0,
+          "reductions of %zu into one dest on %d: %ld wrong, broadcasts between: %ld wrong", c, n,
+          bad, bad_bcast);
+    shmem_team_sync(team);
+}
+
 /* Member r's block in call `call` of a collect stream: an fcollect's blocks change size from call
  * to call, a collect's differ between members too, some empty; every fifth call's blocks add up
  * to 4.5 MiB, more than a node's leader copies into its node's dests itself on a team that goes
@@ -307,6 +341,7 @@ static void run_team(shmem_team_t team)
     collect_stream(team, me, n, 0);
     alltoall_stream(team, me, n);
     large_reductions(team, me, n);
+    reductions_into_one_dest(team, me, n);
 }
 
 /* The legacy forms over PE_start 0, stride 2^log_stride: pSync arrays taken in turn. */
