@@ -161,10 +161,10 @@ void coll_shm_alltoalls(struct coll_group *g, void *dest, const void *source, pt
 void coll_shm_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                      size_t elem, int scan, coll_combine_fn combine);
 /* The first half of a reduction by node (coll.c): every member's source combined into the dest of
- * the node's leader (rank 0), the members leaving theirs untouched until the leader hands out the
- * result (coll_node_hand_out). */
+ * the node's member holder (0, the leader, or 1, see coll_node_reduce), the other members leaving
+ * theirs untouched until the leader hands out the result (coll_node_hand_out). */
 void coll_shm_reduce_to_leader(struct coll_group *g, void *dest, const void *source, size_t count,
-                               size_t elem, coll_combine_fn combine);
+                               size_t elem, int holder, coll_combine_fn combine);
 
 /* ---- Any placement (coll_tree.c) ---- */
 void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
