@@ -209,16 +209,17 @@ static void large_reductions(shmem_team_t team, int me, int n)
     shmem_team_sync(team);
 }
 
-/* Reductions of 300000 longs (2.4 MB) into one dest back to back, sources rewritten every call,
+/* Reductions of 200000 longs (1.6 MB) into one dest back to back, sources rewritten every call,
  * a member checking each result only after a pause while the others go on: a team of two puts
- * its pieces straight into the partner's dest, and Strata keeps a dest the program's until its
- * member enters the call (the spec asks for every dest to be ready before any member calls).
+ * its pieces straight into the partner's dest, a team by node over two nodes its node's result
+ * into its second member's, and Strata keeps a dest the program's until its member enters the
+ * call (the spec asks for every dest to be ready before any member calls).
  * Between them broadcasts of 1 and 8192 elements into another part of dest, from another root
  * (on a team of two the eager and the tree broadcast, whose lagged syncs the reduction's entry
  * shares): the root goes on to the next reduction at once. */
 static void reductions_into_one_dest(shmem_team_t team, int me, int n)
 {
-    const size_t c = (size_t)MAXC * 3;
+    const size_t c = (size_t)MAXC * 2;
     long *bcast_dest = ldst + c, *bcast_src = lsrc + c;
     long bad = 0, bad_bcast = 0;
     for (int call = 0; call < 4; call++) {
