@@ -31,9 +31,15 @@ static double now_us(void)
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+/* Calls timed per figure, after a tenth as many untimed ones: the first use of a size faults in
+ * pages of dst and of the libraries' buffers (3 us a page on the test VM; 13-18 ms for the first
+ * 1 MiB fcollect between two nodes), and a TCP connection's first megabytes go slower while it
+ * ramps up (a stream of 1 MiB fcollects between two nodes, both libraries: 450-700 us a call
+ * over its first 20 calls, 350-420 after). Twenty 1 MiB calls after one, as before, timed
+ * mostly the ramp and swung by 2x from run to run. */
 static int iterations(size_t bytes)
 {
-    return bytes <= 4096 ? 2000 : bytes <= 65536 ? 200 : 20;
+    return bytes <= 4096 ? 2000 : bytes <= 65536 ? 200 : 100;
 }
 
 /* Collective op (0 broadcast, 1 fcollect, 2 sum reduction, 3 alltoall) of words 64-bit words
@@ -89,11 +95,11 @@ int main(void)
         int iters = iterations(bytes);
         double times[4];
         for (int op = 0; op < 4; op++) {
-            /* One call untimed: the first use of a size faults in pages of dst and of the
-             * library's buffers, which a few runs would otherwise average into the figure.
-             * Barriers around it, so that no pSync is reused without one in between. */
+            /* Barriers around the untimed calls, so that no pSync is reused without one in
+             * between. */
             shmem_barrier_all();
-            collective(op, dst, src, words, n, psync[0]);
+            for (int i = 0; i < iters / 10; i++)
+                collective(op, dst, src, words, n, psync[i & 1]);
             shmem_barrier_all();
             t0 = now_us();
             for (int i = 0; i < iters; i++)
