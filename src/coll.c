@@ -238,38 +238,23 @@ static void coll_alltoalls(struct coll_group *g, void *dest, const void *source,
 static void coll_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                         size_t elem, int scan, coll_combine_fn combine);
 
-/* Where a node's result goes before the leaders reduce: two leaders reduce into their dests in
- * pieces straight into each other's (coll_direct_reduce), which wants a source apart from dest.
- * Where every node holds two members or more and the program's dest is not its source, the
- * node's second member's dest holds it (1); else the leader's own dest (0), reduced in place. */
-static int coll_node_result_holder(const struct coll_group *g, const void *dest, const void *source,
-                                   size_t bytes)
-{
-    return g->team->nodes == 2 && g->team->fewest_on_a_node >= 2 && dest != source &&
-           bytes >= COLL_DIRECT_INTO_DEST_BYTES;
-}
-
 /* A reduction by node: each node's sources are combined into its leader's dest through their
  * mapped memory (by the leader, or segment by segment by all of the node's PEs for large ones),
- * or into its second member's (coll_node_result_holder), the leaders reduce across the nodes
- * into their dests, and each leader hands the result out to its node. Only the leaders' step
- * crosses the network, where a reduction over all PEs has every PE send across. */
+ * the leaders reduce across the nodes (in place), and each leader hands the result out to its
+ * node. Only the leaders' step crosses the network, where a reduction over all PEs has every PE
+ * send across. */
 static void coll_node_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                              size_t elem, coll_combine_fn combine)
 {
     struct coll_group node, leaders;
     coll_team_group(&node, g->routine, g->team->node_part);
-    int holder = coll_node_result_holder(g, dest, source, count * elem);
-    coll_shm_reduce_to_leader(&node, dest, source, count, elem, holder, combine);
+    coll_shm_reduce_to_leader(&node, dest, source, count, elem, combine);
     if (node.my_rank != 0) {
         coll_node_receive(&node, dest, count * elem * (size_t)g->size);
         return;
     }
     coll_team_group(&leaders, g->routine, g->team->leaders_part);
-    if (holder)
-        coll_direct_reduce(&leaders, dest, coll_peer(&node, dest, holder), count, elem, combine);
-    else
-        coll_reduce(&leaders, dest, dest, count, elem, 0, combine);
+    coll_reduce(&leaders, dest, dest, count, elem, 0, combine);
     coll_node_hand_out(&node, dest, count * elem);
 }
 

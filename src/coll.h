@@ -161,10 +161,10 @@ void coll_shm_alltoalls(struct coll_group *g, void *dest, const void *source, pt
 void coll_shm_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                      size_t elem, int scan, coll_combine_fn combine);
 /* The first half of a reduction by node (coll.c): every member's source combined into the dest of
- * the node's member holder (0, the leader, or 1, see coll_node_reduce), the other members leaving
- * theirs untouched until the leader hands out the result (coll_node_hand_out). */
+ * the node's leader (rank 0), the members leaving theirs untouched until the leader hands out the
+ * result (coll_node_hand_out). */
 void coll_shm_reduce_to_leader(struct coll_group *g, void *dest, const void *source, size_t count,
-                               size_t elem, int holder, coll_combine_fn combine);
+                               size_t elem, coll_combine_fn combine);
 
 /* ---- Any placement (coll_tree.c) ---- */
 void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, size_t bytes,
@@ -250,13 +250,14 @@ void coll_segment_reduce(struct coll_group *g, void *dest, const void *source, s
  * member, block by block (see coll_reduce.c). Each member sends size - 1 messages per block and
  * round, so beyond COLL_DIRECT_MAX_MEMBERS the logarithmic algorithms win. */
 #define COLL_DIRECT_MAX_MEMBERS 16
-/* From this many bytes a team of two whose dest is not its source puts its pieces straight into
- * the partner's dest, COLL_DIRECT_PIECE_BYTES at a time (over TCP: the bulk lane's messages),
- * after a message that says it entered the call. Between two nodes, alternated within a job
- * against pieces through the scratch (60 blocks of 20 calls a job): 1 MiB 0.68-0.76 of the time
- * (5 jobs), and in 2 jobs each 4 MiB 0.71-0.72, 512 KiB 0.71-0.77, 256 KiB 0.91-0.94, and 128
- * KiB 1.11-1.18, where the entry's message costs more than the copies it saves. At 1 MiB, 128 KiB
- * pieces gave 0.85-0.88, 512 KiB ones (one block, nothing overlapped) 0.73-0.74. */
+/* From this many bytes a team of two puts its pieces straight into the partner's dest,
+ * COLL_DIRECT_PIECE_BYTES at a time (over TCP: the bulk lane's messages), after a message that
+ * says it entered the call. Between two nodes, alternated within a job against pieces through the
+ * scratch (60 blocks of 20 calls a job), dest apart from source: 1 MiB 0.68-0.76 of the time (5
+ * jobs), and in 2 jobs each 4 MiB 0.71-0.72, 512 KiB 0.71-0.77, 256 KiB 0.91-0.94, and 128 KiB
+ * 1.11-1.18, where the entry's message costs more than the copies it saves; in place, with each
+ * member's copy of its own segments, 1 MiB 0.72-0.85 (4 jobs), 256 KiB 0.89-0.98 (2 jobs). At 1
+ * MiB, 128 KiB pieces gave 0.85-0.88, 512 KiB ones (one block, nothing overlapped) 0.73-0.74. */
 #define COLL_DIRECT_INTO_DEST_BYTES ((size_t)256 * 1024)
 #define COLL_DIRECT_PIECE_BYTES ((size_t)256 * 1024)
 int coll_direct_pays(const struct coll_group *g, size_t bytes, size_t elem);

@@ -170,13 +170,14 @@ void coll_allreduce(struct coll_group *g, void *dest, const void *source, size_t
  * same rule. So a member sends block b's pieces right after owning block b - 1, while b - 1's
  * results are still on their way. A member's source segment travels before any result of its
  * block may land in its dest, so dest may be source.
- * A team of two whose dest is not its source puts each piece into the owner's dest instead, in
- * the owner's own segment, which nothing else writes there; the owner then combines its source
- * into it. The pieces are then not bound to the scratch's size, and no member copies its own
- * segment: see COLL_DIRECT_INTO_DEST_BYTES. The pieces wait for the partner's entry (a lagged
- * sync, as broadcasts use): the spec wants every dest ready before any member calls, but a member
- * that reads its result and calls again at once, as the scratch always allowed, must not find a
- * piece of the next call in it. */
+ * A team of two puts each piece into the owner's dest instead, in the owner's own segment, which
+ * nothing else writes there; the owner then combines its source into it. The pieces are then not
+ * bound to the scratch's size: see COLL_DIRECT_INTO_DEST_BYTES. In place, each member first
+ * copies its own segments aside, where it then reads its source. The pieces wait for the
+ * partner's entry (a lagged sync, as broadcasts use), which it announces after that copy: the
+ * spec wants every dest ready before any member calls, but a member that reads its result and
+ * calls again at once, as the scratch always allowed, must not find a piece of the next call in
+ * it. */
 struct direct_block {
     size_t first, count; /* the block's elements */
     uint64_t step;       /* its dstep */
@@ -188,7 +189,11 @@ struct direct_plan {
     const char *source;
     size_t elem;
     size_t slot;   /* bytes of the place of one member's piece of a block */
+    size_t per;    /* elements per block */
     int into_dest; /* pieces go into the owner's dest, not its scratch */
+    /* In place into dest: this member's own segments, copied before its entry told the partner
+     * that its dest may be written, block b's at b * slot. */
+    const char *own;
 };
 
 /* Bytes of a buffer's slot for one member's piece: a multiple of 16, so that every piece is
@@ -214,10 +219,10 @@ int coll_direct_pays(const struct coll_group *g, size_t bytes, size_t elem)
 static struct direct_plan direct_plan(const struct coll_group *g, void *dest, const void *source,
                                       size_t bytes, size_t elem)
 {
-    int into_dest = g->size == 2 && dest != source && bytes >= COLL_DIRECT_INTO_DEST_BYTES;
-    return (struct direct_plan){dest, source, elem,
-                                into_dest ? COLL_DIRECT_PIECE_BYTES : direct_slot_bytes(g->size),
-                                into_dest};
+    int into_dest = g->size == 2 && bytes >= COLL_DIRECT_INTO_DEST_BYTES;
+    size_t slot = into_dest ? COLL_DIRECT_PIECE_BYTES : direct_slot_bytes(g->size);
+    return (struct direct_plan){
+        dest, source, elem, slot, direct_block_count(g->size, slot, elem), into_dest, NULL};
 }
 
 static void direct_send_pieces(struct coll_group *g, const struct direct_plan *p,
@@ -261,13 +266,14 @@ static void direct_own(struct coll_group *g, const struct direct_plan *p,
     /* The segment is combined in its place in dest, one copy fewer than through the scratch
      * (1 MiB between two nodes, alternated in one job: 0.97-1.03x the time, median 0.98), unless
      * dest is source and this member's own piece, read after rank 0's, is that very place. */
-    char *acc = (char *)p->dest == source && me != 0 ? coll_scratch_get(bytes + 1) : mine;
+    char *acc =
+        (char *)p->dest == source && me != 0 && !p->into_dest ? coll_scratch_get(bytes + 1) : mine;
     coll_wait(g, COLL_CH_PIECES + parity, (uint64_t)(n - 1));
     /* Into dest: the partner's piece is there, so rank 0 combines its operands the other way
      * round. Every operator commutes; only max and min of -0.0 and 0.0, or of a NaN, may then
      * keep the other operand, as members of recursive doubling may. */
     if (p->into_dest)
-        combine(acc, source + lo * p->elem, count);
+        combine(acc, p->own ? p->own + b->first / p->per * p->slot : source + lo * p->elem, count);
     else
         direct_combine_slots(g, p, acc, lo, count, parity, combine);
     if (acc != mine)
@@ -276,15 +282,31 @@ static void direct_own(struct coll_group *g, const struct direct_plan *p,
         coll_put_signal(g, mine, acc, bytes, COLL_CH_RESULTS + parity, (me + k) % n);
 }
 
+/* In place into dest: copies this member's segment of every block aside, since the partner's
+ * pieces will land there. */
+static const char *direct_copy_own(const struct coll_group *g, const struct direct_plan *p,
+                                   size_t count, size_t blocks)
+{
+    char *own = coll_scratch_get(blocks * p->slot + 1);
+    for (size_t i = 0; i < blocks; i++) {
+        size_t first = i * p->per, n = count - first < p->per ? count - first : p->per, seg;
+        size_t lo = coll_segment_of(first, n, g->size, g->my_rank, &seg);
+        memcpy(own + i * p->slot, p->source + lo * p->elem, seg * p->elem);
+    }
+    return own;
+}
+
 void coll_direct_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                         size_t elem, coll_combine_fn combine)
 {
     struct direct_plan p = direct_plan(g, dest, source, count * elem, elem);
+    size_t per = p.per, blocks = (count + per - 1) / per;
+    if (p.into_dest && dest == source)
+        p.own = direct_copy_own(g, &p, count, blocks);
     if (p.into_dest) {
         team_lag_begin(g->team, TEAM_LAG_NOW);
         team_lag_partner_entered(g->team, 0);
     }
-    size_t per = direct_block_count(g->size, p.slot, elem), blocks = (count + per - 1) / per;
     uint64_t first_step = g->area->dstep + 1;
     struct direct_block b = {0, 0, 0}, prev = b;
     for (size_t i = 0; i <= blocks; i++) {

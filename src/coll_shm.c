@@ -151,14 +151,14 @@ void coll_shm_reduce(struct coll_group *g, void *dest, const void *source, size_
 }
 
 /* Members publish that their source is ready and stay in the call until the leader has handed
- * out the result, so their sources stay in place while they are read, and the holder's dest is
- * written only once the holder has entered the call (it is done with the previous call's dest).
+ * out the result, so their sources stay in place while they are read, and the leader's dest is
+ * written only once the leader has entered the call (it is done with the previous call's dest).
  * Up to COLL_NODE_LEADER_COPY_MAX of sources the leader combines them alone; above, member s
- * combines segment s of every source in rank order and writes it into the holder's dest, as
+ * combines segment s of every source in rank order and writes it into the leader's dest, as
  * shm_reduce_direct does (only member s reads or writes segment s: dest may be source), and the
  * leader waits for every segment. */
 void coll_shm_reduce_to_leader(struct coll_group *g, void *dest, const void *source, size_t count,
-                               size_t elem, int holder, coll_combine_fn combine)
+                               size_t elem, coll_combine_fn combine)
 {
     int n = g->size, me = g->my_rank;
     uint64_t step = coll_step(g);
@@ -166,14 +166,11 @@ void coll_shm_reduce_to_leader(struct coll_group *g, void *dest, const void *sou
     if (count * elem * (size_t)n <= COLL_NODE_LEADER_COPY_MAX) {
         if (me != 0)
             return;
-        char *into = coll_peer(g, dest, holder);
-        if (holder)
-            coll_wait_step(g, holder, step, 0);
-        if (into != source)
-            memcpy(into, source, count * elem);
+        if (dest != source)
+            memcpy(dest, source, count * elem);
         for (int r = 1; r < n; r++) {
             coll_wait_step(g, r, step, 0);
-            combine(into, coll_peer(g, source, r), count);
+            combine(dest, coll_peer(g, source, r), count);
         }
         return;
     }
@@ -188,7 +185,7 @@ void coll_shm_reduce_to_leader(struct coll_group *g, void *dest, const void *sou
         else
             combine(acc, from, seg);
     }
-    memcpy((char *)coll_peer(g, dest, holder) + off, acc, bytes);
+    memcpy((char *)coll_peer(g, dest, 0) + off, acc, bytes);
     coll_publish(g, step = coll_step(g));
     if (me == 0)
         shm_wait_all(g, step, count * elem);

@@ -216,23 +216,20 @@ static int team_part_create(struct strata_team **part, const struct strata_team 
  * in team order. Returns 0 or -1. */
 static int team_parts_create(struct strata_team *team, const char *routine)
 {
-    int *on_node = calloc((size_t)rt.n_nodes, sizeof(int));
+    char *seen = calloc((size_t)rt.n_nodes, 1);
     int *mine = malloc((size_t)team->size * sizeof(int));
     int *leaders = malloc((size_t)team->size * sizeof(int));
     int n_mine = 0, rc = -1;
-    if (on_node && mine && leaders) {
+    if (seen && mine && leaders) {
         team->nodes = 0;
         for (int r = 0; r < team->size; r++) {
             int pe = team->members[r], node = rt.node_of[pe];
-            if (!on_node[node]++)
+            if (!seen[node]) {
+                seen[node] = 1;
                 leaders[team->nodes++] = pe;
+            }
             if (node == rt.my_node)
                 mine[n_mine++] = pe;
-        }
-        team->fewest_on_a_node = team->size;
-        for (int z = 0; z < team->nodes; z++) {
-            int here = on_node[rt.node_of[leaders[z]]];
-            team->fewest_on_a_node = here < team->fewest_on_a_node ? here : team->fewest_on_a_node;
         }
         int by_node = team->nodes > 1 && team->nodes < team->size;
         rc = by_node &&
@@ -248,7 +245,7 @@ static int team_parts_create(struct strata_team *team, const char *routine)
             LOG(LOG_TEAM, routine, "%d-PE team on slot %d is flat: %d node%s", team->size,
                 team->slot, team->nodes, team->nodes == 1 ? "" : "s, one PE on each");
     }
-    free(on_node);
+    free(seen);
     free(mine);
     free(leaders);
     return rc ? -1 : 0;

@@ -82,8 +82,7 @@ struct strata_team {
      * them, and those leaders (NULL on the other members). Its barrier, broadcasts, fcollects and
      * reductions then cross the network between leaders only. Both NULL otherwise. */
     struct strata_team *node_part, *leaders_part;
-    int nodes;            /* the nodes its members are on */
-    int fewest_on_a_node; /* the fewest of its members on one of those nodes */
+    int nodes; /* the nodes its members are on */
 };
 
 /* Creates SHMEM_TEAM_WORLD and SHMEM_TEAM_SHARED over the slots in area (team_area_bytes of the

@@ -209,11 +209,12 @@ static void large_reductions(shmem_team_t team, int me, int n)
     shmem_team_sync(team);
 }
 
-/* Reductions of 200000 longs (1.6 MB) into one dest back to back, sources rewritten every call,
- * a member checking each result only after a pause while the others go on: a team of two puts
- * its pieces straight into the partner's dest, a team by node over two nodes its node's result
- * into its second member's, and Strata keeps a dest the program's until its member enters the
- * call (the spec asks for every dest to be ready before any member calls).
+/* Reductions of 200000 longs (1.6 MB) into one dest back to back, every other one in place,
+ * sources rewritten every call, a member checking each result only after a pause while the
+ * others go on: a team of two (and the leaders of a team by node over two nodes) puts its pieces
+ * straight into the partner's dest, where in place the partner's own segments were (it copies
+ * them aside first), and Strata keeps a dest the program's until its member enters the call (the
+ * spec asks for every dest to be ready before any member calls).
  * Between them broadcasts of 1 and 8192 elements into another part of dest, from another root
  * (on a team of two the eager and the tree broadcast, whose lagged syncs the reduction's entry
  * shares): the root goes on to the next reduction at once. */
@@ -222,15 +223,16 @@ static void reductions_into_one_dest(shmem_team_t team, int me, int n)
     const size_t c = (size_t)MAXC * 2;
     long *bcast_dest = ldst + c, *bcast_src = lsrc + c;
     long bad = 0, bad_bcast = 0;
-    for (int call = 0; call < 4; call++) {
+    for (int call = 0; call < 6; call++) {
+        long *source = call % 2 ? ldst : lsrc;
         for (size_t i = 0; i < c; i++)
-            lsrc[i] = value(me, i) + call;
-        shmem_long_sum_reduce(team, ldst, lsrc, c);
+            source[i] = value(me, i) + call;
+        shmem_long_sum_reduce(team, ldst, source, c);
         if (me == call % n)
             usleep(20000);
         for (size_t i = 0; i < c; i++)
             bad += ldst[i] != sum_of(0, n - 1, i) + (long)n * call;
-        size_t b = call % 2 ? 8192 : 1;
+        size_t b = call / 2 % 2 ? 8192 : 1;
         int root = (call + 1) % n;
         for (size_t i = 0; me == root && i < b; i++)
             bcast_src[i] = value(root, i) - call;
