@@ -282,6 +282,12 @@ static void direct_own(struct coll_group *g, const struct direct_plan *p,
         coll_put_signal(g, mine, acc, bytes, COLL_CH_RESULTS + parity, (me + k) % n);
 }
 
+/* The elements of block i of a count-element vector. */
+static size_t direct_block_elems(const struct direct_plan *p, size_t count, size_t i)
+{
+    return count - i * p->per < p->per ? count - i * p->per : p->per;
+}
+
 /* In place into dest: copies this member's segment of every block aside, since the partner's
  * pieces will land there. */
 static const char *direct_copy_own(const struct coll_group *g, const struct direct_plan *p,
@@ -289,8 +295,8 @@ static const char *direct_copy_own(const struct coll_group *g, const struct dire
 {
     char *own = coll_scratch_get(blocks * p->slot + 1);
     for (size_t i = 0; i < blocks; i++) {
-        size_t first = i * p->per, n = count - first < p->per ? count - first : p->per, seg;
-        size_t lo = coll_segment_of(first, n, g->size, g->my_rank, &seg);
+        size_t seg, lo = coll_segment_of(i * p->per, direct_block_elems(p, count, i), g->size,
+                                         g->my_rank, &seg);
         memcpy(own + i * p->slot, p->source + lo * p->elem, seg * p->elem);
     }
     return own;
@@ -301,9 +307,9 @@ void coll_direct_reduce(struct coll_group *g, void *dest, const void *source, si
 {
     struct direct_plan p = direct_plan(g, dest, source, count * elem, elem);
     size_t per = p.per, blocks = (count + per - 1) / per;
-    if (p.into_dest && dest == source)
-        p.own = direct_copy_own(g, &p, count, blocks);
     if (p.into_dest) {
+        if (dest == source)
+            p.own = direct_copy_own(g, &p, count, blocks);
         team_lag_begin(g->team, TEAM_LAG_NOW);
         team_lag_partner_entered(g->team, 0);
     }
@@ -315,8 +321,7 @@ void coll_direct_reduce(struct coll_group *g, void *dest, const void *source, si
         if (i >= 1)
             direct_own(g, &p, &prev, combine);
         if (i < blocks) {
-            b = (struct direct_block){i * per, count - i * per < per ? count - i * per : per,
-                                      ++g->area->dstep};
+            b = (struct direct_block){i * per, direct_block_elems(&p, count, i), ++g->area->dstep};
             direct_send_pieces(g, &p, &b);
         }
         prev = b;

@@ -221,7 +221,7 @@ int ucx_am_flush(struct transport_worker *w, int pe);
  * alternated within the job (3 jobs each), fcollects of 256 KiB and 1 MiB per PE took 0.81-0.93
  * of the time through UCX, broadcasts of 64 KiB 1.16-1.31 (so the lane starts above that), of
  * 256 KiB 0.99-1.09, of 1 MiB 0.83-0.94, and 1 MiB reductions 0.98-1.12 with their 64 KiB
- * messages on the lane. */
+ * messages on the lane (a team of two's now sends 256 KiB pieces: COLL_DIRECT_PIECE_BYTES). */
 #define UCX_BULK_MIN ((size_t)256 * 1024)
 /* Opens this PE's listening socket and publishes how peers reach it (where config.bulk_lane
  * and UCX's TCP transport are on; otherwise it publishes that it cannot be reached). Returns 0,
