@@ -174,7 +174,7 @@ static int team_set_members(struct strata_team *team, int slot, enum team_block 
     team->shareable_contexts = NULL;
     pthread_mutex_init(&team->contexts_lock, NULL);
     team->sync_epoch = team->agree_epoch = team->lag_epoch = team->lag_told = 0;
-    team->lag_pending = team->lag_unannounced = 0;
+    team->lag_pending = team->lag_unannounced = team->partner_mails = 0;
     memset(team->placement, 0, sizeof(team->placement));
     team->placement_next = 0;
     team->node_part = team->leaders_part = NULL;

@@ -63,6 +63,7 @@ struct strata_team {
     uint64_t lag_told;   /* the latest of them the partner knows this PE entered (teams of two) */
     int lag_pending;     /* one was begun and not ended */
     int lag_unannounced; /* the last one began with TEAM_LAG_DEFERRED */
+    int partner_mails;   /* the partner's eager broadcasts come by mail (coll_eager_broadcast) */
     /* The space whose team this team is or descends from (NULL: the default space); that space
      * cannot be destroyed while such a team lives. */
     struct space *space;

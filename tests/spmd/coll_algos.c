@@ -314,8 +314,10 @@ static void alltoall_stream(shmem_team_t team, int me, int n)
 }
 
 /* Large and small slots in turn, 19 calls a root (above the 16 large slots); then on a team of
- * two, small slots only, 131 calls a root (above the 128 small ones), and tree broadcasts of
- * 40 KB to 2.4 MB with 72-byte ones (small slots) among them, 7 calls a root. */
+ * two, small slots only, 131 calls a root (above the 128 small ones), tree broadcasts of
+ * 40 KB to 2.4 MB with 72-byte ones (small slots) among them, 7 calls a root, and both slot kinds
+ * 2600 calls a root: a root that mails its partner runs up to 1024 calls ahead, and a receiver
+ * that announced its entries too seldom for that would leave it waiting for good. */
 static void broadcast_streams(shmem_team_t team, int me, int n)
 {
     static const size_t mixed[] = {1, 512, 3, 100, 9}, small[] = {1, 32, 3, 9},
@@ -324,6 +326,7 @@ static void broadcast_streams(shmem_team_t team, int me, int n)
     if (n == 2) {
         broadcast_stream(team, me, n, small, 4, 3 * 131 + 1, 131, STREAM_MAX);
         broadcast_stream(team, me, n, large, 5, 3 * 7 + 1, 7, 300000);
+        broadcast_stream(team, me, n, mixed, 5, 2 * 2600 + 1, 2600, STREAM_MAX);
     }
 }
 
