@@ -280,6 +280,7 @@ static void coll_reduce(struct coll_group *g, void *dest, const void *source, si
         coll_allreduce(g, dest, source, count, elem, combine);
     else
         coll_set_reduce(g, dest, source, count, elem, combine);
+    coll_scratch_trim();
 }
 
 /* ---- Generated API ---- */

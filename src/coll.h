@@ -263,7 +263,9 @@ void coll_segment_reduce(struct coll_group *g, void *dest, const void *source, s
 int coll_direct_pays(const struct coll_group *g, size_t bytes, size_t elem);
 void coll_direct_reduce(struct coll_group *g, void *dest, const void *source, size_t count,
                         size_t elem, coll_combine_fn combine);
-/* Private scratch reused across calls. */
+/* Private scratch reused across calls, until coll_scratch_trim frees it if large. */
 char *coll_scratch_get(size_t bytes);
+/* Ends a collective's use of the scratch. */
+void coll_scratch_trim(void);
 
 #endif

@@ -119,6 +119,11 @@ spmd_tests() {
     for np in $(nps 1 2 4); do
         run "spmd/spaces -np $np" "${launch[@]}" "$np" "$build/tests/spmd/spaces"
     done
+    # Reductions keep no large private memory: on one node, and through the transport (a team of
+    # two's direct reduction in place).
+    run "spmd/coll_scratch -np 2" "${launch[@]}" 2 "$build/tests/spmd/coll_scratch"
+    run "spmd/coll_scratch -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 2 \
+        "$build/tests/spmd/coll_scratch"
     # A thousand create/use/destroy cycles leave nothing behind.
     for np in 2 4; do
         run "spmd/spaces_cycles -np $np" "${launch[@]}" "$np" "$build/tests/spmd/spaces_cycles"
