@@ -26,16 +26,26 @@ int coll_pair_exchange_pays(const struct coll_group *g, size_t bytes)
  * thread, since different teams' collectives may run concurrently, and freed when the thread
  * exits. Kept between calls up to COLL_SCRATCH_KEEP_BYTES only, so that a program that reduced
  * one large vector does not hold half or all of its size for the rest of its run: larger
- * scratch is allocated afresh for each call, as the peers do for every size. */
+ * scratch is allocated afresh for each call, as Open MPI's reductions allocate theirs in every
+ * call. */
 #define COLL_SCRATCH_KEEP_BYTES ((size_t)64 << 20)
 static __thread char *coll_scratch;
 static __thread size_t coll_scratch_size;
 static pthread_key_t coll_scratch_key;
 static pthread_once_t coll_scratch_key_once = PTHREAD_ONCE_INIT;
 
+/* At the thread's exit. Called in the exiting thread, so a collective that a later destructor
+ * runs finds no scratch and makes its own (and this runs again). */
+static void coll_scratch_release(void *scratch)
+{
+    free(scratch);
+    coll_scratch = NULL;
+    coll_scratch_size = 0;
+}
+
 static void coll_scratch_key_create(void)
 {
-    if (pthread_key_create(&coll_scratch_key, free))
+    if (pthread_key_create(&coll_scratch_key, coll_scratch_release))
         log_fatal("shmem_reduce", "cannot create a thread key for private scratch");
 }
 
