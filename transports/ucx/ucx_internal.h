@@ -228,9 +228,10 @@ int ucx_am_flush(struct transport_worker *w, int pe);
  * or -1 when the exchange fails. */
 int ucx_bulk_init(struct transport *t);
 void ucx_bulk_fini(struct transport *t);
-/* Begins a message of len bytes of src to pe on the lane, writing what the socket takes: 0 (the
- * lane is pe's alone until ucx_bulk_finish), or 1 where it cannot be used (w is a context's
- * worker, pe has no lane or cannot be reached: send through UCX instead). */
+/* Begins a message of len bytes of src to pe on the lane, writing what the socket takes of its
+ * first part (the rest follows the header, in ucx_bulk_finish): 0 (the lane is pe's alone until
+ * ucx_bulk_finish), or 1 where it cannot be used (w is a context's worker, pe has no lane or
+ * cannot be reached: send through UCX instead). */
 int ucx_bulk_begin(struct transport_worker *w, int pe, const void *src, size_t len);
 /* Once the message's header went through UCX (announced; 0: it could not, and the lane closes,
  * since the peer would take what went of the data for another message's): writes the rest,
