@@ -334,6 +334,16 @@ int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
 void shmem_ctx_destroy(shmem_ctx_t ctx);
 
+/* ---- Sessions (1.6 section 9.9): hints about the calls that follow on a context ---- */
+typedef struct {
+    size_t total_ops; /* calls to RMA routines expected in the session; default SIZE_MAX */
+} shmem_ctx_session_config_t;
+#define SHMEM_CTX_SESSION_TOTAL_OPS (1L << 0) /* config_mask: use config->total_ops */
+#define SHMEM_CTX_SESSION_BATCH (1L << 0)     /* option: the calls tolerate added latency */
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options,
+                             const shmem_ctx_session_config_t *config, long config_mask);
+void shmem_ctx_session_stop(shmem_ctx_t ctx);
+
 /* ---- Memory management (1.6 section 9.3) ---- */
 void *shmem_malloc(size_t size);
 void *shmem_calloc(size_t count, size_t size);

@@ -160,3 +160,33 @@ void shmem_ctx_destroy(shmem_ctx_t ctx)
     }
     ctx_free(ctx);
 }
+
+/* Sessions are hints about the calls that follow on a context and change no completion or
+ * ordering (1.6 section 9.9), so a library may apply none; Strata applies none yet. A small put
+ * to a peer reached by message already leaves at once without waiting for an answer, so what
+ * a batch would save is its own send per put, which combining puts into one message would. The
+ * routines check what they are given: a mask that names config fields with no config to read
+ * them from is reported; options and fields that 1.6 does not define, with SHMEM_DEBUG. */
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options,
+                             const shmem_ctx_session_config_t *config, long config_mask)
+{
+    runtime_require_init("shmem_ctx_session_start");
+    if (ctx == SHMEM_CTX_INVALID)
+        return;
+    if ((config_mask & SHMEM_CTX_SESSION_TOTAL_OPS) && !config)
+        log_error("shmem_ctx_session_start",
+                  "config_mask 0x%lx names total_ops but config is NULL; the hint is ignored",
+                  config_mask);
+    if (rt.debug && (options & ~SHMEM_CTX_SESSION_BATCH))
+        log_error("shmem_ctx_session_start", "options 0x%lx: 0x%lx are no session option", options,
+                  options & ~SHMEM_CTX_SESSION_BATCH);
+    if (rt.debug && (config_mask & ~SHMEM_CTX_SESSION_TOTAL_OPS))
+        log_error("shmem_ctx_session_start", "config_mask 0x%lx: 0x%lx name no config field",
+                  config_mask, config_mask & ~SHMEM_CTX_SESSION_TOTAL_OPS);
+}
+
+void shmem_ctx_session_stop(shmem_ctx_t ctx)
+{
+    runtime_require_init("shmem_ctx_session_stop");
+    (void)ctx; /* a context with no session started, or SHMEM_CTX_INVALID: no effect either */
+}

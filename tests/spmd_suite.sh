@@ -21,7 +21,7 @@ spmd_tests() {
     local t np i
     for t in hello setup_query mem_alloc rma_put_get rma_p_g rma_strided rma_nbi rma_sized \
              rma_signal rma_static order_barrier ptr_access rma_generic amo_types amo_contention \
-             p2p_wait lock; do
+             p2p_wait lock sessions; do
         for np in $(nps 1 2 4); do
             run "spmd/$t -np $np" "${launch[@]}" "$np" "$build/tests/spmd/$t"
         done
@@ -141,13 +141,17 @@ spmd_tests() {
         run "spmd/symbols -np $np (program names like the library's internals)" "${launch[@]}" \
             "$np" "$build/tests/spmd/symbols"
     done
+    # The profiling interface: a tool's own shmem_ routines over the library's pshmem_ ones.
+    for np in $(nps 1 2 4); do
+        run "spmd/profiling -np $np" "${launch[@]}" "$np" "$build/tests/spmd/profiling"
+    done
 }
 
 # Node peers through UCX instead of direct load/store, as between nodes.
 spmd_via_ucx_tests() {
     local t
     for t in rma_put_get rma_p_g rma_strided rma_nbi rma_signal rma_static order_barrier \
-             ptr_access amo_types amo_contention p2p_wait lock; do
+             ptr_access amo_types amo_contention p2p_wait lock sessions; do
         run "spmd/$t -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 2 \
             "$build/tests/spmd/$t"
     done

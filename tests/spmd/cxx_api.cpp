@@ -1,7 +1,8 @@
 // shmem.h from C++: typed routines (C++ has no _Generic, so the typed names), teams, contexts
-// and memory spaces, all through the C declarations with C linkage.
+// and memory spaces, all through the C declarations with C linkage; pshmem.h's shifted names too.
 #include <cstdio>
 #include <mpp/shmem.h>
+#include <pshmem.h>
 #include <shmem.h>
 #include <shmemx.h>
 #include <vector>
@@ -64,6 +65,11 @@ int main()
     shmem_space_free(space, src);
     shmem_team_destroy(team);
     expect(shmem_space_destroy(space) == 0, "space destroy", 1, 0);
+
+    // The profiling interface's names are the same routines.
+    expect(pshmem_my_pe() == me, "pshmem_my_pe", pshmem_my_pe(), me);
+    const double left_value = pshmem_double_g(&values[3], right);
+    expect(left_value == me + 0.5, "pshmem_double_g", long(left_value), me);
 
     shmem_free(values);
     shmem_free(counter);

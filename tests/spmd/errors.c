@@ -173,6 +173,18 @@ int main(int argc, char **argv)
         shmem_team_destroy(team);
         CHECK(shmem_space_destroy(again) == 0, "the second space destroyed once");
     }
+    if (!strcmp(mode, "session_bad_hints")) {
+        /* reported on PE 1, and its context works on */
+        if (me == 1)
+            shmem_ctx_session_start(SHMEM_CTX_DEFAULT, SHMEM_CTX_SESSION_BATCH | 0x40, NULL,
+                                    SHMEM_CTX_SESSION_TOTAL_OPS | 0x10);
+        long *heap = shmem_malloc(sizeof(long));
+        shmem_ctx_long_p(SHMEM_CTX_DEFAULT, heap, me, (me + 1) % n);
+        shmem_ctx_session_stop(SHMEM_CTX_DEFAULT);
+        shmem_barrier_all();
+        CHECK(*heap == (me + n - 1) % n, "a put in a session with bad hints");
+        shmem_free(heap);
+    }
     if (!strcmp(mode, "space_outside")) {
         /* a device space on PE 0 only: PE 1 writing into it names the space */
         shmem_space_config_t config = {SHMEM_DEVICE_GPU, 1 << 16, SHMEM_SPACE_FLAG_DEFAULT};

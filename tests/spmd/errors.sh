@@ -85,6 +85,13 @@ shmem_free
 PE 1
 not returned by shmem_malloc
 P
+expect "session hints without their config, and undefined ones under SHMEM_DEBUG, are reported" 0 \
+    session_bad_hints SHMEM_DEBUG=1 <<'P'
+PE 1 .*shmem_ctx_session_start: config_mask 0x11 names total_ops but config is NULL
+PE 1 .*shmem_ctx_session_start: options 0x41: 0x40 are no session option
+PE 1 .*shmem_ctx_session_start: config_mask 0x11: 0x10 name no config field
+0*PE 0 .*shmem_ctx_session_start
+P
 expect "malformed SHMEM_SYMMETRIC_SIZE" nonzero ok SHMEM_SYMMETRIC_SIZE=12Q <<'P'
 PE 0 .*shmem_init: invalid value '12Q' for SHMEM_SYMMETRIC_SIZE
 PE 1 .*shmem_init: invalid value '12Q' for SHMEM_SYMMETRIC_SIZE

@@ -1,0 +1,105 @@
+/* Sessions (1.6 section 9.9): hints that change no completion or ordering. As in the
+ * specification's example, every PE XORs pseudo-random values into a table spread over the PEs
+ * inside a batch session on a private context, and puts into its neighbour's words in a session
+ * on the default context started twice (options combined); after the sessions and a quiet, every
+ * PE checks its part of the table against a replay of every PE's updates. Sessions on
+ * SHMEM_CTX_INVALID, stops without a start, and a config left unread (mask 0) do nothing. */
+#include "check.h"
+
+#include <stdint.h>
+
+enum { TABLE_WORDS = 64, UPDATES = 3000, RING_WORDS = 8 };
+
+/* The update stream of a PE: a 64-bit LCG, the same on every PE that replays it. */
+static uint64_t next_value(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return *state;
+}
+
+static uint64_t seed_of(int pe)
+{
+    return 0x9e3779b97f4a7c15ull * (uint64_t)(pe + 1);
+}
+
+/* Where an update goes: a PE and a word there. */
+static void slot_of(uint64_t value, int n, int *pe, int *word)
+{
+    *pe = (int)((value >> 33) % (uint64_t)n);
+    *word = (int)((value >> 17) % TABLE_WORDS);
+}
+
+static void xor_updates(shmem_ctx_t ctx, uint64_t *table, int me, int n)
+{
+    shmem_ctx_session_config_t config = {.total_ops = UPDATES};
+    shmem_ctx_session_start(ctx, SHMEM_CTX_SESSION_BATCH, &config, SHMEM_CTX_SESSION_TOTAL_OPS);
+    uint64_t state = seed_of(me);
+    for (int i = 0; i < UPDATES; i++) {
+        uint64_t value = next_value(&state);
+        int pe, word;
+        slot_of(value, n, &pe, &word);
+        shmem_ctx_uint64_atomic_xor(ctx, &table[word], value, pe);
+    }
+    shmem_ctx_session_stop(ctx);
+    shmem_ctx_quiet(ctx);
+}
+
+static void check_table(const uint64_t *table, int me, int n)
+{
+    uint64_t expected[TABLE_WORDS] = {0};
+    for (int pe = 0; pe < n; pe++) {
+        uint64_t state = seed_of(pe);
+        for (int i = 0; i < UPDATES; i++) {
+            uint64_t value = next_value(&state);
+            int target, word;
+            slot_of(value, n, &target, &word);
+            if (target == me)
+                expected[word] ^= value;
+        }
+    }
+    int wrong = 0;
+    for (int w = 0; w < TABLE_WORDS; w++)
+        wrong += table[w] != expected[w];
+    CHECK(wrong == 0, "%d of %d table words differ from the replay (word 0: %llx, expected %llx)",
+          wrong, TABLE_WORDS, (unsigned long long)table[0], (unsigned long long)expected[0]);
+}
+
+/* Puts in a session started twice on the default context, the second adding nothing. */
+static void ring_puts(long *ring, int me, int n)
+{
+    shmem_ctx_session_config_t unread = {.total_ops = 0};
+    shmem_ctx_session_start(SHMEM_CTX_DEFAULT, SHMEM_CTX_SESSION_BATCH, NULL, 0);
+    shmem_ctx_session_start(SHMEM_CTX_DEFAULT, 0, &unread, 0);
+    for (int i = 0; i < RING_WORDS; i++)
+        shmem_ctx_long_p(SHMEM_CTX_DEFAULT, &ring[i], 1000L * me + i, (me + 1) % n);
+    shmem_ctx_session_stop(SHMEM_CTX_DEFAULT);
+    shmem_ctx_session_stop(SHMEM_CTX_DEFAULT);
+    shmem_barrier_all();
+    int before = (me + n - 1) % n;
+    for (int i = 0; i < RING_WORDS; i++)
+        CHECK_EQ(ring[i], 1000L * before + i);
+}
+
+int main(void)
+{
+    shmem_init();
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    shmem_ctx_session_start(SHMEM_CTX_INVALID, SHMEM_CTX_SESSION_BATCH, NULL, 0);
+    shmem_ctx_session_stop(SHMEM_CTX_INVALID);
+    shmem_ctx_session_stop(SHMEM_CTX_DEFAULT);
+
+    uint64_t *table = shmem_calloc(TABLE_WORDS, sizeof(uint64_t));
+    long *ring = shmem_calloc(RING_WORDS, sizeof(long));
+    shmem_ctx_t ctx;
+    if (shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx))
+        ctx = SHMEM_CTX_DEFAULT;
+    xor_updates(ctx, table, me, n);
+    shmem_barrier_all();
+    check_table(table, me, n);
+    if (ctx != SHMEM_CTX_DEFAULT)
+        shmem_ctx_destroy(ctx);
+    ring_puts(ring, me, n);
+    shmem_free(ring);
+    shmem_free(table);
+    return check_finish();
+}
