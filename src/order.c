@@ -97,7 +97,15 @@ void shmem_ctx_fence(shmem_ctx_t ctx)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (unlikely(kind_unlanded))
         order_land(ctx, 0);
-    if (ctx != SHMEM_CTX_INVALID && ctx->worker && transport_fence(ctx->worker))
+    if (ctx == SHMEM_CTX_INVALID || !ctx->worker)
+        return;
+    /* A store after the fence is the CPU's, which the transport's fence does not order after an
+     * atomic it carries: such atomics are completed. */
+    if (__atomic_load_n(&ctx->atomic_beside_stores, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&ctx->atomic_beside_stores, 0, __ATOMIC_RELAXED);
+        if (transport_flush_needed(ctx->worker) && transport_flush(ctx->worker, -1))
+            log_fatal("shmem_fence", "the transport failed to complete outstanding operations");
+    } else if (transport_fence(ctx->worker))
         log_fatal("shmem_fence", "the transport failed to order operations");
 }
 

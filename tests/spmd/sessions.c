@@ -1,9 +1,11 @@
-/* Sessions (1.6 section 9.9): hints that change no completion or ordering. As in the
- * specification's example, every PE XORs pseudo-random values into a table spread over the PEs
- * inside a batch session on a private context, and puts into its neighbour's words in a session
- * on the default context started twice (options combined); after the sessions and a quiet, every
- * PE checks its part of the table against a replay of every PE's updates. Sessions on
- * SHMEM_CTX_INVALID, stops without a start, and a config left unread (mask 0) do nothing. */
+/* Sessions (1.6 section 9.9): hints that change no completion or ordering, though between nodes
+ * a batch session gathers short puts and atomics into shared messages. As in the specification's
+ * example, every PE XORs pseudo-random values into a table spread over the PEs inside a batch
+ * session on a private context, and checks its part of the table against a replay of every PE's
+ * updates; fenced puts and atomics keep their order (in a session or not), pairs of PEs answer each
+ * other's flags inside a session, and puts go in a session on the default context started twice
+ * (options combined). Sessions on SHMEM_CTX_INVALID, stops without a start, and a config left
+ * unread (mask 0) do nothing. */
 #include "check.h"
 
 #include <stdint.h>
@@ -64,6 +66,51 @@ static void check_table(const uint64_t *table, int me, int n)
           wrong, TABLE_WORDS, (unsigned long long)table[0], (unsigned long long)expected[0]);
 }
 
+/* Puts, fences and atomics on one word apply in that order, in a batch session or not, a
+ * fetching atomic after a fence sees them, and a get after the quiet too. Where the word's
+ * space also has members on other nodes, atomics to a node peer go through the transport while
+ * puts are stores: the fence must complete the atomics before the next store. */
+static void check_fenced(shmem_ctx_t ctx, long *word, int me, int n, int session)
+{
+    int target = (me + 1) % n;
+    if (session)
+        shmem_ctx_session_start(ctx, SHMEM_CTX_SESSION_BATCH, NULL, 0);
+    for (long round = 0; round < 50; round++) {
+        shmem_ctx_long_p(ctx, word, 10 * round, target);
+        shmem_ctx_fence(ctx);
+        shmem_ctx_long_atomic_add(ctx, word, 3, target);
+        shmem_ctx_fence(ctx);
+        shmem_ctx_long_atomic_add(ctx, word, 4, target);
+        shmem_ctx_fence(ctx);
+    }
+    CHECK_EQ(shmem_ctx_long_atomic_fetch(ctx, word, target), 497);
+    shmem_ctx_session_stop(ctx);
+    shmem_ctx_quiet(ctx);
+    CHECK_EQ(shmem_ctx_long_g(ctx, word, target), 497);
+    shmem_barrier_all();
+    CHECK(*word == 497, "%ld, expected 497 (%s)", *word, session ? "in a session" : "no session");
+    shmem_barrier_all();
+}
+
+/* Pairs of PEs answer each other's flags inside a session on the default context: a PE that
+ * waits sends what its session gathered, or both would wait for ever. */
+static void ping_pong(long *flag, int me, int n)
+{
+    int partner = me ^ 1;
+    if (partner >= n)
+        return;
+    shmem_ctx_session_start(SHMEM_CTX_DEFAULT, SHMEM_CTX_SESSION_BATCH, NULL, 0);
+    for (long round = 1; round <= 200; round++) {
+        if (me & 1)
+            shmem_long_wait_until(flag, SHMEM_CMP_GE, round);
+        shmem_long_p(flag, round, partner);
+        if (!(me & 1))
+            shmem_long_wait_until(flag, SHMEM_CMP_GE, round);
+    }
+    shmem_ctx_session_stop(SHMEM_CTX_DEFAULT);
+    CHECK_EQ(*flag, 200);
+}
+
 /* Puts in a session started twice on the default context, the second adding nothing. */
 static void ring_puts(long *ring, int me, int n)
 {
@@ -96,8 +143,13 @@ int main(void)
     xor_updates(ctx, table, me, n);
     shmem_barrier_all();
     check_table(table, me, n);
+    check_fenced(ctx, ring, me, n, 0);
+    check_fenced(ctx, ring, me, n, 1);
     if (ctx != SHMEM_CTX_DEFAULT)
         shmem_ctx_destroy(ctx);
+    shmem_barrier_all();
+    ping_pong(ring + 1, me, n);
+    shmem_barrier_all();
     ring_puts(ring, me, n);
     shmem_free(ring);
     shmem_free(table);
