@@ -162,11 +162,14 @@ void shmem_ctx_destroy(shmem_ctx_t ctx)
 }
 
 /* Sessions are hints about the calls that follow on a context and change no completion or
- * ordering (1.6 section 9.9), so a library may apply none; Strata applies none yet. A small put
- * to a peer reached by message already leaves at once without waiting for an answer, so what
- * a batch would save is its own send per put, which combining puts into one message would. The
- * routines check what they are given: a mask that names config fields with no config to read
- * them from is reported; options and fields that 1.6 does not define, with SHMEM_DEBUG. */
+ * ordering (1.6 section 9.9). A batch session has the context's transport gather its short
+ * blocking puts and non-fetching atomics to peers it reaches by message, one message per peer
+ * (transport_batch_hint), as it always gathers short non-blocking ones; peers on the node are
+ * loads and stores anyway. total_ops is not needed for that: a batch leaves when full (8000
+ * bytes) or when anything else needs it gone. A context with no transport worker yet (no peer
+ * reached through a transport when the session starts) is left as it is. A mask that names
+ * config fields with no config to read them from is reported; options and fields that 1.6 does
+ * not define, with SHMEM_DEBUG. */
 void shmem_ctx_session_start(shmem_ctx_t ctx, long options,
                              const shmem_ctx_session_config_t *config, long config_mask)
 {
@@ -183,10 +186,17 @@ void shmem_ctx_session_start(shmem_ctx_t ctx, long options,
     if (rt.debug && (config_mask & ~SHMEM_CTX_SESSION_TOTAL_OPS))
         log_error("shmem_ctx_session_start", "config_mask 0x%lx: 0x%lx name no config field",
                   config_mask, config_mask & ~SHMEM_CTX_SESSION_TOTAL_OPS);
+    struct transport_worker *w = __atomic_load_n(&ctx->worker, __ATOMIC_ACQUIRE);
+    if ((options & SHMEM_CTX_SESSION_BATCH) && w)
+        transport_batch_hint(w, 1); /* a second start adds options, never removes one */
 }
 
+/* Sends what the session gathered. A context with no session started: no effect. */
 void shmem_ctx_session_stop(shmem_ctx_t ctx)
 {
     runtime_require_init("shmem_ctx_session_stop");
-    (void)ctx; /* a context with no session started, or SHMEM_CTX_INVALID: no effect either */
+    struct transport_worker *w =
+        ctx == SHMEM_CTX_INVALID ? NULL : __atomic_load_n(&ctx->worker, __ATOMIC_ACQUIRE);
+    if (w)
+        transport_batch_hint(w, 0);
 }

@@ -59,9 +59,10 @@ spmd_tests() {
             UCX_TLS=tcp,self "${launch[@]}" 4 "$build/tests/spmd/first_contact"
     done
     # Between PEs that UCX reaches over TCP, puts-with-signal, signals, non-fetching atomics and
-    # short non-blocking puts (gathered) travel as one-way messages that a quiet confirms, and
-    # gets of 4 KiB and more as this library's own requests: on one node too.
-    for t in rma_signal amo_types rma_nbi rma_put_get; do
+    # short non-blocking puts (gathered per peer, and in a batch session short blocking puts and
+    # non-fetching atomics too) travel as one-way messages that a quiet confirms, and gets of
+    # 4 KiB and more as this library's own requests: on one node too.
+    for t in rma_signal amo_types rma_nbi rma_put_get sessions; do
         run "spmd/$t -np 3 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
             "${launch[@]}" 3 "$build/tests/spmd/$t"
     done

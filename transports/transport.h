@@ -113,6 +113,12 @@ int transport_get(struct transport_worker *w, int pe, int id, size_t offset, voi
  * the old value is stored (the call then blocks until it arrives). compare is used by CSWAP. */
 int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, int id,
                      size_t offset, uint64_t value, uint64_t compare, void *fetch, size_t size);
+/* A session's batch hint (OpenSHMEM sessions) on w: while on, short blocking puts and
+ * non-fetching atomics to peers reached by message are gathered into one message per peer, as
+ * short non-blocking puts always are; it leaves when something else goes to that peer, when
+ * full, at a fence, a quiet or a wait, and when the hint is turned off. Completion and ordering
+ * are those without it. */
+void transport_batch_hint(struct transport_worker *w, int on);
 /* A put (none when len is 0), then a non-fetching atomic on an 8-byte word of the same target,
  * performed there after the data is in place (put-with-signal): one message where the transport
  * carries both as messages anyway. Blocking like transport_put; both complete at transport_flush,

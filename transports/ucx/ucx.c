@@ -141,6 +141,7 @@ void transport_worker_release(struct transport_worker *w)
 {
     if (!w)
         return;
+    w->batch_hint = 0; /* a session its context left started ends with it */
     ucx_pending_wait(w);
     ucx_am_wait_acks(w);
     ucx_am_wait_answers(w);
@@ -170,10 +171,12 @@ static void ucx_worker_destroy(struct transport_worker *w)
     pthread_mutex_destroy(&w->connect_lock);
     pthread_mutex_destroy(&w->pending_lock);
     pthread_mutex_destroy(&w->batch.lock);
-    free(w->batch.buf);
+    free(w->batch.pes);
     free(w->pending);
-    for (size_t i = 0; i < w->n_connected; i++)
+    for (size_t i = 0; i < w->n_connected; i++) {
         free(w->peers[w->connected[i]].regions);
+        free(w->peers[w->connected[i]].batch); /* only a connected peer has one */
+    }
     free(w->connected);
     free(w->peers);
     free(w);
@@ -587,10 +590,13 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
      * message each way. Non-blocking puts come in streams: one-way, and one flush message at
      * the quiet, so the target does not answer each; short ones share their messages. */
     if (op == UCX_PUT && w->peers[pe].by_message)
-        return !nbi ? ucx_am_put(w, pe, id, offset, buf, len)
-               : len <= UCX_BATCH_PUT_MAX
+        return (nbi || __atomic_load_n(&w->batch_hint, __ATOMIC_RELAXED)) &&
+                       len <= UCX_BATCH_PUT_MAX
                    ? ucx_am_batch_put(w, pe, id, offset, buf, len)
-                   : ucx_am_post(w, pe, id, offset, buf, len, 0, 0, UCX_POST_NO_OP, 0, 0, 1);
+               : !nbi ? ucx_am_put(w, pe, id, offset, buf, len)
+                      : ucx_am_post(w, pe, id, offset, buf, len, 0, 0, UCX_POST_NO_OP, 0, 0, 1);
+    if (ucx_am_batch_before(w, pe))
+        return -1;
     /* UCX's emulated get answers in transmit segments (8 KiB), a send each at the target; this
      * PE's own answers each carry up to a chunk. */
     if (op == UCX_GET && w->peers[pe].by_message && len >= UCX_AM_GET_MIN)
@@ -612,6 +618,13 @@ int transport_put(struct transport_worker *w, int pe, int id, size_t offset, con
                   size_t len, int nbi)
 {
     return ucx_rma(w, pe, id, offset, (void *)src, len, nbi, UCX_PUT);
+}
+
+void transport_batch_hint(struct transport_worker *w, int on)
+{
+    __atomic_store_n(&w->batch_hint, on, __ATOMIC_RELAXED);
+    if (!on && ucx_am_batch_send(w, 0))
+        log_error("transport", "the batch of a session's end could not be sent");
 }
 
 /* The endpoint to pe made, whether pe is reached by message (ucx_ep_by_message). */
@@ -665,7 +678,11 @@ int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, 
      * so they are only issued fetching when the caller fetches. */
     int fetching = fetch || op == TRANSPORT_AMO_SWAP || op == TRANSPORT_AMO_CSWAP;
     if (!fetch && op != TRANSPORT_AMO_CSWAP && transport_by_message(w, pe))
-        return ucx_am_post(w, pe, 0, 0, NULL, 0, id, offset, op, value, size, 1);
+        return __atomic_load_n(&w->batch_hint, __ATOMIC_RELAXED)
+                   ? ucx_am_batch_atomic(w, pe, id, offset, op, value, size)
+                   : ucx_am_post(w, pe, 0, 0, NULL, 0, id, offset, op, value, size, 1);
+    if (ucx_am_batch_before(w, pe))
+        return -1;
     if (fetching) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
         param.reply_buffer = &reply;

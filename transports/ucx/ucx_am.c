@@ -41,11 +41,13 @@ enum am_id {
     AM_BULK,
 };
 
-/* A batch's payload: records of a header and len bytes of data each. */
+/* A batch's payload: records of a header and len bytes of data each: a put's data, or, where op
+ * is not UCX_POST_NO_OP, the operand of an atomic on the len-byte word at (id, offset). */
 struct am_batch_record {
     uint64_t offset;
-    uint32_t len;
     int32_t id;
+    uint16_t len; /* at most UCX_BATCH_PUT_MAX */
+    int16_t op;
 };
 
 /* Up to one UCX TCP segment (8 KiB by default): one system call sends it. */
@@ -241,6 +243,20 @@ static ucs_status_t am_on_bulk(void *arg, const void *header, size_t header_len,
     return UCS_OK;
 }
 
+/* Performs a batch's record, whose data follows it. Returns 0 or -1. */
+static int am_batch_perform(struct transport_worker *w, const struct am_batch_record *r,
+                            const char *data)
+{
+    const struct transport_target_ops *ops = w->t->target_ops;
+    if (r->op == UCX_POST_NO_OP)
+        return ops->write(r->id, r->offset, data, r->len);
+    uint64_t operand = 0, old; /* in the width of the operation: the low bytes */
+    if (r->len > sizeof(operand))
+        return -1;
+    memcpy(&operand, data, r->len);
+    return ops->atomic(r->id, r->offset, (enum transport_amo)r->op, operand, 0, r->len, &old);
+}
+
 static ucs_status_t am_on_batch(void *arg, const void *header, size_t header_len, void *data,
                                 size_t len, const ucp_am_recv_param_t *param)
 {
@@ -252,11 +268,11 @@ static ucs_status_t am_on_batch(void *arg, const void *header, size_t header_len
         struct am_batch_record r;
         memcpy(&r, at, sizeof(r)); /* records are packed */
         at += sizeof(r);
-        failed = (size_t)(end - at) < r.len || w->t->target_ops->write(r.id, r.offset, at, r.len);
+        failed = (size_t)(end - at) < r.len || am_batch_perform(w, &r, at);
         at += r.len;
     }
     if (failed || at != end)
-        log_error("transport", "a peer's batch of one-way puts could not be performed");
+        log_error("transport", "a peer's batch of one-way puts and atomics could not be performed");
     return UCS_OK;
 }
 
@@ -422,26 +438,43 @@ int transport_job_end_answer(struct transport_worker *w, int pe)
     return am_send_now(w, pe, AM_JOB_END, &h, sizeof(h), NULL, 0, 0);
 }
 
-/* Under the batch lock: sends the batch, if any. */
-static int am_batch_send_locked(struct transport_worker *w)
+/* Under the batch lock: sends the batch at slot i of the list and takes its peer off it. */
+static int am_batch_send_locked(struct transport_worker *w, size_t i)
 {
     struct ucx_batch *b = &w->batch;
-    if (!b->len)
-        return 0;
-    int rc = am_send_now(w, b->pe, AM_BATCH, NULL, 0, b->buf, b->len, 0);
-    __atomic_store_n(&b->len, 0, __ATOMIC_RELEASE);
+    int pe = b->pes[i];
+    struct ucx_peer *peer = &w->peers[pe];
+    int rc = am_send_now(w, pe, AM_BATCH, NULL, 0, peer->batch, peer->batch_len, 0);
+    __atomic_store_n(&peer->batch_len, 0, __ATOMIC_RELEASE);
+    int last = b->pes[b->n - 1];
+    b->pes[i] = last;
+    w->peers[last].batch_slot = i;
+    __atomic_store_n(&b->n, b->n - 1, __ATOMIC_RELEASE);
     return rc;
 }
 
 int ucx_am_batch_send(struct transport_worker *w, int try)
 {
     struct ucx_batch *b = &w->batch;
-    if (!__atomic_load_n(&b->len, __ATOMIC_ACQUIRE))
+    if (!__atomic_load_n(&b->n, __ATOMIC_ACQUIRE))
         return 0;
     if (try ? pthread_mutex_trylock(&b->lock) : pthread_mutex_lock(&b->lock))
         return 0;
-    int rc = am_batch_send_locked(w);
+    int rc = 0;
+    while (b->n)
+        rc |= am_batch_send_locked(w, b->n - 1);
     pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
+int ucx_am_batch_before(struct transport_worker *w, int pe)
+{
+    struct ucx_peer *peer = &w->peers[pe];
+    if (!__atomic_load_n(&peer->batch_len, __ATOMIC_ACQUIRE))
+        return 0;
+    pthread_mutex_lock(&w->batch.lock);
+    int rc = peer->batch_len ? am_batch_send_locked(w, peer->batch_slot) : 0;
+    pthread_mutex_unlock(&w->batch.lock);
     return rc;
 }
 
@@ -450,39 +483,56 @@ int ucx_am_batch_send(struct transport_worker *w, int try)
 static int am_send_message(struct transport_worker *w, int pe, enum am_id id, const void *header,
                            size_t header_len, const void *data, size_t len, int reply)
 {
-    struct ucx_batch *b = &w->batch;
-    if (__atomic_load_n(&b->len, __ATOMIC_ACQUIRE)) {
-        pthread_mutex_lock(&b->lock);
-        int rc = b->pe == pe ? am_batch_send_locked(w) : 0;
-        pthread_mutex_unlock(&b->lock);
-        if (rc)
-            return -1;
-    }
+    if (ucx_am_batch_before(w, pe))
+        return -1;
     return am_send_now(w, pe, id, header, header_len, data, len, reply);
+}
+
+/* Adds record r and its r->len bytes of data to w's batch for pe, sending that first if it has
+ * no room left. */
+static int am_batch_add(struct transport_worker *w, int pe, const struct am_batch_record *r,
+                        const void *data)
+{
+    struct ucx_batch *b = &w->batch;
+    struct ucx_peer *peer = &w->peers[pe];
+    int rc = 0;
+    pthread_mutex_lock(&b->lock);
+    if ((!b->pes && !(b->pes = malloc((size_t)w->t->config.n_pes * sizeof(*b->pes)))) ||
+        (!peer->batch && !(peer->batch = malloc(UCX_BATCH_BYTES))))
+        rc = -1;
+    else if (peer->batch_len + sizeof(*r) + r->len > UCX_BATCH_BYTES)
+        rc = am_batch_send_locked(w, peer->batch_slot);
+    if (!rc) {
+        if (!peer->batch_len) {
+            peer->batch_slot = b->n;
+            b->pes[b->n] = pe;
+            __atomic_store_n(&b->n, b->n + 1, __ATOMIC_RELEASE);
+        }
+        memcpy(peer->batch + peer->batch_len, r, sizeof(*r));
+        memcpy(peer->batch + peer->batch_len + sizeof(*r), data, r->len);
+        __atomic_store_n(&peer->batch_len, peer->batch_len + sizeof(*r) + r->len, __ATOMIC_RELEASE);
+        ucx_posted(w, pe);
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (rc)
+        log_error("transport", "cannot batch a put or an atomic to PE %d", pe);
+    return rc;
 }
 
 int ucx_am_batch_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                      size_t len)
 {
-    struct ucx_batch *b = &w->batch;
-    struct am_batch_record r = {.offset = offset, .len = (uint32_t)len, .id = id};
-    int rc = 0;
-    pthread_mutex_lock(&b->lock);
-    if (!b->buf && !(b->buf = malloc(UCX_BATCH_BYTES)))
-        rc = -1;
-    else if (b->len && (b->pe != pe || b->len + sizeof(r) + len > UCX_BATCH_BYTES))
-        rc = am_batch_send_locked(w);
-    if (!rc) {
-        b->pe = pe;
-        memcpy(b->buf + b->len, &r, sizeof(r));
-        memcpy(b->buf + b->len + sizeof(r), src, len);
-        __atomic_store_n(&b->len, b->len + sizeof(r) + len, __ATOMIC_RELEASE);
-        ucx_posted(w, pe);
-    }
-    pthread_mutex_unlock(&b->lock);
-    if (rc)
-        log_error("transport", "cannot batch a put to PE %d", pe);
-    return rc;
+    struct am_batch_record r = {
+        .offset = offset, .id = id, .len = (uint16_t)len, .op = UCX_POST_NO_OP};
+    return am_batch_add(w, pe, &r, src);
+}
+
+int ucx_am_batch_atomic(struct transport_worker *w, int pe, int id, size_t offset, int op,
+                        uint64_t value, size_t size)
+{
+    struct am_batch_record r = {
+        .offset = offset, .id = id, .len = (uint16_t)size, .op = (int16_t)op};
+    return am_batch_add(w, pe, &r, &value); /* little-endian: the low bytes are the operand */
 }
 
 static int am_send(struct transport_worker *w, int pe, enum am_id id,

@@ -29,6 +29,11 @@ struct ucx_peer {
     int by_message;
     /* Operations sent there (when by_message), and how many of them a flush has confirmed done. */
     uint32_t posted, confirmed;
+    /* Short one-way puts and atomics gathered for it (the worker's batch, under its lock):
+     * batch_len bytes of records in batch (UCX_BATCH_BYTES, allocated with the first record;
+     * batch_len is read without the lock to skip it when 0), at batch_slot of the batch's list. */
+    char *batch;
+    size_t batch_len, batch_slot;
 };
 
 struct transport_worker {
@@ -57,14 +62,15 @@ struct transport_worker {
      * waits for them), and whether a target failed one since the last flush. */
     uint64_t gets_unanswered;
     int gets_failed;
-    /* Short non-blocking puts to one peer reached by message, gathered into one message
-     * (ucx_am_batch_put): sent when a put to another peer or any other message to this one comes,
-     * when full, at a fence or a flush, and when the PE waits. */
+    /* Short non-blocking puts to peers reached by message, gathered into one message per peer
+     * (ucx_am_batch_put), and in a batch session (batch_hint) short blocking puts and
+     * non-fetching atomics too: a peer's leaves when anything else goes to it, when full, at a
+     * fence or a flush, when the PE waits, and at the session's end. */
+    int batch_hint;
     struct ucx_batch {
         pthread_mutex_t lock;
-        int pe;
-        size_t len; /* bytes of records in buf; read without the lock to skip it when 0 */
-        char *buf;  /* UCX_BATCH_BYTES, allocated with the first record */
+        int *pes; /* the peers whose batch holds records (room for every PE, made with the first) */
+        size_t n; /* of them; read without the lock to skip the list when 0 */
     } batch;
     int thread_safe;
     int idle; /* its context was destroyed: kept, with its connections, for the next one */
@@ -189,9 +195,16 @@ int ucx_am_put(struct transport_worker *w, int pe, int id, size_t offset, const 
 #define UCX_BATCH_PUT_MAX 256
 int ucx_am_batch_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                      size_t len);
-/* Sends w's batch, if it holds any record. try: unless another thread is at it (a wait's step,
+/* A non-fetching atomic (op a transport_amo, on a size-byte word) to a peer reached by message,
+ * added to w's batch; a flush waits for it. Returns 0 or -1. */
+int ucx_am_batch_atomic(struct transport_worker *w, int pe, int id, size_t offset, int op,
+                        uint64_t value, size_t size);
+/* Sends every batch of w that holds records. try: unless another thread is at it (a wait's step,
  * which may come from inside a send of this thread). Returns 0 or -1. */
 int ucx_am_batch_send(struct transport_worker *w, int try);
+/* Sends w's batch for pe if it holds records: what goes to pe after it by another way must not
+ * overtake it. Returns 0 or -1. */
+int ucx_am_batch_before(struct transport_worker *w, int pe);
 /* Gets of at least this many bytes from a peer reached by message go as this PE's own requests
  * (transport_am_get) rather than UCX's emulated get. */
 #define UCX_AM_GET_MIN 4096

@@ -96,7 +96,7 @@ void transport_collective_begun(struct transport *t)
  * before it answers): they go before the wait goes on. */
 unsigned transport_progress(struct transport_worker *w)
 {
-    if (__atomic_load_n(&w->batch.len, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&w->batch.n, __ATOMIC_ACQUIRE))
         ucx_am_batch_send(w, 1);
     ucx_progress_postpone(&w->t->progress);
     return ucp_worker_progress(w->worker);
