@@ -448,7 +448,7 @@ static int am_batch_send_locked(struct transport_worker *w, size_t i)
     __atomic_store_n(&peer->batch_len, 0, __ATOMIC_RELEASE);
     int last = b->pes[b->n - 1];
     b->pes[i] = last;
-    w->peers[last].batch_slot = i;
+    w->peers[last].batch_slot = (uint32_t)i;
     __atomic_store_n(&b->n, b->n - 1, __ATOMIC_RELEASE);
     return rc;
 }
@@ -504,7 +504,7 @@ static int am_batch_add(struct transport_worker *w, int pe, const struct am_batc
         rc = am_batch_send_locked(w, peer->batch_slot);
     if (!rc) {
         if (!peer->batch_len) {
-            peer->batch_slot = b->n;
+            peer->batch_slot = (uint32_t)b->n;
             b->pes[b->n] = pe;
             __atomic_store_n(&b->n, b->n + 1, __ATOMIC_RELEASE);
         }

@@ -32,8 +32,8 @@ struct ucx_peer {
     /* Short one-way puts and atomics gathered for it (the worker's batch, under its lock):
      * batch_len bytes of records in batch (UCX_BATCH_BYTES, allocated with the first record;
      * batch_len is read without the lock to skip it when 0), at batch_slot of the batch's list. */
+    uint32_t batch_len, batch_slot;
     char *batch;
-    size_t batch_len, batch_slot;
 };
 
 struct transport_worker {
