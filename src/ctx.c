@@ -165,11 +165,20 @@ void shmem_ctx_destroy(shmem_ctx_t ctx)
  * ordering (1.6 section 9.9). A batch session has the context's transport gather its short
  * blocking puts and non-fetching atomics to peers it reaches by message, one message per peer
  * (transport_batch_hint), as it always gathers short non-blocking ones; peers on the node are
- * loads and stores anyway. total_ops is not needed for that: a batch leaves when full (8000
- * bytes) or when anything else needs it gone. A context with no transport worker yet (no peer
- * reached through a transport when the session starts) is left as it is. A mask that names
- * config fields with no config to read them from is reported; options and fields that 1.6 does
- * not define, with SHMEM_DEBUG. */
+ * loads and stores anyway. Only on a context the program created: SHMEM_CTX_DEFAULT's worker
+ * also carries the library's locks and collectives, which 1.6 leaves out of sessions, and a
+ * lock's release gathered there would wait for its PE's next call. total_ops is not needed: a
+ * batch leaves when full (8000 bytes) or when anything else needs it gone. A context with no
+ * transport worker yet (no peer reached through a transport when the session starts) is left as
+ * it is. A mask that names config fields with no config to read them from is reported; options
+ * and fields that 1.6 does not define, with SHMEM_DEBUG. */
+static struct transport_worker *ctx_session_worker(shmem_ctx_t ctx)
+{
+    if (ctx == SHMEM_CTX_INVALID || ctx == SHMEM_CTX_DEFAULT)
+        return NULL;
+    return __atomic_load_n(&ctx->worker, __ATOMIC_ACQUIRE);
+}
+
 void shmem_ctx_session_start(shmem_ctx_t ctx, long options,
                              const shmem_ctx_session_config_t *config, long config_mask)
 {
@@ -186,7 +195,7 @@ void shmem_ctx_session_start(shmem_ctx_t ctx, long options,
     if (rt.debug && (config_mask & ~SHMEM_CTX_SESSION_TOTAL_OPS))
         log_error("shmem_ctx_session_start", "config_mask 0x%lx: 0x%lx name no config field",
                   config_mask, config_mask & ~SHMEM_CTX_SESSION_TOTAL_OPS);
-    struct transport_worker *w = __atomic_load_n(&ctx->worker, __ATOMIC_ACQUIRE);
+    struct transport_worker *w = ctx_session_worker(ctx);
     if ((options & SHMEM_CTX_SESSION_BATCH) && w)
         transport_batch_hint(w, 1); /* a second start adds options, never removes one */
 }
@@ -195,8 +204,7 @@ void shmem_ctx_session_start(shmem_ctx_t ctx, long options,
 void shmem_ctx_session_stop(shmem_ctx_t ctx)
 {
     runtime_require_init("shmem_ctx_session_stop");
-    struct transport_worker *w =
-        ctx == SHMEM_CTX_INVALID ? NULL : __atomic_load_n(&ctx->worker, __ATOMIC_ACQUIRE);
+    struct transport_worker *w = ctx_session_worker(ctx);
     if (w)
         transport_batch_hint(w, 0);
 }

@@ -23,26 +23,31 @@ static double now_ns(void)
 
 #define XOR_TABLE_WORDS 1024
 
-/* 8-byte XORs of pseudo-random values into random words of the target's table, a quiet every
- * 256 as the batch example's stream would be completed. */
+/* 8-byte XORs of pseudo-random values into random words of the target's table on a context of
+ * their own, as the batch example issues them, a quiet every 256. */
 static void xor_rate(unsigned long *table, int target, int iters)
 {
+    shmem_ctx_t ctx;
+    if (shmem_ctx_create(0, &ctx))
+        ctx = SHMEM_CTX_DEFAULT;
 #ifdef SHMEM_CTX_SESSION_BATCH
-    shmem_ctx_session_start(SHMEM_CTX_DEFAULT, SHMEM_CTX_SESSION_BATCH, NULL, 0);
+    shmem_ctx_session_start(ctx, SHMEM_CTX_SESSION_BATCH, NULL, 0);
 #endif
     unsigned long value = 12345;
     double t0 = now_ns();
     for (int i = 0; i < iters; i++) {
         value = value * 6364136223846793005ul + 1442695040888963407ul;
-        shmem_ulong_atomic_xor(&table[(value >> 20) % XOR_TABLE_WORDS], value, target);
+        shmem_ctx_ulong_atomic_xor(ctx, &table[(value >> 20) % XOR_TABLE_WORDS], value, target);
         if (i % 256 == 255)
-            shmem_quiet();
+            shmem_ctx_quiet(ctx);
     }
 #ifdef SHMEM_CTX_SESSION_BATCH
-    shmem_ctx_session_stop(SHMEM_CTX_DEFAULT);
+    shmem_ctx_session_stop(ctx);
 #endif
-    shmem_quiet();
+    shmem_ctx_quiet(ctx);
     printf("xor_rate_Mupdps %.3f\n", iters / ((now_ns() - t0) / 1e9) / 1e6);
+    if (ctx != SHMEM_CTX_DEFAULT)
+        shmem_ctx_destroy(ctx);
 }
 
 int main(void)

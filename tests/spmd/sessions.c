@@ -92,26 +92,27 @@ static void check_fenced(shmem_ctx_t ctx, long *word, int me, int n, int session
     shmem_barrier_all();
 }
 
-/* Pairs of PEs answer each other's flags inside a session on the default context: a PE that
- * waits sends what its session gathered, or both would wait for ever. */
-static void ping_pong(long *flag, int me, int n)
+/* Pairs of PEs answer each other's flags, put in a session on ctx: a PE that waits sends what
+ * its sessions gathered (the wait itself is on no context), or both would wait for ever. */
+static void ping_pong(shmem_ctx_t ctx, long *flag, int me, int n)
 {
     int partner = me ^ 1;
     if (partner >= n)
         return;
-    shmem_ctx_session_start(SHMEM_CTX_DEFAULT, SHMEM_CTX_SESSION_BATCH, NULL, 0);
+    shmem_ctx_session_start(ctx, SHMEM_CTX_SESSION_BATCH, NULL, 0);
     for (long round = 1; round <= 200; round++) {
         if (me & 1)
             shmem_long_wait_until(flag, SHMEM_CMP_GE, round);
-        shmem_long_p(flag, round, partner);
+        shmem_ctx_long_p(ctx, flag, round, partner);
         if (!(me & 1))
             shmem_long_wait_until(flag, SHMEM_CMP_GE, round);
     }
-    shmem_ctx_session_stop(SHMEM_CTX_DEFAULT);
+    shmem_ctx_session_stop(ctx);
     CHECK_EQ(*flag, 200);
 }
 
-/* Puts in a session started twice on the default context, the second adding nothing. */
+/* Puts in a session started twice on the default context (where a session gathers nothing),
+ * the second adding nothing. */
 static void ring_puts(long *ring, int me, int n)
 {
     shmem_ctx_session_config_t unread = {.total_ops = 0};
@@ -145,10 +146,9 @@ int main(void)
     check_table(table, me, n);
     check_fenced(ctx, ring, me, n, 0);
     check_fenced(ctx, ring, me, n, 1);
+    ping_pong(ctx, ring + 1, me, n);
     if (ctx != SHMEM_CTX_DEFAULT)
         shmem_ctx_destroy(ctx);
-    shmem_barrier_all();
-    ping_pong(ring + 1, me, n);
     shmem_barrier_all();
     ring_puts(ring, me, n);
     shmem_free(ring);

@@ -141,7 +141,7 @@ void transport_worker_release(struct transport_worker *w)
 {
     if (!w)
         return;
-    w->batch_hint = 0; /* a session its context left started ends with it */
+    transport_batch_hint(w, 0); /* a session its context left started ends with it */
     ucx_pending_wait(w);
     ucx_am_wait_acks(w);
     ucx_am_wait_answers(w);
@@ -622,9 +622,26 @@ int transport_put(struct transport_worker *w, int pe, int id, size_t offset, con
 
 void transport_batch_hint(struct transport_worker *w, int on)
 {
+    if (on && !w->batch_hint) {
+        w->hint_thread = pthread_self();
+        __atomic_add_fetch(&w->t->batch_hints, 1, __ATOMIC_RELEASE);
+    } else if (!on && w->batch_hint) {
+        __atomic_sub_fetch(&w->t->batch_hints, 1, __ATOMIC_RELEASE);
+    }
     __atomic_store_n(&w->batch_hint, on, __ATOMIC_RELAXED);
     if (!on && ucx_am_batch_send(w, 0))
         log_error("transport", "the batch of a session's end could not be sent");
+}
+
+void ucx_batch_send_sessions(struct transport *t)
+{
+    if (pthread_mutex_trylock(&t->workers_lock))
+        return; /* another thread, or this one inside a send: the next step tries again */
+    for (struct transport_worker *w = t->workers; w; w = w->next)
+        if (__atomic_load_n(&w->batch_hint, __ATOMIC_RELAXED) &&
+            (w->thread_safe || pthread_equal(w->hint_thread, pthread_self())))
+            ucx_am_batch_send(w, 1);
+    pthread_mutex_unlock(&t->workers_lock);
 }
 
 /* The endpoint to pe made, whether pe is reached by message (ucx_ep_by_message). */

@@ -67,6 +67,7 @@ struct transport_worker {
      * non-fetching atomics too: a peer's leaves when anything else goes to it, when full, at a
      * fence or a flush, when the PE waits, and at the session's end. */
     int batch_hint;
+    pthread_t hint_thread; /* the thread that turned batch_hint on */
     struct ucx_batch {
         pthread_mutex_t lock;
         int *pes; /* the peers whose batch holds records (room for every PE, made with the first) */
@@ -114,6 +115,7 @@ struct transport {
     transport_mail_handler mail_handler;
     struct transport_worker *workers; /* the default worker first */
     pthread_mutex_t workers_lock;
+    unsigned batch_hints; /* workers whose batch_hint is on */
     struct ucx_progress progress;
 };
 
@@ -205,6 +207,10 @@ int ucx_am_batch_send(struct transport_worker *w, int try);
 /* Sends w's batch for pe if it holds records: what goes to pe after it by another way must not
  * overtake it. Returns 0 or -1. */
 int ucx_am_batch_before(struct transport_worker *w, int pe);
+/* Sends the batches of the workers in a batch session that this thread may use (a thread-safe
+ * one, or one whose session it started), unless another thread is at it: a thread that waits
+ * may be waiting for what they gathered. */
+void ucx_batch_send_sessions(struct transport *t);
 /* Gets of at least this many bytes from a peer reached by message go as this PE's own requests
  * (transport_am_get) rather than UCX's emulated get. */
 #define UCX_AM_GET_MIN 4096

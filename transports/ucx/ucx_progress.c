@@ -93,11 +93,14 @@ void transport_collective_begun(struct transport *t)
 }
 
 /* A PE that waits may be waiting for what its batched puts carry (a peer polling the data
- * before it answers): they go before the wait goes on. */
+ * before it answers): they go before the wait goes on, and so do those its batch sessions
+ * gathered on other contexts' workers. */
 unsigned transport_progress(struct transport_worker *w)
 {
     if (__atomic_load_n(&w->batch.n, __ATOMIC_ACQUIRE))
         ucx_am_batch_send(w, 1);
+    if (__atomic_load_n(&w->t->batch_hints, __ATOMIC_ACQUIRE))
+        ucx_batch_send_sessions(w->t);
     ucx_progress_postpone(&w->t->progress);
     return ucp_worker_progress(w->worker);
 }
