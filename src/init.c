@@ -612,8 +612,9 @@ void shmem_info_get_name(char *name)
     snprintf(name, SHMEM_MAX_NAME_LEN, "%s", SHMEM_VENDOR_STRING);
 }
 
-/* Profiling control (1.6 section 9.1.11): Strata has no profiling levels of its own, and the
- * spec makes the call a no-op for libraries without a profiling interface. */
+/* Profiling control (1.6, the profiling interface): the library has no profiling of its own,
+ * so the call is the no-op the interface requires; a tool that has levels defines
+ * shmem_pcontrol itself, as it does the routines it intercepts. */
 void shmem_pcontrol(int level, ...)
 {
     (void)level;
