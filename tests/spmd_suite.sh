@@ -21,7 +21,7 @@ spmd_tests() {
     local t np i
     for t in hello setup_query mem_alloc rma_put_get rma_p_g rma_strided rma_nbi rma_sized \
              rma_signal rma_static order_barrier ptr_access rma_generic amo_types amo_contention \
-             p2p_wait lock sessions; do
+             p2p_wait lock sessions sessions_threads; do
         for np in $(nps 1 2 4); do
             run "spmd/$t -np $np" "${launch[@]}" "$np" "$build/tests/spmd/$t"
         done
@@ -62,7 +62,7 @@ spmd_tests() {
     # short non-blocking puts (gathered per peer, and in a batch session short blocking puts and
     # non-fetching atomics too) travel as one-way messages that a quiet confirms, and gets of
     # 4 KiB and more as this library's own requests: on one node too.
-    for t in rma_signal amo_types rma_nbi rma_put_get sessions; do
+    for t in rma_signal amo_types rma_nbi rma_put_get sessions sessions_threads; do
         run "spmd/$t -np 3 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
             "${launch[@]}" 3 "$build/tests/spmd/$t"
     done
