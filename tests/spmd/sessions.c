@@ -6,64 +6,18 @@
  * other's flags inside a session, and puts go in a session on the default context started twice
  * (options combined). Sessions on SHMEM_CTX_INVALID, stops without a start, and a config left
  * unread (mask 0) do nothing. */
-#include "check.h"
-
-#include <stdint.h>
+#include "xor_table.h"
 
 enum { TABLE_WORDS = 64, UPDATES = 3000, RING_WORDS = 8 };
 
-/* The update stream of a PE: a 64-bit LCG, the same on every PE that replays it. */
-static uint64_t next_value(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
-    return *state;
-}
-
-static uint64_t seed_of(int pe)
-{
-    return 0x9e3779b97f4a7c15ull * (uint64_t)(pe + 1);
-}
-
-/* Where an update goes: a PE and a word there. */
-static void slot_of(uint64_t value, int n, int *pe, int *word)
-{
-    *pe = (int)((value >> 33) % (uint64_t)n);
-    *word = (int)((value >> 17) % TABLE_WORDS);
-}
-
-static void xor_updates(shmem_ctx_t ctx, uint64_t *table, int me, int n)
+/* This PE's stream, in a batch session on ctx that expects as many calls (total_ops). */
+static void xor_updates(shmem_ctx_t ctx, uint64_t *table, int me)
 {
     shmem_ctx_session_config_t config = {.total_ops = UPDATES};
     shmem_ctx_session_start(ctx, SHMEM_CTX_SESSION_BATCH, &config, SHMEM_CTX_SESSION_TOTAL_OPS);
-    uint64_t state = seed_of(me);
-    for (int i = 0; i < UPDATES; i++) {
-        uint64_t value = next_value(&state);
-        int pe, word;
-        slot_of(value, n, &pe, &word);
-        shmem_ctx_uint64_atomic_xor(ctx, &table[word], value, pe);
-    }
+    xor_table_update(ctx, table, TABLE_WORDS, me, UPDATES);
     shmem_ctx_session_stop(ctx);
     shmem_ctx_quiet(ctx);
-}
-
-static void check_table(const uint64_t *table, int me, int n)
-{
-    uint64_t expected[TABLE_WORDS] = {0};
-    for (int pe = 0; pe < n; pe++) {
-        uint64_t state = seed_of(pe);
-        for (int i = 0; i < UPDATES; i++) {
-            uint64_t value = next_value(&state);
-            int target, word;
-            slot_of(value, n, &target, &word);
-            if (target == me)
-                expected[word] ^= value;
-        }
-    }
-    int wrong = 0;
-    for (int w = 0; w < TABLE_WORDS; w++)
-        wrong += table[w] != expected[w];
-    CHECK(wrong == 0, "%d of %d table words differ from the replay (word 0: %llx, expected %llx)",
-          wrong, TABLE_WORDS, (unsigned long long)table[0], (unsigned long long)expected[0]);
 }
 
 /* Puts, fences and atomics on one word apply in that order, in a batch session or not, a
@@ -141,9 +95,9 @@ int main(void)
     shmem_ctx_t ctx;
     if (shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx))
         ctx = SHMEM_CTX_DEFAULT;
-    xor_updates(ctx, table, me, n);
+    xor_updates(ctx, table, me);
     shmem_barrier_all();
-    check_table(table, me, n);
+    xor_table_check(table, TABLE_WORDS, n, UPDATES);
     check_fenced(ctx, ring, me, n, 0);
     check_fenced(ctx, ring, me, n, 1);
     ping_pong(ctx, ring + 1, me, n);
