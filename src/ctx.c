@@ -12,6 +12,9 @@
 static struct strata_ctx *ctx_created;
 static pthread_mutex_t ctx_created_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Contexts with a transport worker: while there are none, a wait drives the default worker only. */
+static unsigned ctx_with_workers;
+
 /* Contexts made so far, the default one included: each takes the next queue of kinds' writes,
  * round the KIND_QUEUES (contexts beyond them share). */
 static unsigned ctx_numbered = 1;
@@ -33,16 +36,48 @@ int ctx_workers_attach(void)
             continue;
         rc = transport_worker_create(rt.transport, ctx_thread_safe(ctx), &w);
         /* Another thread may be using the context on mapped peers meanwhile. */
-        if (!rc)
+        if (!rc) {
             __atomic_store_n(&ctx->worker, w, __ATOMIC_RELEASE);
+            __atomic_add_fetch(&ctx_with_workers, 1, __ATOMIC_RELAXED);
+        }
     }
     pthread_mutex_unlock(&ctx_created_lock);
     return rc;
 }
 
+/* Whether this thread may drive ctx's worker: a thread-safe one; any while the program's calls
+ * are serialized (thread levels below SHMEM_THREAD_MULTIPLE); a private one in the thread that
+ * made it. */
+static int ctx_drivable_here(const struct strata_ctx *ctx)
+{
+    return rt.thread_level != SHMEM_THREAD_MULTIPLE || ctx_thread_safe(ctx) ||
+           ((ctx->options & SHMEM_CTX_PRIVATE) && pthread_equal(ctx->creator, pthread_self()));
+}
+
+/* An operation can wait on its initiator's worker after the call that issued it has returned: a
+ * non-fetching atomic through UCX's shared memory on a context's new endpoint stayed there until
+ * the context's quiet, so a PE that issued it and then waited for its effect (a peer's answer, or
+ * its own word) waited for ever. */
+unsigned ctx_progress_outstanding(void)
+{
+    if (!__atomic_load_n(&ctx_with_workers, __ATOMIC_RELAXED) ||
+        pthread_mutex_trylock(&ctx_created_lock))
+        return 0; /* another thread is making or destroying one: the next step looks */
+    unsigned events = 0;
+    for (struct strata_ctx *ctx = ctx_created; ctx; ctx = ctx->next_created) {
+        struct transport_worker *w = __atomic_load_n(&ctx->worker, __ATOMIC_ACQUIRE);
+        if (w && transport_flush_needed(w) && ctx_drivable_here(ctx))
+            events += transport_progress(w);
+    }
+    pthread_mutex_unlock(&ctx_created_lock);
+    return events;
+}
+
 static void ctx_unlist(struct strata_ctx *ctx)
 {
     pthread_mutex_lock(&ctx_created_lock);
+    if (ctx->worker)
+        __atomic_sub_fetch(&ctx_with_workers, 1, __ATOMIC_RELAXED);
     for (struct strata_ctx **at = &ctx_created; *at; at = &(*at)->next_created)
         if (*at == ctx) {
             *at = ctx->next_created;
@@ -75,6 +110,7 @@ static int ctx_create(shmem_team_t team, long options, shmem_ctx_t *out)
     ctx->team_size = team->size;
     ctx->members = team == SHMEM_TEAM_WORLD ? NULL : team->members;
     ctx->options = options;
+    ctx->creator = pthread_self();
     ctx->queue = (int)(__atomic_fetch_add(&ctx_numbered, 1, __ATOMIC_RELAXED) % KIND_QUEUES);
     pthread_mutex_lock(&ctx_created_lock);
     int rc = rt.transport
@@ -83,6 +119,8 @@ static int ctx_create(shmem_team_t team, long options, shmem_ctx_t *out)
     if (!rc) {
         ctx->next_created = ctx_created;
         ctx_created = ctx;
+        if (ctx->worker)
+            __atomic_add_fetch(&ctx_with_workers, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&ctx_created_lock);
     if (rc) {

@@ -10,7 +10,7 @@ void progress_wait_step(struct progress_wait *wait)
             wait->told = rt.transport;
             transport_wait_enter(wait->told);
         }
-        events = transport_progress(rt.worker);
+        events = transport_progress(rt.worker) + ctx_progress_outstanding();
     }
     job_end_poll();
     /* With more PEs than cores the PE waited for may share this core and answer through mapped

@@ -9,6 +9,7 @@
 #include "bootstrap/boot.h"
 #include "knobs.h"
 
+#include <pthread.h>
 #include <shmem.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -28,6 +29,7 @@ struct strata_ctx {
      * (a space with members elsewhere has one atomics mechanism) since the last fence: the next
      * fence completes it, since the transport orders it only against its own operations. */
     int atomic_beside_stores;
+    pthread_t creator;                 /* the only thread that uses a private context */
     struct strata_ctx *next_shareable; /* the team's other shareable contexts */
     struct strata_ctx *next_created;   /* every context of this PE (ctx.c) */
 };
@@ -119,6 +121,10 @@ int runtime_progress_start(void);
 /* Gives each context made before the transport started a worker of its own (ctx.c). Returns 0
  * or -1. */
 int ctx_workers_attach(void);
+/* Progresses the workers of this PE's contexts that hold operations a quiet has yet to complete
+ * and that this thread may drive (every wait step and test does, beside the default worker's).
+ * Returns how many events they handled. */
+unsigned ctx_progress_outstanding(void);
 
 /* ---- The end of the job with status 0 (job_end.c) ---- */
 /* Bytes of the library space it needs, and their place there. */

@@ -32,8 +32,10 @@ static __thread size_t p2p_any_next __attribute__((tls_model("initial-exec")));
 /* A test makes progress once, so that a PE polling with shmem_test sees transport updates. */
 static inline void p2p_poll(void)
 {
-    if (rt.worker)
+    if (rt.worker) {
         transport_progress(rt.worker);
+        ctx_progress_outstanding();
+    }
 }
 
 /* An ivar in device memory is read through its kind, never loaded. */

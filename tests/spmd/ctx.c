@@ -47,6 +47,29 @@ int main(void)
     int right = (me + 1) % n, left = (me + n - 1) % n;
     shmem_team_t team;
 
+    /* Communication progresses without the context's quiet (1.6 section 4.1): a non-fetching
+     * atomic on a fresh context, shareable and then private, reaches the right neighbour while
+     * the PE waits for the left one's, in wait_until and in a loop of tests. First of all, since
+     * a destroyed context's connections are kept for the next. Through UCX's shared memory such
+     * an atomic on a new connection stayed on its PE until the context's quiet: every PE waited. */
+    static uint64_t arrived[2];
+    for (int o = 0; o < 2; o++) {
+        shmem_ctx_t ctx;
+        CHECK(shmem_ctx_create(o ? SHMEM_CTX_PRIVATE : 0, &ctx) == 0, "ctx_create %d", o);
+        shmem_ctx_uint64_atomic_add(ctx, &arrived[o], 7, right);
+        if (o == 0) {
+            shmem_uint64_wait_until(&arrived[o], SHMEM_CMP_EQ, 7);
+        } else {
+            long tests = 0;
+            while (!shmem_uint64_test(&arrived[o], SHMEM_CMP_EQ, 7) && tests < 100000000)
+                tests++;
+        }
+        CHECK_EQ(arrived[o], 7);
+        shmem_ctx_quiet(ctx);
+        shmem_ctx_destroy(ctx);
+    }
+    shmem_barrier_all();
+
     /* world contexts with each option */
     const long options[] = {0, SHMEM_CTX_PRIVATE, SHMEM_CTX_SERIALIZED, SHMEM_CTX_NOSTORE};
     for (int o = 0; o < 4; o++) {
@@ -65,6 +88,7 @@ int main(void)
         CHECK(box[o] == 10L * o + left && box[8 + o] == 1, "context %d delivered", o);
     CHECK(shmem_ctx_get_team(SHMEM_CTX_DEFAULT, &team) == 0 && team == SHMEM_TEAM_WORLD,
           "default context's team");
+
     CHECK(shmem_ctx_get_team(SHMEM_CTX_INVALID, &team) != 0 && team == SHMEM_TEAM_INVALID,
           "invalid context's team");
 
