@@ -124,7 +124,8 @@ done
 # through the transport).
 for placement in block cyclic; do
     placed srun "$placement"
-    for t in amo_types amo_contention lock rma_signal rma_nbi sessions coll coll_algos team spaces; do
+    for t in amo_types amo_contention lock rma_signal rma_nbi sessions rma_mix coll coll_algos team \
+             spaces; do
         run "spmd/$t -np 4 over 2 nodes, $placement, UCX between them with RMA (sm)" \
             env UCX_TLS=sm,self "${launch[@]}" 4 "$build/tests/spmd/$t"
     done

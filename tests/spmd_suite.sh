@@ -21,7 +21,7 @@ spmd_tests() {
     local t np i
     for t in hello setup_query mem_alloc rma_put_get rma_p_g rma_strided rma_nbi rma_sized \
              rma_signal rma_static order_barrier ptr_access rma_generic amo_types amo_contention \
-             p2p_wait lock sessions sessions_threads; do
+             p2p_wait lock sessions sessions_threads rma_mix; do
         for np in $(nps 1 2 4); do
             run "spmd/$t -np $np" "${launch[@]}" "$np" "$build/tests/spmd/$t"
         done
@@ -62,7 +62,7 @@ spmd_tests() {
     # short non-blocking puts (gathered per peer, and in a batch session short blocking puts and
     # non-fetching atomics too) travel as one-way messages that a quiet confirms, and gets of
     # 4 KiB and more as this library's own requests: on one node too.
-    for t in rma_signal amo_types rma_nbi rma_put_get sessions sessions_threads; do
+    for t in rma_signal amo_types rma_nbi rma_put_get sessions sessions_threads rma_mix; do
         run "spmd/$t -np 3 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
             "${launch[@]}" 3 "$build/tests/spmd/$t"
     done
@@ -152,7 +152,7 @@ spmd_tests() {
 spmd_via_ucx_tests() {
     local t
     for t in rma_put_get rma_p_g rma_strided rma_nbi rma_signal rma_static order_barrier \
-             ptr_access amo_types amo_contention p2p_wait lock sessions; do
+             ptr_access amo_types amo_contention p2p_wait lock sessions rma_mix; do
         run "spmd/$t -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 2 \
             "$build/tests/spmd/$t"
     done
@@ -174,7 +174,8 @@ spmd_via_ucx_tests() {
     done
     run "spmd/ctx -np 4 via UCX (a worker per context)" env SHMEM_NODE_DIRECT=0 \
         "${launch[@]}" 4 "$build/tests/spmd/ctx"
-    for t in amo_contention lock; do
+    # rma_mix: a context's first atomic on a new connection waited there for the context's quiet.
+    for t in amo_contention lock rma_mix; do
         run "spmd/$t -np 4 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 4 \
             "$build/tests/spmd/$t"
     done
@@ -208,6 +209,11 @@ spmd_device_tests() {
         run "spmd/private_device -np $np" env SHMEM_TEST_DEVICE_PES=0-$((np - 1)) \
             "${launch[@]}" "$np" "$build/tests/spmd/private_device"
     done
+    # Random sequences into a device window beside host ones, ordered by fences, read back.
+    run "spmd/rma_mix -np 4, devices on every PE" env SHMEM_TEST_DEVICE_PES=0-3 "${launch[@]}" 4 \
+        "$build/tests/spmd/rma_mix"
+    run "spmd/rma_mix -np 3, devices on every PE, via UCX" env SHMEM_TEST_DEVICE_PES=0-2 \
+        SHMEM_NODE_DIRECT=0 "${launch[@]}" 3 "$build/tests/spmd/rma_mix"
     run "examples/spaces_tour -np 4, devices on PEs 0,2" env SHMEM_TEST_DEVICE_PES=0,2 \
         "${launch[@]}" 4 "$build/examples/spaces_tour"
 }
@@ -254,6 +260,10 @@ spmd_gpu_tests() {
     for np in $(nps 1 2 4); do
         run "spmd/gpu_patterns -np $np, $name (the GPU's own memsets moved)" "${with_gpu[@]}" \
             "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
+    done
+    for np in $(nps 2 4); do
+        run "spmd/rma_mix -np $np, $name on every PE" "${with_gpu[@]}" \
+            STRATA_TEST_GPU_PES=0-$((np - 1)) "${launch[@]}" "$np" "$build/tests/spmd/rma_mix"
     done
     for np in $(nps 1 3); do
         run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=$type)" "${with_gpu[@]}" \
