@@ -26,6 +26,12 @@ spmd_tests() {
             run "spmd/$t -np $np" "${launch[@]}" "$np" "$build/tests/spmd/$t"
         done
     done
+    # Several threads of each PE at once (SHMEM_THREAD_MULTIPLE), each on contexts and windows of
+    # its own: 200 rounds, seed 0x5eed, 4 threads.
+    for np in $(nps 2 4); do
+        run "spmd/rma_mix -np $np, 4 threads" "${launch[@]}" "$np" "$build/tests/spmd/rma_mix" 200 \
+            0x5eed 4
+    done
     # PEs bound one per CPU (mpirun --bind-to core) share no CPU: their waits spin as on
     # cores of their own, not the few dozen times of an oversubscribed machine.
     if [ "$(nproc)" -ge 2 ] && [ "$(nps 2)" = 2 ]; then
@@ -66,6 +72,8 @@ spmd_tests() {
         run "spmd/$t -np 3 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
             "${launch[@]}" 3 "$build/tests/spmd/$t"
     done
+    run "spmd/rma_mix -np 3 via UCX over TCP, 3 threads" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
+        "${launch[@]}" 3 "$build/tests/spmd/rma_mix" 200 0x5eed 3
     # There a root's one-way messages let it run calls ahead (a team of two's eager broadcasts).
     run "spmd/coll_algos -np 2 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
         "${launch[@]}" 2 "$build/tests/spmd/coll_algos"
@@ -179,6 +187,8 @@ spmd_via_ucx_tests() {
         run "spmd/$t -np 4 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 4 \
             "$build/tests/spmd/$t"
     done
+    run "spmd/rma_mix -np 3 via UCX, 3 threads" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 3 \
+        "$build/tests/spmd/rma_mix" 200 0x5eed 3
     run "spmd/private_device -np 2 via UCX" env SHMEM_TEST_DEVICE_PES=0-1 SHMEM_NODE_DIRECT=0 \
         "${launch[@]}" 2 "$build/tests/spmd/private_device"
 }

@@ -11,12 +11,15 @@
  *   atomics, chunked transfers) shows as wrong bytes;
  * - the sender checks what its fetching atomics return, and reads ranges back after quiets.
  * Where every PE has a device (SHMEM_TEST_DEVICE_PES, STRATA_TEST_GPU_PES), a window in a device
- * space too, read back with gets. Usage: rma_mix [ROUNDS [SEED]]. */
+ * space too, read back with gets. With THREADS, as many threads of each PE do the same at once
+ * (SHMEM_THREAD_MULTIPLE), each on contexts and windows of its own.
+ * Usage: rma_mix [ROUNDS [SEED [THREADS]]]. */
 #include "check.h"
 
+#include <pthread.h>
 #include <stdint.h>
 
-#define MAX_PES 64
+#define MAX_LANES 64 /* PEs times threads: a lane is one thread's sequences */
 #define HEAP_WIN ((size_t)1536 * 1024)
 #define STATIC_WIN ((size_t)64 * 1024)
 #define HOT_BYTES 4096 /* where most short operations and every atomic go: they meet */
@@ -26,17 +29,19 @@
 
 #define DEVICE_WIN ((size_t)512 * 1024)
 
-/* Where a sequence writes at its target: the window of its source in the default heap, in static
- * memory, in a device space (where the test device or a GPU is on every PE), and its signal word.
- */
+/* Where a sequence writes at its target: the window of its lane in the default heap (a quarter of
+ * HEAP_WIN with several threads), in static memory, in a device space (where the test device or
+ * a GPU is on every PE), and its signal word. */
 enum window { WIN_HEAP, WIN_STATIC, WIN_DEVICE, WIN_SIGNAL, N_WINDOWS };
 static size_t window_bytes[N_WINDOWS] = {HEAP_WIN, STATIC_WIN, 0, sizeof(uint64_t)};
 
-static char *heap_windows;   /* n_pes windows of HEAP_WIN: source s's at s */
-static char *device_windows; /* n_pes windows of DEVICE_WIN, never loaded or stored here */
-static char static_windows[MAX_PES][STATIC_WIN];
-static uint64_t signals[MAX_PES]; /* the put-with-signal word of source s */
-static uint64_t flags[MAX_PES];   /* the end of source s's sequence: the round's number */
+static int n_threads = 1;
+static char *heap_windows;   /* a window per lane: lane l's at l */
+static char *device_windows; /* a window per lane, never loaded or stored here */
+static char static_windows[MAX_LANES][STATIC_WIN];
+static uint64_t signals[MAX_LANES]; /* the put-with-signal word of each lane */
+static uint64_t flags[MAX_LANES];   /* the end of a lane's sequence: the round's number */
+static uint64_t acks[MAX_LANES];    /* from a thread's target: its window was checked */
 
 /* What one source's windows at one target hold. */
 struct image {
@@ -52,6 +57,7 @@ struct range {
 struct play {
     uint64_t rng;
     int issue, source, target, round;
+    int lane; /* of the source: source * n_threads + its thread */
     shmem_ctx_t ctx;
     struct image *image;
     struct range dirty[MAX_DIRTY]; /* written since the last fence or quiet */
@@ -79,13 +85,13 @@ static void *target_address(const struct play *p, enum window window, size_t off
 {
     switch (window) {
     case WIN_HEAP:
-        return heap_windows + (size_t)p->source * HEAP_WIN + offset;
+        return heap_windows + (size_t)p->lane * window_bytes[WIN_HEAP] + offset;
     case WIN_STATIC:
-        return static_windows[p->source] + offset;
+        return static_windows[p->lane] + offset;
     case WIN_DEVICE:
-        return device_windows + (size_t)p->source * DEVICE_WIN + offset;
+        return device_windows + (size_t)p->lane * DEVICE_WIN + offset;
     default:
-        return (char *)&signals[p->source] + offset;
+        return (char *)&signals[p->lane] + offset;
     }
 }
 
@@ -100,8 +106,8 @@ static void trace_print(const struct play *p)
 {
     if (check_failures > 3)
         return;
-    fprintf(stderr, "PE %d: round %d, sequence of PE %d to PE %d:\n", shmem_my_pe(), p->round,
-            p->source, p->target);
+    fprintf(stderr, "PE %d: round %d, sequence of PE %d (lane %d) to PE %d:\n", shmem_my_pe(),
+            p->round, p->source, p->lane, p->target);
     for (int i = 0; i < p->n_trace; i++)
         fprintf(stderr, "  %s\n", p->trace[i]);
 }
@@ -473,7 +479,7 @@ static void get(struct play *p)
 /* The sequence's end: a fence, then the flag by one of the ways a program sets one. */
 static void flag(struct play *p, uint64_t last_flag)
 {
-    uint64_t *dest = &flags[p->source];
+    uint64_t *dest = &flags[p->lane];
     uint64_t value = (uint64_t)p->round;
     int way = (int)rng_below(p, 5);
     fence(p);
@@ -501,9 +507,9 @@ static void flag(struct play *p, uint64_t last_flag)
     }
 }
 
-static uint64_t sequence_seed(uint64_t seed, int round, int source)
+static uint64_t sequence_seed(uint64_t seed, int round, int lane)
 {
-    uint64_t state = seed ^ ((uint64_t)round << 20) ^ (uint64_t)source;
+    uint64_t state = seed ^ ((uint64_t)round << 20) ^ (uint64_t)lane;
     return rng_next(&state);
 }
 
@@ -511,7 +517,7 @@ static uint64_t sequence_seed(uint64_t seed, int round, int source)
  * context, a private one, a private one in a batch session. */
 static void sequence(struct play *p, uint64_t seed, const shmem_ctx_t ctxs[3], uint64_t last_flag)
 {
-    p->rng = sequence_seed(seed, p->round, p->source);
+    p->rng = sequence_seed(seed, p->round, p->lane);
     p->n_dirty = p->n_trace = 0;
     p->pool_used = 0;
     int which = (int)rng_below(p, 3);
@@ -580,13 +586,13 @@ static struct image image_alloc(void)
 /* A device space with a window for every PE, where SHMEM_TEST_DEVICE_PES or STRATA_TEST_GPU_PES
  * says every PE has a device (the space's team is then the world, and the create is the same
  * collective on every PE). */
-static shmem_space_t device_space_create(int n)
+static shmem_space_t device_space_create(int lanes)
 {
     shmem_space_t space = SHMEM_SPACE_INVALID;
     const char *test_device = getenv("SHMEM_TEST_DEVICE_PES"), *gpu = getenv("STRATA_TEST_GPU_PES");
     if (!(test_device && *test_device) && !(gpu && *gpu))
         return space;
-    shmem_space_config_t config = {SHMEM_DEVICE_GPU, (size_t)n * DEVICE_WIN + 65536, 0};
+    shmem_space_config_t config = {SHMEM_DEVICE_GPU, (size_t)lanes * DEVICE_WIN + 65536, 0};
     shmem_team_t team;
     shmem_space_cap_t caps = 0;
     CHECK(shmem_space_create(&config, &space, &team) == 0, "a device space on every PE");
@@ -595,66 +601,70 @@ static shmem_space_t device_space_create(int n)
     CHECK((caps & SHMEM_SPACE_CAP_ATOMICS) && (caps & SHMEM_SPACE_CAP_WORLD_ACCESS),
           "device space caps %#llx", (unsigned long long)caps);
     if (space != SHMEM_SPACE_INVALID)
-        device_windows = shmem_space_calloc(space, (size_t)n, DEVICE_WIN);
+        device_windows = shmem_space_calloc(space, (size_t)lanes, DEVICE_WIN);
     CHECK(space == SHMEM_SPACE_INVALID || device_windows, "device windows");
     if (device_windows)
         window_bytes[WIN_DEVICE] = DEVICE_WIN;
     return space;
 }
 
-int main(int argc, char **argv)
+struct mix_thread {
+    int thread, rounds;
+    uint64_t seed;
+};
+
+/* One thread's rounds: each plays a sequence to the thread of the same number of one PE (itself
+ * included) and checks the one it gets, then tells its source, which waits for that before its
+ * next round writes there again. */
+static void *mix_thread(void *arg)
 {
-    shmem_init();
+    const struct mix_thread *m = arg;
     int me = shmem_my_pe(), n = shmem_n_pes();
-    int rounds = argc > 1 ? atoi(argv[1]) : 300;
-    uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x5eed;
-    if (n > MAX_PES) {
-        if (me == 0)
-            fprintf(stderr, "rma_mix: at most %d PEs\n", MAX_PES);
-        shmem_finalize();
-        return 0;
-    }
-    heap_windows = shmem_calloc((size_t)n, HEAP_WIN);
-    CHECK(heap_windows != NULL, "shmem_calloc of %d windows of %zu bytes", n, HEAP_WIN);
-    shmem_space_t device = device_space_create(n);
     shmem_ctx_t ctxs[3] = {SHMEM_CTX_DEFAULT, SHMEM_CTX_DEFAULT, SHMEM_CTX_DEFAULT};
     for (int i = 1; i < 3; i++)
         CHECK(shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctxs[i]) == 0, "shmem_ctx_create %d", i);
-    /* sent[t]: this PE's windows at t; received[s]: source s's windows here. */
-    struct image sent[MAX_PES], received[MAX_PES];
-    uint64_t last_sent[MAX_PES] = {0};
+    /* sent[t]: this thread's windows at t; received[s]: those of source s's thread here. */
+    struct image *sent = calloc((size_t)n, sizeof(*sent));
+    struct image *received = calloc((size_t)n, sizeof(*received));
+    uint64_t *last_sent = calloc((size_t)n, sizeof(*last_sent));
+    /* Payloads of the sequence this thread plays, and of the one it replays. */
+    unsigned char *pool = malloc(POOL_BYTES), *replay_pool = malloc(POOL_BYTES);
+    if (!sent || !received || !last_sent || !pool || !replay_pool) {
+        fprintf(stderr, "rma_mix: out of memory\n");
+        shmem_global_exit(2);
+    }
     for (int pe = 0; pe < n; pe++) {
         sent[pe] = image_alloc();
         received[pe] = image_alloc();
     }
-    /* Payloads of the sequence this PE plays, and of the one it replays. */
-    unsigned char *pool = malloc(POOL_BYTES), *replay_pool = malloc(POOL_BYTES);
-    CHECK(pool && replay_pool, "malloc of two pools of %zu bytes", POOL_BYTES);
-    struct play play = {.pool = pool};
-    for (int round = 1; round <= rounds && heap_windows && pool && replay_pool; round++) {
-        uint64_t shift_state = seed ^ (uint64_t)round;
+    int my_lane = me * n_threads + m->thread;
+    struct play play = {.pool = pool, .issue = 1, .source = me, .lane = my_lane};
+    for (int round = 1; round <= m->rounds; round++) {
+        uint64_t shift_state = m->seed ^ (uint64_t)round ^ ((uint64_t)m->thread << 40);
         int shift = (int)(rng_next(&shift_state) % (uint64_t)n);
         int target = (me + shift) % n, source = (me + n - shift) % n;
         int stop_after_wait = round % 2;
-        play.issue = 1, play.source = me, play.target = target, play.round = round;
+        play.target = target, play.round = round;
         play.image = &sent[target];
-        sequence(&play, seed, ctxs, last_sent[target]);
+        sequence(&play, m->seed, ctxs, last_sent[target]);
         last_sent[target] = (uint64_t)round;
         int in_session = play.ctx == ctxs[2] && ctxs[2] != SHMEM_CTX_DEFAULT;
         if (in_session && !stop_after_wait)
             shmem_ctx_session_stop(play.ctx);
-        shmem_uint64_wait_until(&flags[source], SHMEM_CMP_EQ, (uint64_t)round);
+        int source_lane = source * n_threads + m->thread;
+        shmem_uint64_wait_until(&flags[source_lane], SHMEM_CMP_EQ, (uint64_t)round);
         if (in_session && stop_after_wait)
             shmem_ctx_session_stop(play.ctx);
         struct play replay = {.pool = replay_pool, .source = source, .target = me, .round = round};
+        replay.lane = source_lane;
         replay.image = &received[source];
-        sequence(&replay, seed, ctxs, 0);
+        sequence(&replay, m->seed, ctxs, 0);
         windows_check(&replay, replay_pool);
-        /* Payloads are reused once every context's operations are complete, and windows are
-         * written again once their targets have checked them. */
+        /* The payloads are reused once every context's operations are complete. */
         for (int i = 1; i < 3; i++)
             shmem_ctx_quiet(ctxs[i]);
-        shmem_barrier_all();
+        shmem_uint64_atomic_set(&acks[source_lane], (uint64_t)round, source);
+        shmem_uint64_wait_until(&acks[my_lane], SHMEM_CMP_EQ, (uint64_t)round);
     }
     for (int i = 1; i < 3; i++)
         if (ctxs[i] != SHMEM_CTX_DEFAULT)
@@ -662,8 +672,49 @@ int main(int argc, char **argv)
     for (int pe = 0; pe < n; pe++)
         for (int w = 0; w < N_WINDOWS; w++)
             free(sent[pe].bytes[w]), free(received[pe].bytes[w]);
+    free(sent), free(received), free(last_sent);
     free(pool);
     free(replay_pool);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int rounds = argc > 1 ? atoi(argv[1]) : 300;
+    uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x5eed;
+    n_threads = argc > 3 ? atoi(argv[3]) : 1;
+    int provided = SHMEM_THREAD_SINGLE;
+    if (n_threads > 1)
+        shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+    else
+        shmem_init();
+    int me = shmem_my_pe(), n = shmem_n_pes();
+    CHECK(n_threads == 1 || provided == SHMEM_THREAD_MULTIPLE, "threads: provided %d", provided);
+    if (n_threads < 1 || n * n_threads > MAX_LANES) {
+        if (me == 0)
+            fprintf(stderr, "rma_mix: at most %d PEs times threads\n", MAX_LANES);
+        shmem_finalize();
+        return 1;
+    }
+    int lanes = n * n_threads;
+    if (n_threads > 1)
+        window_bytes[WIN_HEAP] = HEAP_WIN / 4;
+    heap_windows = shmem_calloc((size_t)lanes, window_bytes[WIN_HEAP]);
+    CHECK(heap_windows != NULL, "shmem_calloc of %d windows of %zu bytes", lanes,
+          window_bytes[WIN_HEAP]);
+    shmem_space_t device = device_space_create(lanes);
+    struct mix_thread args[MAX_LANES];
+    pthread_t threads[MAX_LANES];
+    for (int t = 0; t < n_threads && heap_windows; t++) {
+        args[t] = (struct mix_thread){t, rounds, seed};
+        if (n_threads == 1)
+            mix_thread(&args[t]);
+        else
+            CHECK(pthread_create(&threads[t], NULL, mix_thread, &args[t]) == 0, "thread %d", t);
+    }
+    for (int t = 0; t < n_threads && n_threads > 1 && heap_windows; t++)
+        pthread_join(threads[t], NULL);
+    shmem_barrier_all();
     shmem_free(heap_windows);
     if (device != SHMEM_SPACE_INVALID) {
         shmem_space_free(device, device_windows);
