@@ -50,8 +50,6 @@ uint64_t amo_op_slow(shmem_ctx_t ctx, const char *routine, enum transport_amo op
     /* The transport's atomics: the target's route, or a space whose atomics are all the
      * transport's because some member reaches another through it. */
     struct transport_worker *worker = route_worker(&target, routine, pe);
-    if (target.pointer && !__atomic_load_n(&ctx->atomic_beside_stores, __ATOMIC_RELAXED))
-        __atomic_store_n(&ctx->atomic_beside_stores, 1, __ATOMIC_RELAXED);
     int bitwise = op == TRANSPORT_AMO_AND || op == TRANSPORT_AMO_OR || op == TRANSPORT_AMO_XOR;
     if (fetch && bitwise)
         return amo_fetch_bitwise_by_cswap(worker, routine, op, &target, size, value, pe);
@@ -59,6 +57,8 @@ uint64_t amo_op_slow(shmem_ctx_t ctx, const char *routine, enum transport_amo op
     if (transport_atomic(worker, op, pe, target.region->id, target.offset, value, compare,
                          fetch ? &old : NULL, size))
         rma_report_transport(routine, pe);
+    if (!fetch) /* a fetching one is done */
+        amo_mark_beside_stores(ctx, target.pointer);
     return old;
 }
 

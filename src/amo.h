@@ -38,6 +38,17 @@
         (uint64_t) old_;                                                                           \
     })
 
+/* After a one-way atomic (or signal) went through ctx's transport to a word this PE also stores
+ * to directly (target_pointer non-NULL: a space with members elsewhere has one atomics
+ * mechanism): the context's next fence completes it (order.c), since the transport orders it
+ * only against its own operations. Marked once issued, so that a fence of another thread that
+ * takes the mark reads a count of issued operations that includes it. */
+static inline void amo_mark_beside_stores(shmem_ctx_t ctx, const void *target_pointer)
+{
+    if (target_pointer && !__atomic_load_n(&ctx->atomic_beside_stores, __ATOMIC_RELAXED))
+        __atomic_store_n(&ctx->atomic_beside_stores, 1, __ATOMIC_RELEASE);
+}
+
 /* Every case: contexts, checks, the transport, device memory. */
 uint64_t amo_op_slow(shmem_ctx_t ctx, const char *routine, enum transport_amo op, void *addr,
                      size_t size, uint64_t value, uint64_t compare, int fetch, int pe);

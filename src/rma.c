@@ -204,6 +204,7 @@ static int rma_put_signal_transport(shmem_ctx_t ctx, const char *routine, void *
                              data.offset, src, len, sig.region->id, sig.offset, op, signal,
                              watched))
         rma_report_transport(routine, world_pe);
+    amo_mark_beside_stores(ctx, sig.pointer);
     return 1;
 }
 

@@ -129,6 +129,9 @@ for placement in block cyclic; do
         run "spmd/$t -np 4 over 2 nodes, $placement, UCX between them with RMA (sm)" \
             env UCX_TLS=sm,self "${launch[@]}" 4 "$build/tests/spmd/$t"
     done
+    # Threads sharing the default context: one's fence must complete another's atomics too.
+    run "spmd/rma_mix -np 4 over 2 nodes, $placement, UCX between them with RMA (sm), 3 threads" \
+        env UCX_TLS=sm,self "${launch[@]}" 4 "$build/tests/spmd/rma_mix" 200 0x5eed 3
 done
 if command -v mpirun >/dev/null; then
     # The host-memory group again under Open MPI's mpirun (its PMIx server, not Slurm's), whose
