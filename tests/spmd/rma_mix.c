@@ -9,7 +9,8 @@
  *   before any quiet or barrier, so a fence that did not order one way of moving data before
  *   another (stores, the transport's acknowledged, one-way or batched puts, its own or UCX's
  *   atomics, chunked transfers) shows as wrong bytes;
- * - the sender checks what its fetching atomics return, and reads ranges back after quiets.
+ * - the sender checks what its fetching atomics return, and reads ranges back after quiets;
+ * - some stores are the program's own, through shmem_ptr, where the target is mapped.
  * Where every PE has a device (SHMEM_TEST_DEVICE_PES, STRATA_TEST_GPU_PES), a window in a device
  * space too, read back with gets. With THREADS, as many threads of each PE do the same at once
  * (SHMEM_THREAD_MULTIPLE), each on contexts and windows of its own.
@@ -256,10 +257,16 @@ static void store(struct play *p)
     size_t size = sizes[rng_below(p, 4)];
     size_t offset = random_offset(p, window, size, size);
     uint64_t value = rng_next(&p->rng);
+    /* A third of them by the program's own store through shmem_ptr, where the target's host
+     * memory is mapped here (fence orders memory stores too). */
+    int by_pointer = window != WIN_DEVICE && !rng_below(p, 3);
     order_before_one(p, window, offset, size);
-    trace(p, "p", window, offset, size);
     void *dest = target_address(p, window, offset);
-    if (p->issue) {
+    void *mapped = by_pointer && p->issue ? shmem_ptr(dest, p->target) : NULL;
+    trace(p, mapped ? "store through shmem_ptr" : "p", window, offset, size);
+    if (mapped) {
+        memcpy(mapped, &value, size);
+    } else if (p->issue) {
         switch (size) {
         case 1:
             shmem_ctx_char_p(p->ctx, dest, (char)value, p->target);
