@@ -607,10 +607,16 @@ static int ucx_rma(struct transport_worker *w, int pe, int id, size_t offset, vo
     ucs_status_ptr_t request = put ? ucp_put_nbx(ep, buf, len, addr, rkey, &param)
                                    : ucp_get_nbx(ep, buf, len, addr, rkey, &param);
     const char *what = put ? "ucp_put_nbx" : "ucp_get_nbx";
+    /* Counted once a flush can find it: another thread's flush that reads the count waits for it
+     * too, or a quiet here that finds the count flushed returns before a get has landed (seen
+     * with threads sharing the default context over TCP, spmd/rma_mix). */
+    if (nbi && UCS_PTR_IS_PTR(request)) {
+        int rc = ucx_pending_add(w, request, what);
+        ucx_issued(w);
+        return rc;
+    }
     if (op == UCX_PUT || nbi)
         ucx_issued(w);
-    if (nbi && UCS_PTR_IS_PTR(request))
-        return ucx_pending_add(w, request, what);
     return ucx_wait(w, request, what);
 }
 
