@@ -19,13 +19,6 @@ static unsigned ctx_with_workers;
  * round the KIND_QUEUES (contexts beyond them share). */
 static unsigned ctx_numbered = 1;
 
-/* A private or serialized context is never used by two threads at once. */
-static int ctx_thread_safe(const struct strata_ctx *ctx)
-{
-    return rt.thread_level == SHMEM_THREAD_MULTIPLE &&
-           !(ctx->options & (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED));
-}
-
 int ctx_workers_attach(void)
 {
     int rc = 0;
@@ -34,7 +27,7 @@ int ctx_workers_attach(void)
         struct transport_worker *w;
         if (ctx->worker)
             continue;
-        rc = transport_worker_create(rt.transport, ctx_thread_safe(ctx), &w);
+        rc = transport_worker_create(rt.transport, &w);
         /* Another thread may be using the context on mapped peers meanwhile. */
         if (!rc) {
             __atomic_store_n(&ctx->worker, w, __ATOMIC_RELEASE);
@@ -43,15 +36,6 @@ int ctx_workers_attach(void)
     }
     pthread_mutex_unlock(&ctx_created_lock);
     return rc;
-}
-
-/* Whether this thread may drive ctx's worker: a thread-safe one; any while the program's calls
- * are serialized (thread levels below SHMEM_THREAD_MULTIPLE); a private one in the thread that
- * made it. */
-static int ctx_drivable_here(const struct strata_ctx *ctx)
-{
-    return rt.thread_level != SHMEM_THREAD_MULTIPLE || ctx_thread_safe(ctx) ||
-           ((ctx->options & SHMEM_CTX_PRIVATE) && pthread_equal(ctx->creator, pthread_self()));
 }
 
 /* Contexts' workers are driven at one call in this many of a thread: driven at every wait step,
@@ -63,7 +47,9 @@ static __thread unsigned ctx_drive_calls __attribute__((tls_model("initial-exec"
 /* An operation can wait on its initiator's worker after the call that issued it has returned: a
  * non-fetching atomic through UCX's shared memory on a context's new endpoint stayed there until
  * the context's quiet, so a PE that issued it and then waited for its effect (a peer's answer, or
- * its own word) waited for ever. */
+ * its own word) waited for ever. Any thread may drive any context's worker: where threads may
+ * call at once, every worker is thread-safe (transport_worker_create), a private or serialized
+ * context's too, so a wait also moves on what another thread left on a serialized context. */
 unsigned ctx_progress_outstanding(void)
 {
     if (!__atomic_load_n(&ctx_with_workers, __ATOMIC_RELAXED) ||
@@ -72,7 +58,7 @@ unsigned ctx_progress_outstanding(void)
     unsigned events = 0;
     for (struct strata_ctx *ctx = ctx_created; ctx; ctx = ctx->next_created) {
         struct transport_worker *w = __atomic_load_n(&ctx->worker, __ATOMIC_ACQUIRE);
-        if (w && transport_flush_needed(w) && ctx_drivable_here(ctx))
+        if (w && transport_flush_needed(w))
             events += transport_progress(w);
     }
     pthread_mutex_unlock(&ctx_created_lock);
@@ -116,11 +102,10 @@ static int ctx_create(shmem_team_t team, long options, shmem_ctx_t *out)
     ctx->team_size = team->size;
     ctx->members = team == SHMEM_TEAM_WORLD ? NULL : team->members;
     ctx->options = options;
-    ctx->creator = pthread_self();
     ctx->queue = (int)(__atomic_fetch_add(&ctx_numbered, 1, __ATOMIC_RELAXED) % KIND_QUEUES);
     pthread_mutex_lock(&ctx_created_lock);
     int rc = rt.transport
-                 ? transport_worker_create(rt.transport, ctx_thread_safe(ctx), &ctx->worker)
+                 ? transport_worker_create(rt.transport, &ctx->worker)
                  : 0;
     if (!rc) {
         ctx->next_created = ctx_created;

@@ -9,7 +9,6 @@
 #include "bootstrap/boot.h"
 #include "knobs.h"
 
-#include <pthread.h>
 #include <shmem.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -29,7 +28,6 @@ struct strata_ctx {
      * (a space with members elsewhere has one atomics mechanism) since the last fence: the next
      * fence completes it, since the transport orders it only against its own operations. */
     int atomic_beside_stores;
-    pthread_t creator;                 /* the only thread that uses a private context */
     struct strata_ctx *next_shareable; /* the team's other shareable contexts */
     struct strata_ctx *next_created;   /* every context of this PE (ctx.c) */
 };

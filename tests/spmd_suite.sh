@@ -84,6 +84,12 @@ spmd_tests() {
             "${launch[@]}" "$np" "$build/tests/spmd/busy_target"
     done
     run "spmd/busy_target -np 2" "${launch[@]}" 2 "$build/tests/spmd/busy_target"
+    # The same for what a computing PE itself issued on a context: its progress thread moves it on.
+    for np in $(nps 2 3); do
+        run "spmd/busy_initiator -np $np via UCX over TCP" env SHMEM_NODE_DIRECT=0 \
+            UCX_TLS=tcp,self "${launch[@]}" "$np" "$build/tests/spmd/busy_initiator"
+    done
+    run "spmd/busy_initiator -np 2" "${launch[@]}" 2 "$build/tests/spmd/busy_initiator"
     # While the PEs progress the transport themselves their progress threads stay asleep. Two PEs
     # on two cores: with more PEs than cores a PE taken off its core mid-wait lets its thread
     # look, as it must (the wait may be one that does not progress this transport).
@@ -189,6 +195,11 @@ spmd_via_ucx_tests() {
     done
     run "spmd/rma_mix -np 3 via UCX, 3 threads" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 3 \
         "$build/tests/spmd/rma_mix" 200 0x5eed 3
+    # ... and stayed there while its PE computed: the progress thread serves contexts' workers.
+    for np in $(nps 2 3); do
+        run "spmd/busy_initiator -np $np via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" "$np" \
+            "$build/tests/spmd/busy_initiator"
+    done
     run "spmd/private_device -np 2 via UCX" env SHMEM_TEST_DEVICE_PES=0-1 SHMEM_NODE_DIRECT=0 \
         "${launch[@]}" 2 "$build/tests/spmd/private_device"
 }

@@ -62,9 +62,10 @@ enum transport_amo {
 int transport_init(const struct transport_config *config, struct transport **out);
 void transport_fini(struct transport *t);
 struct transport_worker *transport_default_worker(struct transport *t);
-/* Another worker, for a communication context. thread_safe: calls may come from several
- * threads at once. */
-int transport_worker_create(struct transport *t, int thread_safe, struct transport_worker **out);
+/* Another worker, for a communication context. Where the transport is thread-safe
+ * (config.thread_safe), so is every worker: a progress thread, or any of the program's threads
+ * in a wait, may drive a private context's worker while it has operations outstanding. */
+int transport_worker_create(struct transport *t, struct transport_worker **out);
 /* Gives a context's worker back (its operations complete first); the transport keeps it, with
  * its connections, for a later transport_worker_create, until transport_fini. */
 void transport_worker_release(struct transport_worker *w);

@@ -145,7 +145,7 @@ void ucx_progress_called(struct transport *t);
         transport_wait_finish(&idle_);                                                             \
         transport_wait_leave((w)->t);                                                              \
     } while (0)
-/* Arms the n workers (1 or 2) and sleeps until one of them or extra_fd (-1: none) has an event
+/* Arms the n workers and sleeps until one of them or extra_fd (-1: none) has an event
  * (extra_events, for poll), or timeout passes (NULL: no limit). Returns 0 once it has slept or
  * found an event pending (progress them next), or -1 when a worker cannot be slept on. */
 int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_fd,

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -126,7 +127,7 @@ static int ucx_progress_await_look(struct ucx_progress *p)
 int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_fd,
                       short extra_events, const struct timespec *timeout)
 {
-    struct pollfd fds[3];
+    struct pollfd fds[n + 1];
     int n_fds = 0;
     for (int i = 0; i < n; i++) {
         if (workers[i]->event_fd < 0)
@@ -214,20 +215,54 @@ static int ucx_progress_unwaited(struct ucx_progress *p, uint64_t seen)
     return __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE) == seen;
 }
 
-/* Serves the worker until one of the PE's threads begins a wait (waits differs from seen), the
- * thread is stopped, or the worker cannot be slept on. */
-static void ucx_progress_serve(struct transport *t, uint64_t seen)
+/* The workers the thread serves. */
+struct ucx_served {
+    struct transport_worker **workers;
+    int n, capacity;
+};
+
+/* Lists the default worker, which peers' requests reach, and every context's worker with
+ * operations a quiet has yet to complete: they can wait there after their call has returned (a
+ * new connection's wire-up, a full socket), and while the PE computes nothing else moves them. */
+static void ucx_progress_gather(struct transport *t, struct ucx_served *served)
+{
+    served->n = 0;
+    pthread_mutex_lock(&t->workers_lock);
+    for (struct transport_worker *w = t->workers; w; w = w->next) {
+        if (w != t->workers && !transport_flush_needed(w))
+            continue;
+        if (served->n == served->capacity) {
+            int capacity = served->capacity ? 2 * served->capacity : 8;
+            void *grown = realloc(served->workers, (size_t)capacity * sizeof(*served->workers));
+            if (!grown)
+                break; /* the default worker is listed: the others at the next serve */
+            served->workers = grown;
+            served->capacity = capacity;
+        }
+        served->workers[served->n++] = w;
+    }
+    pthread_mutex_unlock(&t->workers_lock);
+}
+
+/* Serves the workers until one of the PE's threads begins a wait (waits differs from seen), the
+ * thread is stopped, or a worker cannot be slept on. */
+static void ucx_progress_serve(struct transport *t, uint64_t seen, struct ucx_served *served)
 {
     struct ucx_progress *p = &t->progress;
     for (;;) {
+        ucx_progress_gather(t, served);
         /* The PE's own wait takes over at once: while peers keep sending, serving until nothing
          * is left had kept this thread on the worker beside it, fighting for its lock. */
-        while (ucx_progress_unwaited(p, seen) && ucp_worker_progress(t->workers->worker))
-            ;
+        unsigned events = 1;
+        while (events && ucx_progress_unwaited(p, seen)) {
+            events = 0;
+            for (int i = 0; i < served->n; i++)
+                events += ucp_worker_progress(served->workers[i]->worker);
+        }
         if (t->job_end_ops)
             t->job_end_ops->poll();
         if (!ucx_progress_unwaited(p, seen) || ucx_progress_stopping(p) ||
-            ucx_workers_sleep(&t->workers, 1, p->stop_fd, POLLIN, NULL))
+            ucx_workers_sleep(served->workers, served->n, p->stop_fd, POLLIN, NULL))
             return;
     }
 }
@@ -246,6 +281,7 @@ static void *ucx_progress_loop(void *arg)
 {
     struct transport *t = arg;
     struct ucx_progress *p = &t->progress;
+    struct ucx_served served = {0};
     unsigned pause_us = p->interval_us;
     uint64_t seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
     ucx_progress_schedule(SCHED_BATCH);
@@ -260,13 +296,14 @@ static void *ucx_progress_loop(void *arg)
         } else {
             pause_us = p->interval_us;
             ucx_progress_schedule(SCHED_OTHER);
-            ucx_progress_serve(t, seen);
+            ucx_progress_serve(t, seen, &served);
             ucx_progress_schedule(SCHED_BATCH);
             waits = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
         }
         seen = waits;
         ucx_progress_arm(p, p->timer_fd, wait_now_ns(), pause_us * 1000LL);
     }
+    free(served.workers);
     return NULL;
 }
 
