@@ -104,9 +104,7 @@ static int ctx_create(shmem_team_t team, long options, shmem_ctx_t *out)
     ctx->options = options;
     ctx->queue = (int)(__atomic_fetch_add(&ctx_numbered, 1, __ATOMIC_RELAXED) % KIND_QUEUES);
     pthread_mutex_lock(&ctx_created_lock);
-    int rc = rt.transport
-                 ? transport_worker_create(rt.transport, &ctx->worker)
-                 : 0;
+    int rc = rt.transport ? transport_worker_create(rt.transport, &ctx->worker) : 0;
     if (!rc) {
         ctx->next_created = ctx_created;
         ctx_created = ctx;

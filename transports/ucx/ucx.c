@@ -263,8 +263,8 @@ int transport_init(const struct transport_config *config, struct transport **out
         goto fail;
     }
     struct transport_worker *main_worker;
-    if (transport_worker_create(t, &main_worker) ||
-        ucx_publish_address(main_worker) || ucx_bulk_init(t))
+    if (transport_worker_create(t, &main_worker) || ucx_publish_address(main_worker) ||
+        ucx_bulk_init(t))
         goto fail;
     *out = t;
     return 0;
