@@ -220,7 +220,7 @@ int transport_init(const struct transport_config *config, struct transport **out
     if (!t)
         return -1;
     t->config = *config;
-    t->progress.stop_fd = -1;
+    t->progress.wake_fd = -1;
     t->progress.timer_fd = -1;
     pthread_mutex_init(&t->workers_lock, NULL);
     ucp_config_t *ucp_config;

@@ -503,6 +503,7 @@ static int am_batch_add(struct transport_worker *w, int pe, const struct am_batc
     else if (peer->batch_len + sizeof(*r) + r->len > UCX_BATCH_BYTES)
         rc = am_batch_send_locked(w, peer->batch_slot);
     if (!rc) {
+        int begun = !b->n;
         if (!peer->batch_len) {
             peer->batch_slot = (uint32_t)b->n;
             b->pes[b->n] = pe;
@@ -512,6 +513,8 @@ static int am_batch_add(struct transport_worker *w, int pe, const struct am_batc
         memcpy(peer->batch + peer->batch_len + sizeof(*r), data, r->len);
         __atomic_store_n(&peer->batch_len, peer->batch_len + sizeof(*r) + r->len, __ATOMIC_RELEASE);
         ucx_posted(w, pe);
+        if (begun)
+            ucx_progress_batch_begun(w->t);
     }
     pthread_mutex_unlock(&b->lock);
     if (rc)

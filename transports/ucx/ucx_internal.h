@@ -75,6 +75,8 @@ struct transport_worker {
     } batch;
     int thread_safe;
     int idle; /* its context was destroyed: kept, with its connections, for the next one */
+    /* The progress thread's: counts.issued when it last found the batch holding records. */
+    unsigned long batch_seen_issued;
 };
 
 /* The progress thread (ucx_progress.c): serves what peers send this PE while none of its own
@@ -82,8 +84,11 @@ struct transport_worker {
 struct ucx_progress {
     pthread_t thread;
     int running;
-    int stop;             /* set by transport_fini, with stop_fd written */
-    int stop_fd;          /* an eventfd beside the worker's event descriptor */
+    int stop; /* set by transport_fini, with wake_fd written */
+    /* An eventfd beside the workers' event descriptors, written to stop the thread, or to wake
+     * it where it sleeps serving them (serving) and a worker's batch begins. */
+    int wake_fd;
+    int serving;
     unsigned interval_us; /* how often it looks again while the PE's threads wait */
     /* Waits of this PE's threads, which progress the worker themselves: the low half counts
      * those under way, the high half those ever begun, collectives and blocking calls that
@@ -131,6 +136,9 @@ void ucx_wait_step(struct transport_worker *w, struct transport_idle *idle);
 /* Counts a blocking call that found its operation done, so that a progress thread serving the
  * worker leaves it to the PE. */
 void ucx_progress_called(struct transport *t);
+/* A worker's batch has begun (its first peer's first record): wakes a progress thread that
+ * sleeps serving the workers, which sends the batch once it stops growing. */
+void ucx_progress_batch_begun(struct transport *t);
 /* Loops while cond holds, stepping ucx_wait_step on w; counts as a wait for the progress thread. */
 #define UCX_WAIT_WHILE(w, cond)                                                                    \
     do {                                                                                           \

@@ -111,17 +111,37 @@ static int ucx_progress_stopping(const struct ucx_progress *p)
     return __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE);
 }
 
+/* Reads what fd (an eventfd or a timer descriptor) holds, so that it stops waking the thread. */
+static void ucx_progress_drain(int fd)
+{
+    uint64_t count;
+    ssize_t got = read(fd, &count, sizeof(count)); /* EAGAIN: nothing, or the timer pushed back */
+    (void)got;
+}
+
 /* Sleeps until the next look is due; 0 once the thread is stopped. */
 static int ucx_progress_await_look(struct ucx_progress *p)
 {
     struct pollfd fds[2] = {{.fd = p->timer_fd, .events = POLLIN},
-                            {.fd = p->stop_fd, .events = POLLIN}};
+                            {.fd = p->wake_fd, .events = POLLIN}};
     while (poll(fds, 2, -1) < 0 && errno == EINTR)
         ;
-    uint64_t expirations;
-    ssize_t got = read(p->timer_fd, &expirations, sizeof(expirations)); /* EAGAIN: pushed back */
-    (void)got;
+    ucx_progress_drain(p->timer_fd);
+    ucx_progress_drain(p->wake_fd); /* a batch begun as the thread stopped serving */
     return !ucx_progress_stopping(p);
+}
+
+void ucx_progress_batch_begun(struct transport *t)
+{
+    struct ucx_progress *p = &t->progress;
+    /* Either this sees the thread serving, or the thread, which sets serving before it looks at
+     * the batches, sees this batch. */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&p->serving, __ATOMIC_RELAXED))
+        return;
+    uint64_t one = 1;
+    if (write(p->wake_fd, &one, sizeof(one)) < 0)
+        log_error("transport", "cannot wake the progress thread for a batch");
 }
 
 int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_fd,
@@ -244,6 +264,43 @@ static void ucx_progress_gather(struct transport *t, struct ucx_served *served)
     pthread_mutex_unlock(&t->workers_lock);
 }
 
+/* Sends the batches of short puts and atomics that took no record since the thread's last look
+ * at them (in an interval of the thread's): their PE has gone on to compute, and a batch that
+ * waited for its next call had held a put_nbi back all that time, from a peer that polls for it
+ * (section 4.1 of the specification). A batch still growing is left to grow. Returns whether
+ * batches are left. */
+static int ucx_progress_send_idle_batches(const struct ucx_served *served)
+{
+    int left = 0;
+    for (int i = 0; i < served->n; i++) {
+        struct transport_worker *w = served->workers[i];
+        if (!__atomic_load_n(&w->batch.n, __ATOMIC_RELAXED))
+            continue;
+        unsigned long issued = __atomic_load_n(&w->counts.issued, __ATOMIC_ACQUIRE);
+        if (issued == w->batch_seen_issued)
+            ucx_am_batch_send(w, 1); /* tried: the PE's own send, under way, needs no help */
+        w->batch_seen_issued = issued;
+        left |= __atomic_load_n(&w->batch.n, __ATOMIC_RELAXED) != 0;
+    }
+    return left;
+}
+
+/* Sleeps on the served workers and the wake descriptor, for at most an interval while batches
+ * are left (to send them once idle). Returns what ucx_workers_sleep does. */
+static int ucx_progress_sleep(struct ucx_progress *p, const struct ucx_served *served)
+{
+    __atomic_store_n(&p->serving, 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* see ucx_progress_batch_begun */
+    const struct timespec interval = {.tv_sec = p->interval_us / 1000000,
+                                      .tv_nsec = (long)(p->interval_us % 1000000) * 1000};
+    int batches_left = ucx_progress_send_idle_batches(served);
+    int rc = ucx_workers_sleep(served->workers, served->n, p->wake_fd, POLLIN,
+                               batches_left ? &interval : NULL);
+    __atomic_store_n(&p->serving, 0, __ATOMIC_RELAXED);
+    ucx_progress_drain(p->wake_fd);
+    return rc;
+}
+
 /* Serves the workers until one of the PE's threads begins a wait (waits differs from seen), the
  * thread is stopped, or a worker cannot be slept on. */
 static void ucx_progress_serve(struct transport *t, uint64_t seen, struct ucx_served *served)
@@ -262,7 +319,7 @@ static void ucx_progress_serve(struct transport *t, uint64_t seen, struct ucx_se
         if (t->job_end_ops)
             t->job_end_ops->poll();
         if (!ucx_progress_unwaited(p, seen) || ucx_progress_stopping(p) ||
-            ucx_workers_sleep(served->workers, served->n, p->stop_fd, POLLIN, NULL))
+            ucx_progress_sleep(p, served))
             return;
     }
 }
@@ -312,9 +369,9 @@ static void ucx_progress_close_fds(struct ucx_progress *p)
     int timer_fd = __atomic_exchange_n(&p->timer_fd, -1, __ATOMIC_RELAXED);
     if (timer_fd >= 0)
         close(timer_fd);
-    if (p->stop_fd >= 0)
-        close(p->stop_fd);
-    p->stop_fd = -1;
+    if (p->wake_fd >= 0)
+        close(p->wake_fd);
+    p->wake_fd = -1;
 }
 
 int transport_progress_thread_start(struct transport *t, unsigned interval_us)
@@ -327,10 +384,10 @@ int transport_progress_thread_start(struct transport *t, unsigned interval_us)
         return -1;
     }
     p->interval_us = interval_us ? interval_us : 1;
-    p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     int timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     __atomic_store_n(&p->timer_fd, timer_fd, __ATOMIC_RELAXED);
-    if (p->stop_fd < 0 || timer_fd < 0 || pthread_create(&p->thread, NULL, ucx_progress_loop, t)) {
+    if (p->wake_fd < 0 || timer_fd < 0 || pthread_create(&p->thread, NULL, ucx_progress_loop, t)) {
         ucx_progress_close_fds(p);
         return -1;
     }
@@ -346,7 +403,7 @@ void ucx_progress_stop(struct transport *t)
         return;
     __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
     uint64_t one = 1;
-    if (write(p->stop_fd, &one, sizeof(one)) < 0)
+    if (write(p->wake_fd, &one, sizeof(one)) < 0)
         log_error("transport", "cannot wake the progress thread to stop it");
     pthread_join(p->thread, NULL);
     ucx_progress_close_fds(p);
