@@ -86,9 +86,9 @@ struct ucx_progress {
     int running;
     int stop; /* set by transport_fini, with wake_fd written */
     /* An eventfd beside the workers' event descriptors, written to stop the thread, or to wake
-     * it where it sleeps serving them (serving) and a worker's batch begins. */
+     * it where it sleeps serving them with no time limit (asleep_untimed) and a batch begins. */
     int wake_fd;
-    int serving;
+    int asleep_untimed;
     unsigned interval_us; /* how often it looks again while the PE's threads wait */
     /* Waits of this PE's threads, which progress the worker themselves: the low half counts
      * those under way, the high half those ever begun, collectives and blocking calls that
@@ -137,7 +137,7 @@ void ucx_wait_step(struct transport_worker *w, struct transport_idle *idle);
  * worker leaves it to the PE. */
 void ucx_progress_called(struct transport *t);
 /* A worker's batch has begun (its first peer's first record): wakes a progress thread that
- * sleeps serving the workers, which sends the batch once it stops growing. */
+ * sleeps serving the workers with no time limit, which sends the batch once it stops growing. */
 void ucx_progress_batch_begun(struct transport *t);
 /* Loops while cond holds, stepping ucx_wait_step on w; counts as a wait for the progress thread. */
 #define UCX_WAIT_WHILE(w, cond)                                                                    \
