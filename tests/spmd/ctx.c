@@ -48,16 +48,22 @@ int main(void)
     shmem_team_t team;
 
     /* Communication progresses without the context's quiet (1.6 section 4.1): a non-fetching
-     * atomic on a fresh context, shareable and then private, reaches the right neighbour while
-     * the PE waits for the left one's, in wait_until and in a loop of tests. First of all, since
-     * a destroyed context's connections are kept for the next. Through UCX's shared memory such
-     * an atomic on a new connection stayed on its PE until the context's quiet: every PE waited. */
-    static uint64_t arrived[2];
-    for (int o = 0; o < 2; o++) {
-        shmem_ctx_t ctx;
-        CHECK(shmem_ctx_create(o ? SHMEM_CTX_PRIVATE : 0, &ctx) == 0, "ctx_create %d", o);
-        shmem_ctx_uint64_atomic_add(ctx, &arrived[o], 7, right);
-        if (o == 0) {
+     * atomic on a fresh context, shareable, private and serialized, reaches the right neighbour
+     * while the PE waits for the left one's, in wait_until and in a loop of tests. First of all,
+     * and on contexts made together, since a destroyed context's connections are kept for the
+     * next. Through UCX's shared memory such an atomic on a new connection stayed on its PE until
+     * the context's quiet: every PE waited (a serialized one's under SHMEM_THREAD_MULTIPLE until
+     * this release, which no waiting thread drove). */
+    enum { FRESH = 3 };
+    static uint64_t arrived[FRESH];
+    const long fresh_options[FRESH] = {0, SHMEM_CTX_PRIVATE, SHMEM_CTX_SERIALIZED};
+    shmem_ctx_t fresh[FRESH];
+    for (int o = 0; o < FRESH; o++)
+        CHECK(shmem_ctx_create(fresh_options[o], &fresh[o]) == 0, "ctx_create %ld",
+              fresh_options[o]);
+    for (int o = 0; o < FRESH; o++) {
+        shmem_ctx_uint64_atomic_add(fresh[o], &arrived[o], 7, right);
+        if (o != 1) {
             shmem_uint64_wait_until(&arrived[o], SHMEM_CMP_EQ, 7);
         } else {
             long tests = 0;
@@ -65,9 +71,10 @@ int main(void)
                 tests++;
         }
         CHECK_EQ(arrived[o], 7);
-        shmem_ctx_quiet(ctx);
-        shmem_ctx_destroy(ctx);
+        shmem_ctx_quiet(fresh[o]);
     }
+    for (int o = 0; o < FRESH; o++)
+        shmem_ctx_destroy(fresh[o]);
     shmem_barrier_all();
 
     /* world contexts with each option */

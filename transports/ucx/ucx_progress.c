@@ -248,6 +248,18 @@ struct ucx_served {
     unsigned batch_pause_us;
 };
 
+/* Doubles the room for workers in served (8 at first). Returns 0 or -1. */
+static int ucx_served_grow(struct ucx_served *served)
+{
+    int capacity = served->capacity ? 2 * served->capacity : 8;
+    void *grown = realloc(served->workers, (size_t)capacity * sizeof(*served->workers));
+    if (!grown)
+        return -1;
+    served->workers = grown;
+    served->capacity = capacity;
+    return 0;
+}
+
 /* Lists the default worker, which peers' requests reach, and every context's worker with
  * operations a quiet has yet to complete: they can wait there after their call has returned (a
  * new connection's wire-up, a full socket), and while the PE computes nothing else moves them. */
@@ -258,14 +270,8 @@ static void ucx_progress_gather(struct transport *t, struct ucx_served *served)
     for (struct transport_worker *w = t->workers; w; w = w->next) {
         if (w != t->workers && !transport_flush_needed(w))
             continue;
-        if (served->n == served->capacity) {
-            int capacity = served->capacity ? 2 * served->capacity : 8;
-            void *grown = realloc(served->workers, (size_t)capacity * sizeof(*served->workers));
-            if (!grown)
-                break; /* the default worker is listed: the others at the next serve */
-            served->workers = grown;
-            served->capacity = capacity;
-        }
+        if (served->n == served->capacity && ucx_served_grow(served))
+            break; /* the default worker is listed (room for it was made first): others later */
         served->workers[served->n++] = w;
     }
     pthread_mutex_unlock(&t->workers_lock);
@@ -355,6 +361,10 @@ static void *ucx_progress_loop(void *arg)
     struct transport *t = arg;
     struct ucx_progress *p = &t->progress;
     struct ucx_served served = {0};
+    if (ucx_served_grow(&served)) {
+        log_error("transport", "out of memory: no progress thread serves this PE");
+        return NULL;
+    }
     unsigned pause_us = p->interval_us;
     uint64_t seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
     ucx_progress_schedule(SCHED_BATCH);
