@@ -40,13 +40,22 @@
 
 /* After a one-way atomic (or signal) went through ctx's transport to a word this PE also stores
  * to directly (target_pointer non-NULL: a space with members elsewhere has one atomics
- * mechanism): the context's next fence completes it (order.c), since the transport orders it
- * only against its own operations. Marked once issued, so that a fence of another thread that
- * takes the mark reads a count of issued operations that includes it. */
+ * mechanism): the context's fences complete it (order.c) until a flush has, since the transport
+ * orders it only against its own operations. The mark is the worker's issued count once it is
+ * issued, raised only: a mark that another thread's fence took and cleared, in the previous
+ * release, let this thread's fence return before that other fence's flush had completed the
+ * atomic (an `and` landed after the put that followed the fence, in 2 of 30 jobs of rma_mix with
+ * 4 threads sharing the default context across the nodes). */
 static inline void amo_mark_beside_stores(shmem_ctx_t ctx, const void *target_pointer)
 {
-    if (target_pointer && !__atomic_load_n(&ctx->atomic_beside_stores, __ATOMIC_RELAXED))
-        __atomic_store_n(&ctx->atomic_beside_stores, 1, __ATOMIC_RELEASE);
+    if (!target_pointer)
+        return;
+    unsigned long issued = transport_issued(ctx->worker);
+    unsigned long marked = __atomic_load_n(&ctx->atomic_beside_stores, __ATOMIC_RELAXED);
+    while (marked < issued &&
+           !__atomic_compare_exchange_n(&ctx->atomic_beside_stores, &marked, issued, 0,
+                                        __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        ;
 }
 
 /* Every case: contexts, checks, the transport, device memory. */

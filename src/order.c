@@ -100,12 +100,11 @@ void shmem_ctx_fence(shmem_ctx_t ctx)
     if (ctx == SHMEM_CTX_INVALID || !ctx->worker)
         return;
     /* A store after the fence is the CPU's, which the transport's fence does not order after an
-     * atomic it carries: such atomics are completed. The mark is taken before the flush reads
-     * what was issued (a full barrier), and set after the atomic was (amo_mark_beside_stores):
-     * another thread's atomic either counts in this flush or stays marked for the next fence. */
-    if (__atomic_load_n(&ctx->atomic_beside_stores, __ATOMIC_RELAXED) &&
-        __atomic_exchange_n(&ctx->atomic_beside_stores, 0, __ATOMIC_SEQ_CST)) {
-        if (transport_flush_needed(ctx->worker) && transport_flush(ctx->worker, -1))
+     * atomic it carries: such atomics are completed, unless a completed flush (this thread's or
+     * another's) already covers the last one (amo_mark_beside_stores). */
+    unsigned long beside = __atomic_load_n(&ctx->atomic_beside_stores, __ATOMIC_ACQUIRE);
+    if (beside && !transport_flushed_through(ctx->worker, beside)) {
+        if (transport_flush(ctx->worker, -1))
             log_fatal("shmem_fence", "the transport failed to complete outstanding operations");
     } else if (transport_fence(ctx->worker))
         log_fatal("shmem_fence", "the transport failed to order operations");

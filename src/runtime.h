@@ -24,10 +24,11 @@ struct strata_ctx {
     const int *members; /* team rank -> world rank; NULL for the world team */
     int team_size;
     long options;
-    /* An atomic went through the transport to a PE whose copy this PE also stores to directly
-     * (a space with members elsewhere has one atomics mechanism) since the last fence: the next
-     * fence completes it, since the transport orders it only against its own operations. */
-    int atomic_beside_stores;
+    /* The worker's issued count (transport_issued) after the last atomic that went through the
+     * transport to a PE whose copy this PE also stores to directly (a space with members
+     * elsewhere has one atomics mechanism), 0 before any: a fence completes it unless a flush
+     * did, since the transport orders it only against its own operations. */
+    unsigned long atomic_beside_stores;
     struct strata_ctx *next_shareable; /* the team's other shareable contexts */
     struct strata_ctx *next_created;   /* every context of this PE (ctx.c) */
 };

@@ -33,6 +33,21 @@ static inline int transport_flush_needed(const struct transport_worker *w)
            __atomic_load_n(&counts->flushed, __ATOMIC_ACQUIRE);
 }
 
+/* How many such operations were issued on w so far: read after issuing one, a count that
+ * transport_flushed_through later finds flushed says that one is complete. */
+static inline unsigned long transport_issued(const struct transport_worker *w)
+{
+    return __atomic_load_n(&((const struct transport_worker_counts *)w)->issued, __ATOMIC_ACQUIRE);
+}
+
+/* Whether a completed flush covered the first count operations issued on w (any thread's flush:
+ * it counts what was issued when it began). */
+static inline int transport_flushed_through(const struct transport_worker *w, unsigned long count)
+{
+    const struct transport_worker_counts *counts = (const struct transport_worker_counts *)w;
+    return __atomic_load_n(&counts->flushed, __ATOMIC_ACQUIRE) >= count;
+}
+
 struct transport_exchange {
     int (*publish)(const char *key, const void *data, size_t len);
     int (*fetch)(int pe, const char *key, void *data, size_t *len);

@@ -60,6 +60,7 @@ struct play {
     int issue, source, target, round;
     int lane; /* of the source: source * n_threads + its thread */
     shmem_ctx_t ctx;
+    int ctx_kind; /* of the sequence's context, in context_names */
     struct image *image;
     struct range dirty[MAX_DIRTY]; /* written since the last fence or quiet */
     int n_dirty;
@@ -103,12 +104,15 @@ static void trace(struct play *p, const char *what, enum window window, size_t l
                  (int)window, lo, lo + len);
 }
 
+static const char *const context_names[3] = {"the default context", "a private context",
+                                             "a private context in a batch session"};
+
 static void trace_print(const struct play *p)
 {
     if (check_failures > 3)
         return;
-    fprintf(stderr, "PE %d: round %d, sequence of PE %d (lane %d) to PE %d:\n", shmem_my_pe(),
-            p->round, p->source, p->lane, p->target);
+    fprintf(stderr, "PE %d: round %d, sequence of PE %d (lane %d) to PE %d on %s:\n", shmem_my_pe(),
+            p->round, p->source, p->lane, p->target, context_names[p->ctx_kind]);
     for (int i = 0; i < p->n_trace; i++)
         fprintf(stderr, "  %s\n", p->trace[i]);
 }
@@ -529,6 +533,7 @@ static void sequence(struct play *p, uint64_t seed, const shmem_ctx_t ctxs[3], u
     p->pool_used = 0;
     int which = (int)rng_below(p, 3);
     p->ctx = ctxs[which];
+    p->ctx_kind = which;
     if (p->issue && which == 2)
         shmem_ctx_session_start(p->ctx, SHMEM_CTX_SESSION_BATCH, NULL, 0);
     int n_ops = 1 + (int)rng_below(p, MAX_OPS);
