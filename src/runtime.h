@@ -120,9 +120,9 @@ int runtime_progress_start(void);
 /* Gives each context made before the transport started a worker of its own (ctx.c). Returns 0
  * or -1. */
 int ctx_workers_attach(void);
-/* Progresses the workers of this PE's contexts that hold operations a quiet has yet to complete
- * and that this thread may drive, at one call in CTX_DRIVE_EVERY of the thread (wait steps and
- * tests call it beside the default worker's progress). Returns how many events they handled. */
+/* Progresses the workers of this PE's contexts that hold operations a quiet has yet to complete,
+ * at one call in CTX_DRIVE_EVERY of the thread (wait steps and tests call it beside the default
+ * worker's progress). Returns how many events they handled. */
 unsigned ctx_progress_outstanding(void);
 
 /* ---- The end of the job with status 0 (job_end.c) ---- */

@@ -81,12 +81,10 @@ int transport_worker_create(struct transport *t, struct transport_worker **out)
 {
     if ((*out = ucx_worker_reuse(t)))
         return 0;
-    int thread_safe = t->config.thread_safe;
     struct transport_worker *w = calloc(1, sizeof(*w));
     if (!w)
         return -1;
     w->t = t;
-    w->thread_safe = thread_safe;
     pthread_mutex_init(&w->connect_lock, NULL);
     pthread_mutex_init(&w->pending_lock, NULL);
     pthread_mutex_init(&w->batch.lock, NULL);
@@ -94,7 +92,7 @@ int transport_worker_create(struct transport *t, struct transport_worker **out)
     w->connected = calloc((size_t)t->config.n_pes, sizeof(*w->connected));
     ucp_worker_params_t params = {
         .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-        .thread_mode = thread_safe ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE,
+        .thread_mode = t->config.thread_safe ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE,
     };
     ucs_status_t status = w->peers && w->connected
                               ? ucp_worker_create(t->context, &params, &w->worker)
@@ -650,7 +648,7 @@ void ucx_batch_send_sessions(struct transport *t)
         return; /* another thread, or this one inside a send: the next step tries again */
     for (struct transport_worker *w = t->workers; w; w = w->next)
         if (__atomic_load_n(&w->batch_hint, __ATOMIC_RELAXED) &&
-            (w->thread_safe || pthread_equal(w->hint_thread, pthread_self())))
+            (t->config.thread_safe || pthread_equal(w->hint_thread, pthread_self())))
             ucx_am_batch_send(w, 1);
     pthread_mutex_unlock(&t->workers_lock);
 }

@@ -73,7 +73,6 @@ struct transport_worker {
         int *pes; /* the peers whose batch holds records (room for every PE, made with the first) */
         size_t n; /* of them; read without the lock to skip the list when 0 */
     } batch;
-    int thread_safe;
     int idle; /* its context was destroyed: kept, with its connections, for the next one */
     /* The progress thread's: counts.issued when it last found the batch holding records. */
     unsigned long batch_seen_issued;

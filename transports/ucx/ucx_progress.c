@@ -297,10 +297,9 @@ static int ucx_progress_send_idle_batches(const struct ucx_progress *p, struct u
         w->batch_seen_issued = issued;
         left |= __atomic_load_n(&w->batch.n, __ATOMIC_RELAXED) != 0;
     }
-    unsigned longest_us = p->interval_us * UCX_PAUSE_GROWTH_MAX;
-    if (!growing || served->batch_pause_us < p->interval_us)
+    if (!growing)
         served->batch_pause_us = p->interval_us;
-    else if (served->batch_pause_us < longest_us)
+    else if (served->batch_pause_us < p->interval_us * UCX_PAUSE_GROWTH_MAX)
         served->batch_pause_us *= 2;
     return left;
 }
@@ -360,7 +359,7 @@ static void *ucx_progress_loop(void *arg)
 {
     struct transport *t = arg;
     struct ucx_progress *p = &t->progress;
-    struct ucx_served served = {0};
+    struct ucx_served served = {.batch_pause_us = p->interval_us};
     if (ucx_served_grow(&served)) {
         log_error("transport", "out of memory: no progress thread serves this PE");
         return NULL;
