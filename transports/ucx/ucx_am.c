@@ -514,7 +514,7 @@ static int am_batch_add(struct transport_worker *w, int pe, const struct am_batc
         __atomic_store_n(&peer->batch_len, peer->batch_len + sizeof(*r) + r->len, __ATOMIC_RELEASE);
         ucx_posted(w, pe);
         if (begun)
-            ucx_progress_batch_begun(w->t);
+            ucx_progress_work_added(w->t);
     }
     pthread_mutex_unlock(&b->lock);
     if (rc)

@@ -85,9 +85,10 @@ struct ucx_progress {
     int running;
     int stop; /* set by transport_fini, with wake_fd written */
     /* An eventfd beside the workers' event descriptors, written to stop the thread, or to wake
-     * it where it sleeps serving them with no time limit (asleep_untimed) and a batch begins. */
+     * it when work appears that it may not have listed (ucx_progress_work_added): set from
+     * before it lists the workers it serves until it sleeps for a while only (wake_wanted). */
     int wake_fd;
-    int asleep_untimed;
+    int wake_wanted;
     unsigned interval_us; /* how often it looks again while the PE's threads wait */
     /* Waits of this PE's threads, which progress the worker themselves: the low half counts
      * those under way, the high half those ever begun, collectives and blocking calls that
@@ -135,9 +136,10 @@ void ucx_wait_step(struct transport_worker *w, struct transport_idle *idle);
 /* Counts a blocking call that found its operation done, so that a progress thread serving the
  * worker leaves it to the PE. */
 void ucx_progress_called(struct transport *t);
-/* A worker's batch has begun (its first peer's first record): wakes a progress thread that
- * sleeps serving the workers with no time limit, which sends the batch once it stops growing. */
-void ucx_progress_batch_begun(struct transport *t);
+/* Work a progress thread that serves the workers may not have listed: a worker's first
+ * operation since its last flush, or its batch's first record. Wakes the thread where it wants
+ * that. */
+void ucx_progress_work_added(struct transport *t);
 /* Loops while cond holds, stepping ucx_wait_step on w; counts as a wait for the progress thread. */
 #define UCX_WAIT_WHILE(w, cond)                                                                    \
     do {                                                                                           \
@@ -169,10 +171,14 @@ void ucx_progress_postpone(struct ucx_progress *p);
 void ucx_progress_stop(struct transport *t);
 /* Waits for a request returned by a _nbx call, progressing the worker meanwhile. */
 int ucx_wait(struct transport_worker *w, ucs_status_ptr_t request, const char *what);
-/* Counts an operation that only a flush completes, once it is issued. */
+/* Counts an operation that only a flush completes, once it is issued. The first since the last
+ * flush may wait on w (a new connection's wire-up, a full socket) for a progress thread that
+ * serves only the workers it listed. */
 static inline void ucx_issued(struct transport_worker *w)
 {
-    __atomic_add_fetch(&w->counts.issued, 1, __ATOMIC_RELEASE);
+    unsigned long before = __atomic_fetch_add(&w->counts.issued, 1, __ATOMIC_SEQ_CST);
+    if (before == __atomic_load_n(&w->counts.flushed, __ATOMIC_RELAXED))
+        ucx_progress_work_added(w->t);
 }
 /* The endpoint to pe on w, made on first use (under w->connect_lock). */
 ucp_ep_h ucx_endpoint_get(struct transport_worker *w, int pe);

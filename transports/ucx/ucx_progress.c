@@ -127,21 +127,21 @@ static int ucx_progress_await_look(struct ucx_progress *p)
     while (poll(fds, 2, -1) < 0 && errno == EINTR)
         ;
     ucx_progress_drain(p->timer_fd);
-    ucx_progress_drain(p->wake_fd); /* a batch begun as the thread stopped sleeping */
+    ucx_progress_drain(p->wake_fd); /* work added as the thread stopped serving */
     return !ucx_progress_stopping(p);
 }
 
-void ucx_progress_batch_begun(struct transport *t)
+void ucx_progress_work_added(struct transport *t)
 {
     struct ucx_progress *p = &t->progress;
-    /* Either this sees the thread about to sleep untimed, or the thread, which says so before it
-     * looks at the batches, sees this batch. */
+    /* Either this sees the thread wanting a wake, or the thread, which says so before it lists
+     * the workers and looks at their batches, sees this work. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (!__atomic_load_n(&p->asleep_untimed, __ATOMIC_RELAXED))
+    if (!__atomic_load_n(&p->wake_wanted, __ATOMIC_RELAXED))
         return;
     uint64_t one = 1;
     if (write(p->wake_fd, &one, sizeof(one)) < 0)
-        log_error("transport", "cannot wake the progress thread for a batch");
+        log_error("transport", "cannot wake the progress thread for new work");
 }
 
 int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_fd,
@@ -305,29 +305,31 @@ static int ucx_progress_send_idle_batches(const struct ucx_progress *p, struct u
 }
 
 /* Sleeps on the served workers and the wake descriptor, for a while where batches are left (to
- * send them once idle). Returns what ucx_workers_sleep does. */
+ * send them once idle; work added meanwhile waits for that). Returns what ucx_workers_sleep
+ * does. */
 static int ucx_progress_sleep(struct ucx_progress *p, struct ucx_served *served)
 {
-    __atomic_store_n(&p->asleep_untimed, 1, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* see ucx_progress_batch_begun */
     int batches_left = ucx_progress_send_idle_batches(p, served);
     if (batches_left)
-        __atomic_store_n(&p->asleep_untimed, 0, __ATOMIC_RELAXED); /* it looks again anyway */
+        __atomic_store_n(&p->wake_wanted, 0, __ATOMIC_RELAXED);
     const struct timespec pause = {.tv_sec = served->batch_pause_us / 1000000,
                                    .tv_nsec = (long)(served->batch_pause_us % 1000000) * 1000};
     int rc = ucx_workers_sleep(served->workers, served->n, p->wake_fd, POLLIN,
                                batches_left ? &pause : NULL);
-    __atomic_store_n(&p->asleep_untimed, 0, __ATOMIC_RELAXED);
     ucx_progress_drain(p->wake_fd);
     return rc;
 }
 
 /* Serves the workers until one of the PE's threads begins a wait (waits differs from seen), the
- * thread is stopped, or a worker cannot be slept on. */
+ * thread is stopped, or a worker cannot be slept on. A serving thread asleep had missed a
+ * context's first atomic issued after it listed the workers (once in `make check`): the PE's
+ * first operation on a worker since its flush now wakes it, as a batch's first record does. */
 static void ucx_progress_serve(struct transport *t, uint64_t seen, struct ucx_served *served)
 {
     struct ucx_progress *p = &t->progress;
     for (;;) {
+        __atomic_store_n(&p->wake_wanted, 1, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* see ucx_progress_work_added */
         ucx_progress_gather(t, served);
         /* The PE's own wait takes over at once: while peers keep sending, serving until nothing
          * is left had kept this thread on the worker beside it, fighting for its lock. */
@@ -341,8 +343,9 @@ static void ucx_progress_serve(struct transport *t, uint64_t seen, struct ucx_se
             t->job_end_ops->poll();
         if (!ucx_progress_unwaited(p, seen) || ucx_progress_stopping(p) ||
             ucx_progress_sleep(p, served))
-            return;
+            break;
     }
+    __atomic_store_n(&p->wake_wanted, 0, __ATOMIC_RELAXED);
 }
 
 /* While the thread only looks, it is a batch thread: the kernel then lets none of its wake-ups
