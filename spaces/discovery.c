@@ -134,10 +134,11 @@ int discovery_pick(const char *xml_or_null, const char *const *busids, int n,
     return pick;
 }
 
-/* Chooses this PE's device of a GPU family: SHMEM_DEVICE_MAP's entry, else by locality. */
+/* Chooses this PE's device of a GPU family: the program's (program_device, an ordinal, or -1),
+ * else SHMEM_DEVICE_MAP's entry, else by locality. */
 static int discovery_choose_gpu(const struct discovery_job *job, struct discovery *d,
-                                hwloc_topology_t topo, enum device_family family, char *err,
-                                size_t errlen)
+                                hwloc_topology_t topo, enum device_family family,
+                                int program_device, char *err, size_t errlen)
 {
     const char *busids[DISCOVERY_MAX_DEVICES];
     int index[DISCOVERY_MAX_DEVICES], n = 0;
@@ -148,6 +149,12 @@ static int discovery_choose_gpu(const struct discovery_job *job, struct discover
         }
     if (n == 0)
         return 0;
+    for (int i = 0; i < n; i++)
+        if (d->devices[index[i]].ordinal == program_device) {
+            d->chosen[family] = &d->devices[index[i]];
+            d->program_chose[family] = 1;
+            return 0;
+        }
     int entry = discovery_map_entry(job->device_map, job->local_rank);
     if (entry == -3 || entry >= n) {
         snprintf(err, errlen,
@@ -225,10 +232,11 @@ int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen)
     /* The runtimes' devices go in front of the test device, which keeps its place in chosen. */
     struct device test = d->devices[0];
     int had_test = d->n_devices > 0;
+    int program_cuda = -1, program_hip = -1;
     int n = runtime_cuda_probe(d->job.cuda_driver, d->devices, DISCOVERY_MAX_DEVICES - 1,
-                               d->absent[DEVICE_FAMILY_CUDA], sizeof(d->absent[0]));
+                               &program_cuda, d->absent[DEVICE_FAMILY_CUDA], sizeof(d->absent[0]));
     n += runtime_hip_probe(d->job.hip_runtime, d->devices + n, DISCOVERY_MAX_DEVICES - 1 - n,
-                           d->absent[DEVICE_FAMILY_HIP], sizeof(d->absent[0]));
+                           &program_hip, d->absent[DEVICE_FAMILY_HIP], sizeof(d->absent[0]));
     if (had_test) {
         d->devices[n] = test;
         d->chosen[DEVICE_FAMILY_TEST] = &d->devices[n];
@@ -243,8 +251,9 @@ int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen)
         snprintf(err, errlen, "hwloc cannot load the node's topology");
         return -1;
     }
-    int rc = discovery_choose_gpu(&d->job, d, topo, DEVICE_FAMILY_CUDA, err, errlen) ||
-             discovery_choose_gpu(&d->job, d, topo, DEVICE_FAMILY_HIP, err, errlen);
+    int rc =
+        discovery_choose_gpu(&d->job, d, topo, DEVICE_FAMILY_CUDA, program_cuda, err, errlen) ||
+        discovery_choose_gpu(&d->job, d, topo, DEVICE_FAMILY_HIP, program_hip, err, errlen);
     hwloc_topology_destroy(topo);
     return rc ? -1 : 0;
 }
@@ -263,8 +272,9 @@ void discovery_print(const struct discovery *d, FILE *out)
         }
         fprintf(out, "  %s: %d device(s)", discovery_family_name(f), count);
         if (mine)
-            fprintf(out, "; this PE uses #%d %s, %.1f GiB", mine->ordinal, mine->busid,
-                    (double)mine->memory / (1 << 30));
+            fprintf(out, "; this PE uses #%d %s, %.1f GiB%s", mine->ordinal, mine->busid,
+                    (double)mine->memory / (1 << 30),
+                    d->program_chose[f] ? " (the program's device)" : "");
         fprintf(out, "\n");
     }
 }

@@ -36,16 +36,18 @@ struct discovery {
     int n_devices;
     struct device devices[DISCOVERY_MAX_DEVICES]; /* every device on the node */
     const struct device *chosen[DEVICE_FAMILIES]; /* this PE's, per family; NULL: none */
-    char absent[DEVICE_FAMILIES][96];             /* why a family has no device here */
+    int program_chose[DEVICE_FAMILIES]; /* chosen is the device the program was on (ordinal) */
+    char absent[DEVICE_FAMILIES][96];   /* why a family has no device here */
 };
 
 /* Fills d for this PE: host memory and the test device. The GPU runtimes are not touched (a
  * CPU-only job never loads them). Returns 0, or -1 with a message naming the knob and its bad
  * value. */
 int discovery_run(const struct discovery_job *job, struct discovery *d, char *err, size_t errlen);
-/* Asks the GPU runtimes (loaded here, the first time) for their devices and chooses this PE's
- * by locality or SHMEM_DEVICE_MAP. Returns 0, or -1 with a message naming SHMEM_DEVICE_MAP when
- * it names a device that does not exist. */
+/* Asks the GPU runtimes (loaded here, the first time) for their devices and chooses this PE's:
+ * the device the program chose on the calling thread (a CUDA context current, a HIP device
+ * other than 0), else SHMEM_DEVICE_MAP's, else by locality. Returns 0, or -1 with a message naming
+ * SHMEM_DEVICE_MAP when it names a device that does not exist. */
 int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen);
 /* The family of the GPU runtime the program has loaded itself (CUDA first), or DEVICE_FAMILIES
  * when it has none: asking loads nothing. */

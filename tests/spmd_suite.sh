@@ -290,6 +290,32 @@ spmd_gpu_tests() {
         run "spmd/default_device -np $np (SHMEM_DEFAULT_SPACE=$type)" "${with_gpu[@]}" \
             SHMEM_DEFAULT_SPACE=$type "${launch[@]}" "$np" "$build/tests/spmd/default_device"
     done
+    # The program's context or device stays current through every call; the heap is where the
+    # program chose, before shmem_init or after it.
+    for np in $(nps 1 2); do
+        run "spmd/gpu_program_context -np $np, $name: the program's own context" \
+            "${with_gpu[@]}" "${launch[@]}" "$np" "$build/tests/spmd/gpu_program_context" own 0
+        run "spmd/gpu_program_context -np $np, $name: the runtime's device, after shmem_init" \
+            "${with_gpu[@]}" "${launch[@]}" "$np" "$build/tests/spmd/gpu_program_context" \
+            runtime 0 late
+    done
+}
+
+# A GPU kind on its double with several devices a node: spmd_gpu_devices_tests NAME COUNT_VAR
+# ENV...: COUNT_VAR the double's variable for its number of devices.
+spmd_gpu_devices_tests() {
+    local name=$1 count=$2
+    shift 2
+    local np with_gpu=(env "$@")
+    # The program's choice of device wins over the map.
+    for np in $(nps 2); do
+        run "spmd/gpu_program_context -np $np, $name: the program's device 1 of 2 (map 0,0)" \
+            "${with_gpu[@]}" "$count=2" SHMEM_DEVICE_MAP=0,0 "${launch[@]}" "$np" \
+            "$build/tests/spmd/gpu_program_context" runtime 1
+        run "spmd/gpu_program_context -np $np, $name: its own context on device 1 of 2" \
+            "${with_gpu[@]}" "$count=2" "${launch[@]}" "$np" \
+            "$build/tests/spmd/gpu_program_context" own 1
+    done
 }
 
 # Where node peers may take each other's descriptors (Yama's ptrace scope 0 or no Yama), CUDA
@@ -300,6 +326,8 @@ vmm_ident=()
 
 spmd_cuda_tests() {
     spmd_gpu_tests CUDA "$cuda_double" cuda SHMEM_TEST_CUDA_DRIVER="$cuda_double" "${vmm_ident[@]}"
+    [ -f "$cuda_double" ] && spmd_gpu_devices_tests CUDA STRATA_CUDA_DOUBLE_DEVICES \
+        SHMEM_TEST_CUDA_DRIVER="$cuda_double"
     # Reductions among members that share a device are combined by rank 0 alone (above: the
     # double's one device); on a device each, every member combines for itself.
     local np with_double=(env SHMEM_TEST_CUDA_DRIVER="$cuda_double")
@@ -334,6 +362,8 @@ spmd_cuda_tests() {
 spmd_hip_tests() {
     spmd_gpu_tests HIP "$hip_double" hip SHMEM_TEST_HIP_RUNTIME="$hip_double" \
         SHMEM_TEST_CUDA_DRIVER=/nonexistent/libcuda.so.1
+    [ -f "$hip_double" ] && spmd_gpu_devices_tests HIP STRATA_HIP_DOUBLE_DEVICES \
+        SHMEM_TEST_HIP_RUNTIME="$hip_double" SHMEM_TEST_CUDA_DRIVER=/nonexistent/libcuda.so.1
     if [ -f "$hip_double" ] && [ -f "$cuda_double" ]; then
         run "spmd/gpu_host_copies -np 2, HIP beside the CUDA double (one GPU runtime a process)" \
             env SHMEM_TEST_HIP_RUNTIME="$hip_double" SHMEM_TEST_CUDA_DRIVER="$cuda_double" \

@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static CUcontext cuda_context; /* the device's primary context */
+static CUcontext cuda_context; /* the program's context at set-up, else the device's primary one */
+static int cuda_stream_priority; /* the device's greatest */
 
 void cuda_check(CUresult rc, const char *what)
 {
@@ -15,26 +16,52 @@ void cuda_check(CUresult rc, const char *what)
         log_fatal("spaces", "CUDA %s failed (error %d)", what, (int)rc);
 }
 
-/* Makes the primary context current on the calling thread: the library runs on the program's
- * threads, each with its own current context. */
-void cuda_enter(void)
+uintptr_t cuda_enter(void)
 {
     CUcontext current = NULL;
-    if (cuda.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != cuda_context)
+    cuda_check(cuda.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    if (current != cuda_context)
         cuda_check(cuda.cuCtxSetCurrent(cuda_context), "cuCtxSetCurrent");
+    return (uintptr_t)current;
+}
+
+void cuda_leave(uintptr_t previous)
+{
+    if ((CUcontext)previous != cuda_context)
+        cuda_check(cuda.cuCtxSetCurrent((CUcontext)previous), "cuCtxSetCurrent (the program's)");
+}
+
+/* The context the program made current on this thread for device (cuCtxCreate, or the runtime's
+ * cudaSetDevice), which the library then shares as NVSHMEM does; NULL when there is none. */
+static CUcontext cuda_program_context(CUdevice device)
+{
+    CUcontext current = NULL;
+    CUdevice of;
+    if (cuda.cuCtxGetCurrent(&current) != CUDA_SUCCESS || !current ||
+        cuda.cuCtxGetDevice(&of) != CUDA_SUCCESS || of != device)
+        return NULL;
+    return current;
 }
 
 static int cuda_open(const char *path, int ordinal, char *why, size_t whylen)
 {
     CUdevice device;
+    int least = 0;
     if (cuda_driver_load(path, why, whylen))
         return -1;
-    if (cuda.cuDeviceGet(&device, ordinal) != CUDA_SUCCESS ||
-        cuda.cuDevicePrimaryCtxRetain(&cuda_context, device) != CUDA_SUCCESS ||
-        cuda.cuCtxSetCurrent(cuda_context) != CUDA_SUCCESS) {
+    if (cuda.cuDeviceGet(&device, ordinal) != CUDA_SUCCESS) {
         snprintf(why, whylen, "CUDA device %d cannot be set up", ordinal);
         return -1;
     }
+    cuda_context = cuda_program_context(device);
+    if (!cuda_context && cuda.cuDevicePrimaryCtxRetain(&cuda_context, device) != CUDA_SUCCESS) {
+        snprintf(why, whylen, "CUDA device %d has no primary context", ordinal);
+        return -1;
+    }
+    uintptr_t previous = cuda_enter();
+    if (cuda.cuCtxGetStreamPriorityRange(&least, &cuda_stream_priority) != CUDA_SUCCESS)
+        cuda_stream_priority = 0;
+    cuda_leave(previous);
     cuda_vmm_setup(device);
     return 0;
 }
@@ -65,9 +92,12 @@ static int cuda_fill_async(void *dst, int byte, size_t len, void *stream)
     return cuda.cuMemsetD8Async(cuda_address(dst), (unsigned char)byte, len, stream);
 }
 
+/* At the device's greatest priority: the library's copies and kernels go before the program's
+ * work waiting for the same SMs. */
 static int cuda_stream_create(void **stream)
 {
-    return cuda.cuStreamCreate((CUstream *)stream, CU_STREAM_NON_BLOCKING);
+    return cuda.cuStreamCreateWithPriority((CUstream *)stream, CU_STREAM_NON_BLOCKING,
+                                           cuda_stream_priority);
 }
 
 static int cuda_stream_sync(void *stream)
@@ -134,7 +164,7 @@ static int cuda_device_of(const void *ptr)
     int ordinal = cuda_vmm_device_of(ptr);
     if (ordinal >= 0)
         return ordinal;
-    cuda_enter();
+    GPU_ENTERED;
     if (cuda.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
                                    cuda_address(ptr)) != CUDA_SUCCESS)
         return -1;
@@ -146,6 +176,7 @@ static const struct gpu_runtime cuda_runtime = {
     .kind = &kind_cuda,
     .open = cuda_open,
     .enter = cuda_enter,
+    .leave = cuda_leave,
     .alloc = cuda_alloc,
     .free = cuda_free,
     .copy_async = cuda_copy_async,

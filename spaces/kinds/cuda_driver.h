@@ -15,12 +15,14 @@
     X(cuDevicePrimaryCtxRetain)                                                                    \
     X(cuCtxSetCurrent)                                                                             \
     X(cuCtxGetCurrent)                                                                             \
+    X(cuCtxGetDevice)                                                                              \
+    X(cuCtxGetStreamPriorityRange)                                                                 \
     X(cuMemAlloc)                                                                                  \
     X(cuMemFree)                                                                                   \
     X(cuMemcpy)                                                                                    \
     X(cuMemcpyAsync)                                                                               \
     X(cuMemsetD8Async)                                                                             \
-    X(cuStreamCreate)                                                                              \
+    X(cuStreamCreateWithPriority)                                                                  \
     X(cuStreamSynchronize)                                                                         \
     X(cuIpcGetMemHandle)                                                                           \
     X(cuIpcOpenMemHandle)                                                                          \

@@ -10,8 +10,10 @@
 
 /* Ends the process with a message naming what failed, unless rc is success. */
 void cuda_check(CUresult rc, const char *what);
-/* Makes the device's primary context current on the calling thread. */
-void cuda_enter(void);
+/* The runtime table's enter and leave (gpu.h): the library's context current on the calling
+ * thread, then the program's again. */
+uintptr_t cuda_enter(void);
+void cuda_leave(uintptr_t previous);
 
 static inline CUdeviceptr cuda_address(const void *ptr)
 {

@@ -193,7 +193,7 @@ uint64_t cuda_atomic(void *word, enum transport_amo op, uint64_t value, uint64_t
                      size_t size)
 {
     pthread_mutex_lock(&cuda_amo_lock);
-    cuda_enter();
+    GPU_ENTERED;
     cuda_kernels_load();
     gpu_batch_flush(0);
     CUdeviceptr address = cuda_address(word), old = cuda_address((const void *)cuda_amo_old);
@@ -215,7 +215,7 @@ uint64_t cuda_atomic(void *word, enum transport_amo op, uint64_t value, uint64_t
 
 void cuda_reduce(void *acc, const void *in, size_t count, enum kind_reduction what)
 {
-    cuda_enter();
+    GPU_ENTERED;
     cuda_kernels_load();
     gpu_batch_flush(0);
     CUdeviceptr a = cuda_address(acc), b = cuda_address(in);
@@ -235,7 +235,7 @@ void *cuda_scratch(size_t bytes)
     static __thread CUdeviceptr buffer;
     static __thread size_t size;
     if (bytes > size) {
-        cuda_enter();
+        GPU_ENTERED;
         gpu_batch_sync(0); /* the old buffer may still be read (reductions are queue 0's) */
         if (buffer)
             cuda_check(cuda.cuMemFree(buffer), "cuMemFree");

@@ -34,6 +34,11 @@ void gpu_check(int rc, const char *what)
         log_fatal("spaces", "%s %s failed (error %d)", gpu_rt->name, what, rc);
 }
 
+void gpu_leave_scope(const uintptr_t *previous)
+{
+    gpu_rt->leave(*previous);
+}
+
 static pthread_mutex_t gpu_setup_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Queue 0's stream is made at set-up, where a failure can still be reported; another queue's on
@@ -56,7 +61,7 @@ void *gpu_stream(int queue)
 /* Lands every write issued on queue (queued small ones too), or on every stream made. */
 void gpu_sync(int queue)
 {
-    gpu_rt->enter();
+    GPU_ENTERED;
     if (queue != KIND_QUEUE_ALL) {
         gpu_batch_sync(queue);
         return;
@@ -80,9 +85,14 @@ int gpu_use(const struct gpu_runtime *rt, const char *path, int ordinal, int n_p
         rc = -1;
     } else if (!gpu_rt) {
         rc = rt->open(path, ordinal, why, whylen);
-        if (!rc && rt->stream_create(&stream)) {
-            snprintf(why, whylen, "%s device %d has no stream for the library", rt->name, ordinal);
-            rc = -1;
+        if (!rc) {
+            uintptr_t previous = rt->enter();
+            if (rt->stream_create(&stream)) {
+                snprintf(why, whylen, "%s device %d has no stream for the library", rt->name,
+                         ordinal);
+                rc = -1;
+            }
+            rt->leave(previous);
         }
         if (!rc) {
             gpu_streams[0] = stream;
@@ -111,7 +121,7 @@ int gpu_create(const char *prefix, size_t size, struct kind_mem *mem)
     (void)prefix;
     size_t align = kind_base_alignment(size), len = size ? size : 1;
     void *block;
-    gpu_rt->enter();
+    GPU_ENTERED;
     if (gpu_rt->alloc(&block, len, mem->wish))
         return -1;
     if ((uintptr_t)block % align) {
@@ -129,6 +139,7 @@ int gpu_create(const char *prefix, size_t size, struct kind_mem *mem)
 
 void gpu_destroy(struct kind_mem *mem)
 {
+    GPU_ENTERED;
     gpu_sync(KIND_QUEUE_ALL); /* nothing of the library may still be writing into it */
     gpu_check(gpu_rt->free(mem->storage), "free");
     mem->base = mem->storage = NULL;
@@ -137,7 +148,7 @@ void gpu_destroy(struct kind_mem *mem)
 int gpu_export(const struct kind_mem *mem, void *handle, size_t *len)
 {
     struct gpu_handle h = {.offset = (uint64_t)((char *)mem->base - (char *)mem->storage)};
-    gpu_rt->enter();
+    GPU_ENTERED;
     if (*len < sizeof(h) || gpu_rt->ipc_get(h.ipc, mem->storage))
         return -1;
     memcpy(handle, &h, sizeof(h));
@@ -162,7 +173,7 @@ void *gpu_attach(const char *prefix, const void *handle, size_t len, size_t size
     if (len != sizeof(h))
         return NULL;
     memcpy(&h, handle, sizeof(h));
-    gpu_rt->enter();
+    GPU_ENTERED;
     if (gpu_rt->ipc_open(&block, h.ipc))
         return NULL;
     char *heap = (char *)block + h.offset;
@@ -185,6 +196,7 @@ void *gpu_attach(const char *prefix, const void *handle, size_t len, size_t size
 void gpu_detach(void *addr, size_t size)
 {
     (void)size;
+    GPU_ENTERED;
     void *block = NULL;
     pthread_mutex_lock(&gpu_attached_lock);
     for (int i = 0; i < GPU_ATTACHED_MAX && !block; i++)
@@ -254,6 +266,7 @@ static void gpu_pin_host(const void *ptr, size_t len)
 void gpu_host_unmapping(void *base, size_t len)
 {
     uintptr_t lo = (uintptr_t)base;
+    GPU_ENTERED;
     pthread_mutex_lock(&gpu_pin_lock);
     for (int i = 0; i < gpu_pinned_count;) {
         if (gpu_pinned[i].base - lo < len) {
@@ -294,7 +307,7 @@ static void gpu_copy_host_async(void *dst, const void *src, size_t len, const vo
 /* On queue 0: a read sees the writes that landed before it (kind.h), whatever their queue. */
 void gpu_copy_to_host(void *dst, const void *src, size_t len)
 {
-    gpu_rt->enter();
+    GPU_ENTERED;
     gpu_pin_host(dst, len);
     gpu_copy_host_async(dst, src, len, dst, 0);
     gpu_check(gpu_rt->stream_sync(gpu_stream(0)), "stream synchronize");
@@ -303,7 +316,7 @@ void gpu_copy_to_host(void *dst, const void *src, size_t len)
 /* A small write joins the batch (its bytes copied now); a large one is a copy of its own. */
 void gpu_copy_from_host(void *dst, const void *src, size_t len, int queue)
 {
-    gpu_rt->enter();
+    GPU_ENTERED;
     if (len <= GPU_BATCH_SMALL) {
         gpu_batch_write(queue, dst, src, len);
         return;
@@ -319,7 +332,7 @@ void gpu_copy_from_host(void *dst, const void *src, size_t len, int queue)
  * the batch, which keeps that order: the batch is issued before any other work on the stream. */
 void gpu_copy(void *dst, const void *src, size_t len, int queue)
 {
-    gpu_rt->enter();
+    GPU_ENTERED;
     if (len <= GPU_BATCH_SMALL)
         gpu_batch_copy(queue, dst, src, len);
     else
@@ -328,13 +341,13 @@ void gpu_copy(void *dst, const void *src, size_t len, int queue)
 
 void gpu_fill(void *dst, int byte, size_t len, int queue)
 {
-    gpu_rt->enter();
+    GPU_ENTERED;
     gpu_batch_flush(queue);
     gpu_check(gpu_rt->fill_async(dst, byte, len, gpu_stream(queue)), "memset");
 }
 
 int gpu_owns(const void *ptr)
 {
-    gpu_rt->enter();
+    GPU_ENTERED;
     return gpu_rt->memory(ptr) == GPU_MEMORY_DEVICE;
 }

@@ -35,9 +35,11 @@ struct gpu_runtime {
     /* Loads the runtime (path: a testing knob's stand-in, or NULL for the system's), and sets up
      * device ordinal. Returns 0, or -1 with the reason in why. */
     int (*open)(const char *path, int ordinal, char *why, size_t whylen);
-    /* Makes the device current on the calling thread (each of the program's threads has its
-     * own); ends the process when it cannot. */
-    void (*enter)(void);
+    /* Makes the library's context (HIP: device) current on the calling thread and returns what
+     * was current there, which leave makes current again: the program's threads keep their own
+     * context and device across every call of the library. End the process when they cannot. */
+    uintptr_t (*enter)(void);
+    void (*leave)(uintptr_t previous);
     /* size bytes of device memory, at wish (NULL: anywhere) where the runtime can place it. */
     int (*alloc)(void **ptr, size_t size, void *wish);
     int (*free)(void *ptr);
@@ -71,6 +73,12 @@ int gpu_use(const struct gpu_runtime *rt, const char *path, int ordinal, int n_p
             size_t whylen);
 /* Ends the process with a message naming what failed, unless rc is success (0). */
 void gpu_check(int rc, const char *what);
+
+/* Enters the runtime (gpu_runtime.enter) for the rest of the enclosing block and leaves it on
+ * every way out of the block, early returns included. */
+#define GPU_ENTERED                                                                                \
+    uintptr_t gpu_entered_ __attribute__((cleanup(gpu_leave_scope), unused)) = gpu_rt->enter()
+void gpu_leave_scope(const uintptr_t *previous);
 
 /* The kind operations every GPU kind shares, to be spread into its kind_ops. */
 int gpu_create(const char *prefix, size_t size, struct kind_mem *mem);

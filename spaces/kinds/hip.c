@@ -27,7 +27,8 @@
     X(hipFree)                                                                                     \
     X(hipMemcpyAsync)                                                                              \
     X(hipMemsetAsync)                                                                              \
-    X(hipStreamCreateWithFlags)                                                                    \
+    X(hipStreamCreateWithPriority)                                                                 \
+    X(hipDeviceGetStreamPriorityRange)                                                             \
     X(hipStreamSynchronize)                                                                        \
     X(hipIpcGetMemHandle)                                                                          \
     X(hipIpcOpenMemHandle)                                                                         \
@@ -48,7 +49,8 @@ static struct {
 #define HIP_SONAME "libamdhip64.so." HIP_STRING(HIP_VERSION_MAJOR)
 
 static int hip_loaded;
-static int hip_ordinal; /* the device of every thread the library runs on */
+static int hip_ordinal;         /* the device of every thread the library runs on */
+static int hip_stream_priority; /* the device's greatest */
 
 /* Loads the runtime, once (under gpu_use's lock): it stays loaded, its state living as long as
  * the process. */
@@ -75,25 +77,35 @@ static int hip_load(const char *path, char *why, size_t whylen)
     return 0;
 }
 
+static uintptr_t hip_enter(void)
+{
+    int current = -1;
+    gpu_check(hip.hipGetDevice(&current), "hipGetDevice");
+    if (current != hip_ordinal)
+        gpu_check(hip.hipSetDevice(hip_ordinal), "hipSetDevice");
+    return (uintptr_t)current;
+}
+
+static void hip_leave(uintptr_t previous)
+{
+    if ((int)previous != hip_ordinal)
+        gpu_check(hip.hipSetDevice((int)previous), "hipSetDevice (the program's)");
+}
+
 static int hip_open(const char *path, int ordinal, char *why, size_t whylen)
 {
+    int current = -1, least = 0;
     if (hip_load(path, why, whylen))
         return -1;
-    if (hip.hipSetDevice(ordinal) != hipSuccess) {
+    if (hip.hipGetDevice(&current) != hipSuccess || hip.hipSetDevice(ordinal) != hipSuccess) {
         snprintf(why, whylen, "HIP device %d cannot be set up", ordinal);
         return -1;
     }
     hip_ordinal = ordinal;
+    if (hip.hipDeviceGetStreamPriorityRange(&least, &hip_stream_priority) != hipSuccess)
+        hip_stream_priority = 0;
+    hip_leave((uintptr_t)current);
     return 0;
-}
-
-/* Makes the PE's device current on the calling thread: the library runs on the program's
- * threads, each with its own current device. */
-static void hip_enter(void)
-{
-    int current = -1;
-    if (hip.hipGetDevice(&current) != hipSuccess || current != hip_ordinal)
-        gpu_check(hip.hipSetDevice(hip_ordinal), "hipSetDevice");
 }
 
 static int hip_alloc(void **ptr, size_t size, void *wish)
@@ -117,9 +129,12 @@ static int hip_fill_async(void *dst, int byte, size_t len, void *stream)
     return hip.hipMemsetAsync(dst, byte, len, stream);
 }
 
+/* At the device's greatest priority: the library's copies go before the program's work waiting
+ * for the same compute units. */
 static int hip_stream_create(void **stream)
 {
-    return hip.hipStreamCreateWithFlags((hipStream_t *)stream, hipStreamNonBlocking);
+    return hip.hipStreamCreateWithPriority((hipStream_t *)stream, hipStreamNonBlocking,
+                                           hip_stream_priority);
 }
 
 static int hip_stream_sync(void *stream)
@@ -182,6 +197,7 @@ static const struct gpu_runtime hip_runtime = {
     .kind = &kind_hip,
     .open = hip_open,
     .enter = hip_enter,
+    .leave = hip_leave,
     .alloc = hip_alloc,
     .free = hip_free,
     .copy_async = hip_copy_async,

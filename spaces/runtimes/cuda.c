@@ -10,6 +10,21 @@ typedef int (*cu_count_fn)(int *count);
 typedef int (*cu_get_fn)(int *device, int ordinal);
 typedef int (*cu_busid_fn)(char *busid, int len, int device);
 typedef int (*cu_mem_fn)(size_t *bytes, int device);
+typedef int (*cu_current_fn)(void **context);
+typedef int (*cu_ctx_device_fn)(int *device);
+
+/* The device of the context the program made current on this thread (cuCtxCreate, or the
+ * runtime's cudaSetDevice), or -1: the library never leaves one of its own current. */
+static int cuda_program_device(void *lib)
+{
+    cu_current_fn get_current = (cu_current_fn)dlsym(lib, "cuCtxGetCurrent");
+    cu_ctx_device_fn get_device = (cu_ctx_device_fn)dlsym(lib, "cuCtxGetDevice");
+    void *context = NULL;
+    int device;
+    if (!get_current || !get_device || get_current(&context) || !context || get_device(&device))
+        return -1;
+    return device;
+}
 
 void *runtime_cuda_open(const char *driver_path)
 {
@@ -23,8 +38,8 @@ int runtime_cuda_in_process(const char *driver_path)
     return runtime_in_process(driver_path && *driver_path ? driver_path : "libcuda.so.1");
 }
 
-int runtime_cuda_probe(const char *driver_path, struct device *out, int max, char *why,
-                       size_t whylen)
+int runtime_cuda_probe(const char *driver_path, struct device *out, int max, int *program_device,
+                       char *why, size_t whylen)
 {
     void *lib = runtime_cuda_open(driver_path);
     if (!lib) {
@@ -46,6 +61,8 @@ int runtime_cuda_probe(const char *driver_path, struct device *out, int max, cha
         count = 0;
     } else if (count == 0) {
         snprintf(why, whylen, "no CUDA device");
+    } else {
+        *program_device = cuda_program_device(lib);
     }
     int found = 0;
     for (int i = 0; i < count && found < max; i++) {

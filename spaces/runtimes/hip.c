@@ -8,6 +8,18 @@
 typedef int (*hip_count_fn)(int *count);
 typedef int (*hip_busid_fn)(char *busid, int len, int device);
 typedef int (*hip_mem_fn)(size_t *bytes, int device);
+typedef int (*hip_get_device_fn)(int *device);
+
+/* The device the program set on this thread (hipSetDevice), or -1. A thread starts on device 0,
+ * so a program's choice of device 0 looks like no choice: SHMEM_DEVICE_MAP says it then. */
+static int hip_program_device(void *lib)
+{
+    hip_get_device_fn get_device = (hip_get_device_fn)dlsym(lib, "hipGetDevice");
+    int device = 0;
+    if (!get_device || get_device(&device) || device == 0)
+        return -1;
+    return device;
+}
 
 void *runtime_hip_open(const char *runtime_path, const char *soname)
 {
@@ -26,8 +38,8 @@ int runtime_hip_in_process(const char *runtime_path)
     return runtime_in_process("libamdhip64.so.6") || runtime_in_process("libamdhip64.so.5");
 }
 
-int runtime_hip_probe(const char *runtime_path, struct device *out, int max, char *why,
-                      size_t whylen)
+int runtime_hip_probe(const char *runtime_path, struct device *out, int max, int *program_device,
+                      char *why, size_t whylen)
 {
     void *lib = runtime_hip_open(runtime_path, NULL);
     if (!lib) {
@@ -44,6 +56,8 @@ int runtime_hip_probe(const char *runtime_path, struct device *out, int max, cha
     else if ((rc = hip_count(&count)) != 0 || count == 0) {
         snprintf(why, whylen, "no HIP device (error %d)", rc);
         count = 0;
+    } else {
+        *program_device = hip_program_device(lib);
     }
     int found = 0;
     for (int i = 0; i < count && found < max; i++) {

@@ -30,15 +30,18 @@ void *runtime_cuda_open(const char *driver_path);
 /* Whether the program has the CUDA driver (or the stand-in driver_path names) loaded already. */
 int runtime_cuda_in_process(const char *driver_path);
 
-/* Appends up to max devices to out; returns how many, or 0 with the reason in why. */
-int runtime_cuda_probe(const char *driver_path, struct device *out, int max, char *why,
-                       size_t whylen);
+/* Appends up to max devices to out; returns how many, or 0 with the reason in why. Where the
+ * program has chosen a device on the calling thread (a context current), *program_device is its
+ * ordinal; it is left alone otherwise. */
+int runtime_cuda_probe(const char *driver_path, struct device *out, int max, int *program_device,
+                       char *why, size_t whylen);
 /* The HIP runtime: the file runtime_path names (a testing knob's stand-in), else soname, else (for
  * NULL) libamdhip64.so.6 or .so.5; NULL when it cannot be loaded. */
 void *runtime_hip_open(const char *runtime_path, const char *soname);
 /* Whether the program has the HIP runtime (or the stand-in runtime_path names) loaded already. */
 int runtime_hip_in_process(const char *runtime_path);
-int runtime_hip_probe(const char *runtime_path, struct device *out, int max, char *why,
-                      size_t whylen);
+/* As runtime_cuda_probe; the program's choice is a device other than 0 set on the thread. */
+int runtime_hip_probe(const char *runtime_path, struct device *out, int max, int *program_device,
+                      char *why, size_t whylen);
 
 #endif

@@ -27,19 +27,27 @@ static CUresult status(enum double_status s)
     return codes[s];
 }
 
-static __thread CUcontext current;
+/* A context: a device's primary one, or one the program created (cuCtxCreate). Each thread has a
+ * current context, and a stack of them (cuCtxPushCurrent) under it. */
+struct double_context {
+    int device;
+};
 #define DOUBLE_MAX_DEVICES 16
-static int primary_contexts[DOUBLE_MAX_DEVICES]; /* a device's context is its entry's address */
+#define DOUBLE_STACK 8
+static struct double_context primary_contexts[DOUBLE_MAX_DEVICES];
+static __thread struct double_context *current;
+static __thread struct double_context *stack[DOUBLE_STACK];
+static __thread int stacked;
 
-/* The device of the current context. */
 static int current_device(void)
 {
-    return (int)((int *)current - primary_contexts);
+    return current->device;
 }
 
 static int device_valid(int device)
 {
-    return device >= 0 && device < double_device_count("STRATA_CUDA_DOUBLE_DEVICES");
+    return device >= 0 && device < double_device_count("STRATA_CUDA_DOUBLE_DEVICES") &&
+           device < DOUBLE_MAX_DEVICES;
 }
 
 EXPORT CUresult cuInit(unsigned int flags)
@@ -76,21 +84,77 @@ EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice device)
 
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device)
 {
-    if (device < 0 || device >= DOUBLE_MAX_DEVICES)
+    if (!device_valid(device))
         return CUDA_ERROR_INVALID_DEVICE;
+    primary_contexts[device].device = device;
     *context = (CUcontext)&primary_contexts[device];
+    return CUDA_SUCCESS;
+}
+
+/* The classic form, which the program's test calls by this name: a new context of the device,
+ * pushed on the thread's stack and current. */
+EXPORT CUresult cuCtxCreate_v2(CUcontext *context, unsigned int flags, CUdevice device)
+{
+    struct double_context *made = device_valid(device) ? malloc(sizeof(*made)) : NULL;
+    (void)flags;
+    if (!made)
+        return device_valid(device) ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_DEVICE;
+    made->device = device;
+    if (current && stacked < DOUBLE_STACK)
+        stack[stacked++] = current;
+    current = made;
+    *context = (CUcontext)made;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxDestroy(CUcontext context)
+{
+    struct double_context *c = (struct double_context *)context;
+    if (!c || (c >= primary_contexts && c < primary_contexts + DOUBLE_MAX_DEVICES))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (current == c)
+        current = stacked ? stack[--stacked] : NULL;
+    free(c);
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext context)
 {
-    current = context;
+    current = (struct double_context *)context;
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxGetCurrent(CUcontext *context)
 {
-    *context = current;
+    *context = (CUcontext)current;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxPushCurrent(CUcontext context)
+{
+    if (!context || stacked == DOUBLE_STACK)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (current)
+        stack[stacked++] = current;
+    current = (struct double_context *)context;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxPopCurrent(CUcontext *context)
+{
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (context)
+        *context = (CUcontext)current;
+    current = stacked ? stack[--stacked] : NULL;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetDevice(CUdevice *device)
+{
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *device = current->device;
     return CUDA_SUCCESS;
 }
 
@@ -99,6 +163,14 @@ EXPORT CUresult cuCtxGetCurrent(CUcontext *context)
     do {                                                                                           \
         if (!current)                                                                              \
             return CUDA_ERROR_INVALID_CONTEXT;                                                     \
+    } while (0)
+
+/* A stream is used in the context it was made in (NULL: the legacy default stream). */
+#define NEED_STREAM(stream)                                                                        \
+    do {                                                                                           \
+        NEED_CONTEXT();                                                                            \
+        if ((stream) && double_stream_owner((struct double_stream *)(stream)) != current)          \
+            return CUDA_ERROR_INVALID_HANDLE;                                                      \
     } while (0)
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
@@ -187,6 +259,12 @@ EXPORT int cuda_double_streams_created(void)
     return double_streams_created();
 }
 
+/* Not the driver's: how many of them were below the greatest priority, for tests. */
+EXPORT int cuda_double_streams_below_greatest(void)
+{
+    return double_streams_below_greatest();
+}
+
 EXPORT CUresult cuMemHostAlloc(void **p, size_t size, unsigned int flags)
 {
     (void)flags;
@@ -194,16 +272,35 @@ EXPORT CUresult cuMemHostAlloc(void **p, size_t size, unsigned int flags)
     return status(double_host_alloc(p, size));
 }
 
-EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
+/* Priorities from 0 (least) to -5 (greatest), as on the GPUs measured. */
+#define DOUBLE_PRIORITY_GREATEST (-5)
+
+EXPORT CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
 {
     NEED_CONTEXT();
-    *stream = (CUstream)double_stream_create(!(flags & CU_STREAM_NON_BLOCKING));
+    *least = 0;
+    *greatest = DOUBLE_PRIORITY_GREATEST;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags, int priority)
+{
+    NEED_CONTEXT();
+    if (priority > 0 || priority < DOUBLE_PRIORITY_GREATEST)
+        return CUDA_ERROR_INVALID_VALUE;
+    *stream = (CUstream)double_stream_create(!(flags & CU_STREAM_NON_BLOCKING), current,
+                                             priority == DOUBLE_PRIORITY_GREATEST);
     return *stream ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
+{
+    return cuStreamCreateWithPriority(stream, flags, 0);
 }
 
 EXPORT CUresult cuStreamSynchronize(CUstream stream)
 {
-    NEED_CONTEXT();
+    NEED_STREAM(stream);
     double_stream_sync((struct double_stream *)stream);
     return CUDA_SUCCESS;
 }
@@ -216,13 +313,13 @@ EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t len)
 
 EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t len, CUstream stream)
 {
-    NEED_CONTEXT();
+    NEED_STREAM(stream);
     return status(double_copy(dst, src, len, (struct double_stream *)stream));
 }
 
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char byte, size_t len, CUstream stream)
 {
-    NEED_CONTEXT();
+    NEED_STREAM(stream);
     return status(double_set(dst, byte, len, (struct double_stream *)stream));
 }
 
@@ -250,7 +347,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
                                unsigned int bx, unsigned int by, unsigned int bz,
                                unsigned int shared, CUstream stream, void **params, void **extra)
 {
-    NEED_CONTEXT();
+    NEED_STREAM(stream);
     if (gy * gz * by * bz != 1 || shared || extra || !params || bx > 1024)
         return CUDA_ERROR_INVALID_VALUE;
     return status(double_launch((const struct double_kernel *)f, gx * bx,

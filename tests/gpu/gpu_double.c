@@ -161,11 +161,12 @@ struct op {
 };
 struct double_stream {
     int blocking; /* the legacy default stream waits for it */
+    const void *owner;
     struct op *head, **tail;
     struct double_stream *next;
 };
 static struct double_stream *streams;
-static int streams_created;
+static int streams_created, streams_below_greatest;
 static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER; /* one stream runs at a time */
 
 static uint64_t amo_apply(unsigned amo, uint64_t old, uint64_t value, uint64_t compare)
@@ -443,6 +444,13 @@ int double_device_of(uintptr_t p)
     return device;
 }
 
+/* Not a runtime's: the device of the memory at p (-1: none), for tests, whatever the runtime's
+ * own pointer queries leave out. */
+EXPORT int gpu_double_device_of(const void *p)
+{
+    return double_device_of((uintptr_t)p);
+}
+
 enum double_memory double_memory_of(uintptr_t p)
 {
     pthread_mutex_lock(&lock);
@@ -505,19 +513,34 @@ enum double_status double_host_alloc(void **p, size_t size)
     return *p ? pinned_add(*p, size, 1) : DOUBLE_OUT_OF_MEMORY;
 }
 
-struct double_stream *double_stream_create(int blocking)
+struct double_stream *double_stream_create(int blocking, const void *owner, int greatest)
 {
     struct double_stream *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
     s->blocking = blocking;
+    s->owner = owner;
     s->tail = &s->head;
     pthread_mutex_lock(&lock);
     s->next = streams;
     streams = s;
     streams_created++;
+    streams_below_greatest += !greatest;
     pthread_mutex_unlock(&lock);
     return s;
+}
+
+const void *double_stream_owner(const struct double_stream *s)
+{
+    return s->owner;
+}
+
+int double_streams_below_greatest(void)
+{
+    pthread_mutex_lock(&lock);
+    int n = streams_below_greatest;
+    pthread_mutex_unlock(&lock);
+    return n;
 }
 
 int double_streams_created(void)

@@ -76,9 +76,14 @@ size_t double_registered_bytes(void);
 
 /* ---- Streams: NULL is the legacy default stream, synchronous here ---- */
 struct double_stream;
-struct double_stream *double_stream_create(int blocking);
-/* How many streams were created: tests ask through each double. */
+/* A stream of owner (the runtime's context or device, whose calls alone may use it); greatest:
+ * made at the device's greatest priority. */
+struct double_stream *double_stream_create(int blocking, const void *owner, int greatest);
+const void *double_stream_owner(const struct double_stream *s);
+/* How many streams were created, and how many of them below the greatest priority: tests ask
+ * through each double. */
 int double_streams_created(void);
+int double_streams_below_greatest(void);
 void double_stream_sync(struct double_stream *s);
 enum double_status double_copy(uintptr_t dst, uintptr_t src, size_t len, struct double_stream *s);
 enum double_status double_set(uintptr_t dst, int byte, size_t len, struct double_stream *s);

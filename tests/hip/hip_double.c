@@ -121,7 +121,7 @@ EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attributes, con
 #else
     attributes->memoryType = type;
 #endif
-    attributes->device = current;
+    attributes->device = double_device_of((uintptr_t)ptr);
     attributes->devicePointer = (void *)ptr;
     attributes->hostPointer = memory == DOUBLE_PINNED ? (void *)ptr : NULL;
     return hipSuccess;
@@ -150,20 +150,60 @@ EXPORT int hip_double_streams_created(void)
     return double_streams_created();
 }
 
+/* Not the runtime's: how many of them were below the greatest priority, for tests. */
+EXPORT int hip_double_streams_below_greatest(void)
+{
+    return double_streams_below_greatest();
+}
+
 EXPORT hipError_t hipHostMalloc(void **p, size_t size, unsigned int flags)
 {
     (void)flags;
     return status(double_host_alloc(p, size));
 }
 
+/* A stream's owner: its device, as a pointer that is never NULL. */
+static const void *device_owner(int device)
+{
+    return (const void *)(uintptr_t)(1 + device);
+}
+
+/* A stream is used on the device it was made on (NULL: the null stream). */
+#define NEED_STREAM(stream)                                                                        \
+    do {                                                                                           \
+        if ((stream) &&                                                                            \
+            double_stream_owner((struct double_stream *)(stream)) != device_owner(current))        \
+            return hipErrorInvalidHandle;                                                          \
+    } while (0)
+
+/* Priorities from 0 (least) to -1 (greatest), as ROCm reports them. */
+#define DOUBLE_PRIORITY_GREATEST (-1)
+
+EXPORT hipError_t hipDeviceGetStreamPriorityRange(int *least, int *greatest)
+{
+    *least = 0;
+    *greatest = DOUBLE_PRIORITY_GREATEST;
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *stream, unsigned int flags, int priority)
+{
+    if (priority > 0 || priority < DOUBLE_PRIORITY_GREATEST)
+        return hipErrorInvalidValue;
+    *stream =
+        (hipStream_t)double_stream_create(!(flags & hipStreamNonBlocking), device_owner(current),
+                                          priority == DOUBLE_PRIORITY_GREATEST);
+    return *stream ? hipSuccess : hipErrorOutOfMemory;
+}
+
 EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)
 {
-    *stream = (hipStream_t)double_stream_create(!(flags & hipStreamNonBlocking));
-    return *stream ? hipSuccess : hipErrorOutOfMemory;
+    return hipStreamCreateWithPriority(stream, flags, 0);
 }
 
 EXPORT hipError_t hipStreamSynchronize(hipStream_t stream)
 {
+    NEED_STREAM(stream);
     double_stream_sync((struct double_stream *)stream);
     return hipSuccess;
 }
@@ -171,6 +211,7 @@ EXPORT hipError_t hipStreamSynchronize(hipStream_t stream)
 EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t len, hipMemcpyKind kind,
                                  hipStream_t stream)
 {
+    NEED_STREAM(stream);
     if (kind != hipMemcpyDefault)
         return hipErrorInvalidValue;
     return status(double_copy((uintptr_t)dst, (uintptr_t)src, len, (struct double_stream *)stream));
@@ -178,5 +219,6 @@ EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t len, hipMemc
 
 EXPORT hipError_t hipMemsetAsync(void *dst, int byte, size_t len, hipStream_t stream)
 {
+    NEED_STREAM(stream);
     return status(double_set((uintptr_t)dst, byte, len, (struct double_stream *)stream));
 }

@@ -32,6 +32,11 @@ static inline void *gpu_runtime_open(int flags)
 typedef int (*cu_init_fn)(unsigned);
 typedef int (*cu_retain_fn)(void **context, int device);
 typedef int (*cu_set_fn)(void *context);
+typedef int (*cu_get_fn)(void **context);
+typedef int (*cu_create_fn)(void **context, unsigned flags, int device);
+typedef int (*cu_attribute_fn)(void *data, int attribute, unsigned long long ptr);
+typedef int (*hip_device_fn)(int device);
+typedef int (*hip_get_device_fn)(int *device);
 typedef int (*cu_alloc_fn)(unsigned long long *ptr, size_t size);
 typedef int (*cu_free_fn)(unsigned long long ptr);
 typedef int (*cu_memset_fn)(unsigned long long dst, unsigned char byte, size_t len, void *stream);
@@ -42,17 +47,74 @@ typedef int (*hip_free_fn)(void *ptr);
 typedef int (*hip_memset_fn)(void *dst, int byte, size_t len, void *stream);
 typedef int (*hip_copy_fn)(void *dst, const void *src, size_t len, int kind, void *stream);
 
-/* The CUDA driver with device 0's primary context current on this thread (the context the
- * library's spaces use), or NULL. */
+/* The CUDA driver with a context current on this thread: the program's own where it made one
+ * current, else device 0's primary context (where the library's spaces are on one GPU), or
+ * NULL. */
 static inline void *gpu_runtime_cuda_current(void)
 {
-    void *lib = gpu_runtime_open(RTLD_NOW), *context;
+    void *lib = gpu_runtime_open(RTLD_NOW), *context = NULL;
     cu_init_fn init = lib ? (cu_init_fn)dlsym(lib, "cuInit") : NULL;
     cu_retain_fn retain = lib ? (cu_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain") : NULL;
     cu_set_fn set = lib ? (cu_set_fn)dlsym(lib, "cuCtxSetCurrent") : NULL;
-    if (!init || !retain || !set || init(0) || retain(&context, 0) || set(context))
+    cu_get_fn get = lib ? (cu_get_fn)dlsym(lib, "cuCtxGetCurrent") : NULL;
+    if (!init || !retain || !set || !get || init(0) || get(&context))
+        return NULL;
+    if (!context && (retain(&context, 0) || set(context)))
         return NULL;
     return lib;
+}
+
+/* What the program has current on this thread: the CUDA context, or the HIP device + 1 (0: the
+ * runtime does not answer). */
+static inline uintptr_t gpu_runtime_current(void)
+{
+    void *lib = gpu_runtime_open(RTLD_NOW), *context = NULL;
+    if (gpu_runtime_is_hip()) {
+        hip_get_device_fn get = lib ? (hip_get_device_fn)dlsym(lib, "hipGetDevice") : NULL;
+        int device;
+        return get && !get(&device) ? (uintptr_t)device + 1 : 0;
+    }
+    cu_get_fn get = lib ? (cu_get_fn)dlsym(lib, "cuCtxGetCurrent") : NULL;
+    return get && !get(&context) ? (uintptr_t)context : 0;
+}
+
+/* The program chooses device on this thread as a GPU program does before it allocates: with a
+ * context of its own (own: cuCtxCreate), or the runtime's choice of device (cudaSetDevice, which
+ * makes the device's primary context current; hipSetDevice). Returns what is then current, as
+ * gpu_runtime_current says it, or 0. */
+static inline uintptr_t gpu_runtime_choose(int device, int own)
+{
+    void *lib = gpu_runtime_open(RTLD_NOW), *context;
+    if (gpu_runtime_is_hip()) {
+        hip_device_fn set = lib ? (hip_device_fn)dlsym(lib, "hipSetDevice") : NULL;
+        return set && !set(device) ? gpu_runtime_current() : 0;
+    }
+    cu_init_fn init = lib ? (cu_init_fn)dlsym(lib, "cuInit") : NULL;
+    cu_create_fn create = lib ? (cu_create_fn)dlsym(lib, "cuCtxCreate_v2") : NULL;
+    cu_retain_fn retain = lib ? (cu_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain") : NULL;
+    cu_set_fn set = lib ? (cu_set_fn)dlsym(lib, "cuCtxSetCurrent") : NULL;
+    if (!init || !create || !retain || !set || init(0))
+        return 0;
+    if (own ? create(&context, 0, device) : retain(&context, device) || set(context))
+        return 0;
+    return gpu_runtime_current();
+}
+
+/* The device whose memory ptr is, as the runtime says (-1: it does not say, as the CUDA driver
+ * for memory of its virtual memory management), or the double's own record where it has one. */
+static inline int gpu_runtime_device_of(const void *ptr)
+{
+    void *lib = gpu_runtime_open(RTLD_NOW);
+    int device = -1;
+    typedef int (*double_device_fn)(const void *ptr);
+    double_device_fn recorded = lib ? (double_device_fn)dlsym(lib, "gpu_double_device_of") : NULL;
+    if (recorded)
+        return recorded(ptr);
+    cu_attribute_fn attribute = lib ? (cu_attribute_fn)dlsym(lib, "cuPointerGetAttribute") : NULL;
+    if (!gpu_runtime_is_hip() && attribute &&
+        attribute(&device, 9 /* CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL */, (uintptr_t)ptr))
+        return -1;
+    return device;
 }
 
 /* A buffer of the program's own on device 0 (cuMemAlloc, hipMalloc), or NULL. */
@@ -137,6 +199,17 @@ static inline gpu_streams_fn gpu_runtime_double_streams(void)
     void *lib = gpu_runtime_open(RTLD_NOW | RTLD_NOLOAD);
     return lib ? (gpu_streams_fn)dlsym(lib, gpu_runtime_is_hip() ? "hip_double_streams_created"
                                                                  : "cuda_double_streams_created")
+               : NULL;
+}
+
+/* The double's count of streams made below the device's greatest priority, or NULL on a real
+ * runtime. */
+static inline gpu_streams_fn gpu_runtime_double_streams_below_greatest(void)
+{
+    void *lib = gpu_runtime_open(RTLD_NOW | RTLD_NOLOAD);
+    return lib ? (gpu_streams_fn)dlsym(lib, gpu_runtime_is_hip()
+                                                ? "hip_double_streams_below_greatest"
+                                                : "cuda_double_streams_below_greatest")
                : NULL;
 }
 
