@@ -235,12 +235,16 @@ static void run_reduce(const struct op *op)
 }
 
 /* The batch scatter: entries of (dst, offset, len) in host memory, read when it runs; an entry's
- * source is the data plus its offset, wrapping around to device memory as on a GPU. */
+ * source is the data plus its offset, wrapping around to device memory as on a GPU. A GPU's
+ * threads apply the entries in no set order: here the last comes first, so that a batch whose
+ * entries overlap comes out wrong. */
 static void run_scatter(const struct op *op)
 {
-    const uint64_t *entry = (const uint64_t *)op->src;
-    for (size_t i = 0; i < op->len; i++, entry += 3)
+    const uint64_t *entries = (const uint64_t *)op->src;
+    for (size_t i = op->len; i-- > 0;) {
+        const uint64_t *entry = entries + 3 * i;
         memmove(bytes_at(entry[0], entry[2]), bytes_at(op->dst + entry[1], entry[2]), entry[2]);
+    }
 }
 
 static void run_op(const struct op *op)

@@ -59,11 +59,28 @@ static double transfer_time(enum transfer how, void *remote, void *local, size_t
     return best;
 }
 
-/* A buffer of the program's own on device 0, or NULL. */
-static void *cuda_malloc(size_t size)
+static void *cuda_driver(void)
 {
     const char *path = getenv("SHMEM_TEST_CUDA_DRIVER");
-    void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW);
+    return dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW);
+}
+
+/* As a CUDA program does before shmem_init (cudaSetDevice(0)): device 0's primary context
+ * current on this thread, which the library then uses too. */
+static void cuda_choose_device(void)
+{
+    void *lib = cuda_driver(), *context;
+    int (*init)(unsigned) = lib ? dlsym(lib, "cuInit") : NULL;
+    int (*retain)(void **, int) = lib ? dlsym(lib, "cuDevicePrimaryCtxRetain") : NULL;
+    int (*set)(void *) = lib ? dlsym(lib, "cuCtxSetCurrent") : NULL;
+    if (init && retain && set && !init(0) && !retain(&context, 0))
+        set(context);
+}
+
+/* A buffer of the program's own on its device, or NULL. */
+static void *cuda_malloc(size_t size)
+{
+    void *lib = cuda_driver();
     int (*alloc)(unsigned long long *, size_t) = lib ? dlsym(lib, "cuMemAlloc_v2") : NULL;
     unsigned long long ptr;
     return alloc && !alloc(&ptr, size) ? (void *)(uintptr_t)ptr : NULL;
@@ -117,6 +134,7 @@ static double gpu_to_host(size_t len, void *arg)
 
 int main(void)
 {
+    cuda_choose_device();
     shmem_init();
     int me = shmem_my_pe();
     shmem_space_config_t config = {SHMEM_DEVICE_CUDA, 3 * MAX_BYTES, SHMEM_SPACE_FLAG_DEFAULT};

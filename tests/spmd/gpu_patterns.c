@@ -144,6 +144,44 @@ static void test_put_get(unsigned char *src, unsigned char *dst)
     shmem_barrier_all();
 }
 
+/* Small writes that overlap land in the order issued, and a small copy out of GPU memory reads
+ * what a small write issued before it put there, not what one issued after it does: a GPU
+ * applies the entries of a batch in parallel. */
+static void test_batch_order(unsigned char *dst, long *word)
+{
+    int next = (me + 1) % n, prev = (me + n - 1) % n;
+    const long a = 0x1111111111111111L, b = 0x2222222222222222L;
+    const int c = 0x33333333;
+    for (int round = 0; round < 3; round++) {
+        zero(dst, 32);
+        zero(word, sizeof(long));
+        shmem_barrier_all();
+        shmem_putmem_nbi(dst, &a, 8, next);
+        shmem_putmem_nbi(dst, &b, 8, next);
+        shmem_putmem_nbi(dst + 2, &c, 4, next);
+        shmem_long_p(word, me * 10L + round, me);
+        shmem_putmem_nbi(dst + 16, word, 8, next); /* reads the word when the batch runs */
+        shmem_long_p(word, -1L, me);
+        shmem_quiet();
+        shmem_barrier_all();
+        unsigned char expected[32] = {0}, seen[32];
+        long carried = prev * 10L + round, last;
+        memcpy(expected, &b, 8);
+        memcpy(expected + 2, &c, 4);
+        memcpy(expected + 16, &carried, 8);
+        CHECK(gpu_runtime_read(seen, dst, 32) == 0 && gpu_runtime_read(&last, word, 8) == 0,
+              "copy back");
+        for (int i = 0; i < 32; i++)
+            if (seen[i] != expected[i]) {
+                CHECK(0, "round %d: byte %d is 0x%02x, expected 0x%02x", round, i, seen[i],
+                      expected[i]);
+                break;
+            }
+        CHECK_EQ(last, -1L);
+        shmem_barrier_all();
+    }
+}
+
 /* Block j (e->len bytes) holds PE j's pattern at its own offsets. */
 static int own_blocks_at(const struct expected *e, size_t offset)
 {
@@ -280,6 +318,7 @@ int main(void)
         long *slots = shmem_space_malloc(space, (size_t)n * sizeof(long));
         CHECK(src && dst && signals && counter && counter32 && slots, "space allocations");
         test_put_get(src, dst);
+        test_batch_order(dst, counter);
         test_put_signal(src, dst, signals);
         test_atomics(counter, counter32, slots);
         test_collectives(src, dst);
