@@ -70,6 +70,9 @@ static int space_heap_create(const struct space_job *job, const struct space_par
     heap->kind = params->kind;
     heap->mem.fd = -1;
     heap->mem.wish = kind_ident_address(params->id, params->size);
+    /* Only the default heap promises more than the allocator's minimum (shmem_align). */
+    heap->mem.align =
+        params->id == REGION_ID_DEFAULT_HEAP ? kind_base_alignment(params->size) : SPACE_MIN_ALIGN;
     if (heap->kind->create(prefix, params->size, &heap->mem))
         return -1;
     heap->base = heap->mem.base;

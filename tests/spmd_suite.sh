@@ -349,6 +349,13 @@ spmd_cuda_tests() {
         run "spmd/spaces_device -np $np, CUDA VMM heaps outside their slots" "${with_double[@]}" \
             STRATA_CUDA_DOUBLE_RESERVE_MAX=1073741824 STRATA_TEST_GPU_PES=0-$((np - 1)) \
             "${launch[@]}" "$np" "$build/tests/spmd/spaces_device"
+        run "spmd/gpu_patterns -np $np, CUDA VMM heaps outside their slots" "${with_double[@]}" \
+            STRATA_CUDA_DOUBLE_RESERVE_MAX=1073741824 "${launch[@]}" "$np" \
+            "$build/tests/spmd/gpu_patterns"
+        # A device without GPUDirect RDMA for VMM memory: heaps made without the flag.
+        run "spmd/gpu_program_context -np $np, CUDA without GPUDirect RDMA" "${with_double[@]}" \
+            STRATA_CUDA_DOUBLE_RDMA=0 "${launch[@]}" "$np" "$build/tests/spmd/gpu_program_context" \
+            own 0
     done
     # The same on this machine's own NVIDIA GPU, where it has one: all PEs share GPU 0.
     if [ -f "$cuda_double" ] && env -u SHMEM_TEST_CUDA_DRIVER "$build/oshrun/oshinfo" 2>/dev/null |

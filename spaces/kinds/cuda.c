@@ -66,10 +66,10 @@ static int cuda_open(const char *path, int ordinal, char *why, size_t whylen)
     return 0;
 }
 
-static int cuda_alloc(void **ptr, size_t size, void *wish)
+static int cuda_alloc(void **ptr, size_t size, size_t align, void *wish)
 {
     if (cuda_vmm_heaps())
-        return cuda_vmm_alloc(ptr, size, wish);
+        return cuda_vmm_alloc(ptr, size, align, wish);
     CUdeviceptr block;
     CUresult rc = cuda.cuMemAlloc(&block, size);
     *ptr = (void *)(uintptr_t)block;

@@ -25,8 +25,9 @@ static inline CUdeviceptr cuda_address(const void *ptr)
  * them with file-descriptor handles, and node peers may take each other's descriptors. */
 void cuda_vmm_setup(CUdevice device);
 int cuda_vmm_heaps(void);
-/* size bytes (rounded up to the granularity) at wish where those addresses are free. */
-CUresult cuda_vmm_alloc(void **ptr, size_t size, void *wish);
+/* size bytes (rounded up to the granularity) at wish where those addresses are free, else
+ * anywhere aligned to align: addresses are reserved aligned, no memory is spent on it. */
+CUresult cuda_vmm_alloc(void **ptr, size_t size, size_t align, void *wish);
 /* Unmaps and releases the VMM heap at ptr (own or attached); CUDA_ERROR_NOT_FOUND when ptr is
  * none, and so a legacy allocation or IPC mapping. */
 CUresult cuda_vmm_release(void *ptr);

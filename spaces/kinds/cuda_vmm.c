@@ -87,11 +87,18 @@ static int cuda_vmm_peers_share_fds(void)
 
 void cuda_vmm_setup(CUdevice device)
 {
-    int vmm = 0, fds = 0;
+    int vmm = 0, fds = 0, rdma = 0;
+    /* GPUDirect RDMA capable where the device can be: a network adapter then registers the heap
+     * (UCX built with CUDA), as it does cuMemAlloc's memory without being asked. */
+    if (cuda.cuDeviceGetAttribute(&rdma,
+                                  CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
+                                  device) != CUDA_SUCCESS)
+        rdma = 0;
     cuda_vmm_prop = (CUmemAllocationProp){
         .type = CU_MEM_ALLOCATION_TYPE_PINNED,
         .requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
         .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = device},
+        .allocFlags = {.gpuDirectRDMACapable = rdma != 0},
     };
     cuda_vmm_on =
         cuda.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
@@ -129,12 +136,13 @@ static struct cuda_vmm_block *cuda_vmm_find(CUdeviceptr ptr, int take)
 }
 
 /* Maps allocation (size bytes; fd: its exported descriptor, or -1) at addresses reserved at wish
- * where they are free; on failure the allocation is released and fd closed. A wish reserves its
+ * where they are free, else aligned to align (0: the granularity); on failure the allocation is
+ * released and fd closed. A wish reserves its
  * whole slot (addresses only): the driver (580, on an H200) placed reservations of 2 to 16 MiB
  * elsewhere though the address wished for was free, and honoured it from 32 MiB. Where the slot
  * cannot be reserved, the heap goes anywhere. */
 static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t size, int fd,
-                             CUdeviceptr wish, void **ptr)
+                             CUdeviceptr wish, size_t align, void **ptr)
 {
     size_t reserved = wish ? KIND_IDENT_SLOT : size;
     CUmemAllocationProp prop;
@@ -151,7 +159,8 @@ static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t siz
         reserved = size;
     }
     if (rc == CUDA_SUCCESS && !base)
-        rc = cuda.cuMemAddressReserve(&base, reserved, 0, 0, 0);
+        rc = cuda.cuMemAddressReserve(&base, reserved, align > cuda_vmm_granularity ? align : 0, 0,
+                                      0);
     if (rc == CUDA_SUCCESS)
         mapped = (rc = cuda.cuMemMap(base, size, 0, allocation, 0)) == CUDA_SUCCESS;
     if (rc == CUDA_SUCCESS)
@@ -179,7 +188,7 @@ int cuda_vmm_heaps(void)
     return cuda_vmm_on;
 }
 
-CUresult cuda_vmm_alloc(void **ptr, size_t size, void *wish)
+CUresult cuda_vmm_alloc(void **ptr, size_t size, size_t align, void *wish)
 {
     size_t granules = (size + cuda_vmm_granularity - 1) / cuda_vmm_granularity;
     CUmemGenericAllocationHandle allocation;
@@ -194,7 +203,7 @@ CUresult cuda_vmm_alloc(void **ptr, size_t size, void *wish)
         return rc;
     }
     return cuda_vmm_map(allocation, granules * cuda_vmm_granularity, fd,
-                        (CUdeviceptr)(uintptr_t)wish, ptr);
+                        (CUdeviceptr)(uintptr_t)wish, align, ptr);
 }
 
 CUresult cuda_vmm_release(void *ptr)
@@ -239,7 +248,7 @@ CUresult cuda_vmm_attach(void **ptr, const void *handle)
     CUresult rc = cuda.cuMemImportFromShareableHandle(&allocation, (void *)(uintptr_t)fd,
                                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     close(fd); /* the imported allocation holds the memory */
-    return rc == CUDA_SUCCESS ? cuda_vmm_map(allocation, h.size, -1, 0, ptr) : rc;
+    return rc == CUDA_SUCCESS ? cuda_vmm_map(allocation, h.size, -1, 0, 0, ptr) : rc;
 }
 
 int cuda_vmm_device_of(const void *ptr)

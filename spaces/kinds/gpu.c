@@ -13,8 +13,8 @@
  * - Small writes from host memory are queued and applied together (gpu_batch.c).
  *
  * The handle node peers attach with is the IPC handle of the allocation and the heap's offset in
- * it: a heap is aligned inside a larger allocation when the runtime's own alignment falls short
- * of kind_base_alignment. */
+ * it: a heap is aligned inside a larger allocation when the runtime cannot place memory and its
+ * own alignment falls short of what the heap must have. */
 #include "gpu.h"
 
 #include "../../common/log.h"
@@ -114,19 +114,20 @@ struct gpu_handle {
 };
 _Static_assert(sizeof(struct gpu_handle) <= KIND_HANDLE_MAX, "a GPU handle fits in a record");
 
-/* A heap aligned to kind_base_alignment: the runtime's allocation when it already is, else one
- * large enough to hold an aligned heap. */
+/* A heap aligned to mem->align: the runtime's allocation when it already is (it places memory,
+ * or its own alignment suffices, as for every heap but a default one), else one large enough to
+ * hold an aligned heap. */
 int gpu_create(const char *prefix, size_t size, struct kind_mem *mem)
 {
     (void)prefix;
-    size_t align = kind_base_alignment(size), len = size ? size : 1;
+    size_t align = mem->align, len = size ? size : 1;
     void *block;
     GPU_ENTERED;
-    if (gpu_rt->alloc(&block, len, mem->wish))
+    if (gpu_rt->alloc(&block, len, align, mem->wish))
         return -1;
     if ((uintptr_t)block % align) {
         gpu_check(gpu_rt->free(block), "free");
-        if (gpu_rt->alloc(&block, len + align, NULL))
+        if (gpu_rt->alloc(&block, len + align, align, NULL))
             return -1;
     }
     uintptr_t base = ((uintptr_t)block + align - 1) & ~(uintptr_t)(align - 1);

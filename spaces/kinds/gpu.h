@@ -40,8 +40,9 @@ struct gpu_runtime {
      * context and device across every call of the library. End the process when they cannot. */
     uintptr_t (*enter)(void);
     void (*leave)(uintptr_t previous);
-    /* size bytes of device memory, at wish (NULL: anywhere) where the runtime can place it. */
-    int (*alloc)(void **ptr, size_t size, void *wish);
+    /* size bytes of device memory, at wish (NULL: anywhere) and aligned to align where the
+     * runtime can place it. */
+    int (*alloc)(void **ptr, size_t size, size_t align, void *wish);
     int (*free)(void *ptr);
     int (*copy_async)(void *dst, const void *src, size_t len, void *stream);
     int (*fill_async)(void *dst, int byte, size_t len, void *stream);

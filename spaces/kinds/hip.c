@@ -108,9 +108,10 @@ static int hip_open(const char *path, int ordinal, char *why, size_t whylen)
     return 0;
 }
 
-static int hip_alloc(void **ptr, size_t size, void *wish)
+static int hip_alloc(void **ptr, size_t size, size_t align, void *wish)
 {
-    (void)wish; /* HIP's allocations go where the runtime puts them */
+    (void)align; /* HIP's allocations go where the runtime puts them */
+    (void)wish;
     return hip.hipMalloc(ptr, size);
 }
 

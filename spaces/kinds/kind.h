@@ -58,7 +58,8 @@ enum kind_reduction {
 /* Memory of one kind held by this PE: the local mapping and what is needed to share and
  * release it. */
 struct kind_mem {
-    void *wish; /* on create: where the memory should be, if the kind can place it (or NULL) */
+    void *wish;   /* on create: where the memory should be, if the kind can place it (or NULL) */
+    size_t align; /* on create: the alignment its base must have (a power of two) */
     void *base;
     size_t size;
     int fd;         /* backing file while node peers may still open it, else -1 */

@@ -265,6 +265,14 @@ EXPORT int cuda_double_streams_below_greatest(void)
     return double_streams_below_greatest();
 }
 
+EXPORT CUresult cuMemGetInfo(size_t *free, size_t *total)
+{
+    NEED_CONTEXT();
+    *total = DOUBLE_MEMORY;
+    *free = DOUBLE_MEMORY - double_held_bytes();
+    return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuMemHostAlloc(void **p, size_t size, unsigned int flags)
 {
     (void)flags;
@@ -362,17 +370,35 @@ static int handle_fd(CUmemGenericAllocationHandle handle)
     return (int)handle - 1;
 }
 
-/* Supported unless STRATA_CUDA_DOUBLE_VMM=0, so the suite also runs the heaps of cuMemAlloc. */
+/* Whether the knob is unset or other than 0. */
+static int knob_on(const char *name)
+{
+    const char *value = getenv(name);
+    return !value || strcmp(value, "0");
+}
+
+/* VMM supported unless STRATA_CUDA_DOUBLE_VMM=0, so the suite also runs the heaps of cuMemAlloc;
+ * GPUDirect RDMA with VMM unless STRATA_CUDA_DOUBLE_RDMA=0. */
 EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
-    const char *vmm = getenv("STRATA_CUDA_DOUBLE_VMM");
     if (!device_valid(dev))
         return CUDA_ERROR_INVALID_DEVICE;
     *pi = 0;
     if (attrib == CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED ||
         attrib == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED)
-        *pi = !vmm || strcmp(vmm, "0");
+        *pi = knob_on("STRATA_CUDA_DOUBLE_VMM");
+    if (attrib == CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED)
+        *pi = knob_on("STRATA_CUDA_DOUBLE_RDMA");
     return CUDA_SUCCESS;
+}
+
+static int created_without_rdma; /* physical allocations a network adapter could not register */
+
+/* Not the driver's: how many physical allocations were made without the GPUDirect RDMA flag on
+ * a device that takes it, for tests. */
+EXPORT int cuda_double_created_without_rdma(void)
+{
+    return __atomic_load_n(&created_without_rdma, __ATOMIC_RELAXED);
 }
 
 EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
@@ -389,8 +415,11 @@ EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 {
     NEED_CONTEXT();
     if (flags || size % DOUBLE_GRANULARITY || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
-        !device_valid(prop->location.id))
+        !device_valid(prop->location.id) ||
+        (prop->allocFlags.gpuDirectRDMACapable && !knob_on("STRATA_CUDA_DOUBLE_RDMA")))
         return CUDA_ERROR_INVALID_VALUE;
+    if (!prop->allocFlags.gpuDirectRDMACapable && knob_on("STRATA_CUDA_DOUBLE_RDMA"))
+        __atomic_add_fetch(&created_without_rdma, 1, __ATOMIC_RELAXED);
     int fd = double_vmm_create(size, prop->location.id);
     if (fd < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -400,7 +429,7 @@ EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 
 EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    return close(handle_fd(handle)) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    return double_vmm_release(handle_fd(handle)) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
 /* STRATA_CUDA_DOUBLE_RESERVE_MAX (bytes) refuses larger reservations, as a driver short of
@@ -408,14 +437,13 @@ EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
                                     CUdeviceptr addr, unsigned long long flags)
 {
-    (void)alignment;
     const char *max = getenv("STRATA_CUDA_DOUBLE_RESERVE_MAX");
-    if (flags || size % DOUBLE_GRANULARITY)
+    if (flags || size % DOUBLE_GRANULARITY || (alignment & (alignment - 1)))
         return CUDA_ERROR_INVALID_VALUE;
     if (max && size > strtoull(max, NULL, 0))
         return CUDA_ERROR_OUT_OF_MEMORY;
     uintptr_t at = 0;
-    CUresult rc = status(double_vmm_reserve(&at, size, addr));
+    CUresult rc = status(double_vmm_reserve(&at, size, addr, alignment));
     *ptr = at;
     return rc;
 }

@@ -38,6 +38,14 @@ struct pinned {
 };
 static struct pinned *pinned;
 
+/* Device memory held: allocations, and physical allocations by their memory files. */
+#define DOUBLE_CREATED_MAX 256
+static size_t held;
+static struct created {
+    int fd;
+    size_t size;
+} created[DOUBLE_CREATED_MAX];
+
 static struct block *block_of(uintptr_t p)
 {
     for (struct block *b = blocks; b; b = b->next)
@@ -69,10 +77,11 @@ static char *bytes_at(uintptr_t p, size_t len)
     return at;
 }
 
-/* size bytes of addresses without access, aligned as a real driver aligns large allocations. */
-static uintptr_t reserve(size_t size)
+/* size bytes of addresses without access, aligned to align or to 2 MiB, as a real driver aligns
+ * large allocations. */
+static uintptr_t reserve(size_t size, size_t align)
 {
-    size_t align = (size_t)2 << 20;
+    align = align > ((size_t)2 << 20) ? align : (size_t)2 << 20;
     char *r =
         mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (r == MAP_FAILED)
@@ -93,7 +102,7 @@ static enum double_status block_add(int fd, size_t size, enum block_origin origi
     struct block *b = calloc(1, sizeof(*b));
     char *storage = b ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
     if (storage != MAP_FAILED && !base)
-        base = reserve(size);
+        base = reserve(size, 0);
     if (!base) {
         if (storage != MAP_FAILED)
             munmap(storage, size);
@@ -317,6 +326,21 @@ int double_device_count(const char *variable)
     return n ? atoi(n) : 1;
 }
 
+static void hold(ssize_t bytes)
+{
+    pthread_mutex_lock(&lock);
+    held += (size_t)bytes;
+    pthread_mutex_unlock(&lock);
+}
+
+size_t double_held_bytes(void)
+{
+    pthread_mutex_lock(&lock);
+    size_t bytes = held;
+    pthread_mutex_unlock(&lock);
+    return bytes;
+}
+
 enum double_status double_alloc(uintptr_t *dptr, size_t size, int device)
 {
     if (!size)
@@ -327,12 +351,22 @@ enum double_status double_alloc(uintptr_t *dptr, size_t size, int device)
             close(fd);
         return DOUBLE_OUT_OF_MEMORY;
     }
-    return block_add(fd, size, BLOCK_ALLOCATED, device, 0, dptr);
+    enum double_status rc = block_add(fd, size, BLOCK_ALLOCATED, device, 0, dptr);
+    if (rc == DOUBLE_OK)
+        hold((ssize_t)size);
+    return rc;
 }
 
 enum double_status double_free(uintptr_t dptr)
 {
-    return block_remove(dptr, BLOCK_ALLOCATED);
+    pthread_mutex_lock(&lock);
+    struct block *b = block_of(dptr);
+    size_t size = b && b->base == dptr ? b->size : 0;
+    pthread_mutex_unlock(&lock);
+    enum double_status rc = block_remove(dptr, BLOCK_ALLOCATED);
+    if (rc == DOUBLE_OK)
+        hold(-(ssize_t)size);
+    return rc;
 }
 
 enum double_status double_ipc_get(uintptr_t dptr, char *handle)
@@ -382,7 +416,27 @@ int double_vmm_create(size_t size, int device)
         close(fd);
         fd = -1;
     }
+    pthread_mutex_lock(&lock);
+    for (int i = 0; fd >= 0 && i < DOUBLE_CREATED_MAX; i++)
+        if (!created[i].size) {
+            created[i] = (struct created){fd, size};
+            held += size;
+            break;
+        }
+    pthread_mutex_unlock(&lock);
     return fd;
+}
+
+int double_vmm_release(int fd)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < DOUBLE_CREATED_MAX; i++)
+        if (created[i].size && created[i].fd == fd) {
+            held -= created[i].size;
+            created[i] = (struct created){-1, 0};
+        }
+    pthread_mutex_unlock(&lock);
+    return close(fd);
 }
 
 int double_vmm_device(int fd)
@@ -401,13 +455,13 @@ int double_vmm_device(int fd)
  * address asked for, and honoured it from 32 MiB. */
 #define DOUBLE_VMM_PLACED ((size_t)32 << 20)
 
-enum double_status double_vmm_reserve(uintptr_t *dptr, size_t size, uintptr_t wish)
+enum double_status double_vmm_reserve(uintptr_t *dptr, size_t size, uintptr_t wish, size_t align)
 {
     void *at = MAP_FAILED;
     if (wish && size >= DOUBLE_VMM_PLACED)
         at = mmap((void *)wish, size, PROT_NONE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-    *dptr = at != MAP_FAILED ? (uintptr_t)at : reserve(size);
+    *dptr = at != MAP_FAILED ? (uintptr_t)at : reserve(size, align);
     return *dptr ? DOUBLE_OK : DOUBLE_OUT_OF_MEMORY;
 }
 

@@ -51,11 +51,14 @@ enum double_status double_ipc_close(uintptr_t dptr);
 /* ---- Virtual memory management: physical allocations mapped into reserved addresses ---- */
 /* A physical allocation of size bytes of device: a memory file, or -1. */
 int double_vmm_create(size_t size, int device);
+/* Closes fd, a memory file of double_vmm_create or one imported from another process. */
+int double_vmm_release(int fd);
 /* The device of a memory file double_vmm_create made (in this process or another), or -1. */
 int double_vmm_device(int fd);
 /* size bytes of addresses without access, at wish where they are free and size is 32 MiB or
- * more, as the driver places them (wish 0: anywhere). */
-enum double_status double_vmm_reserve(uintptr_t *dptr, size_t size, uintptr_t wish);
+ * more, as the driver places them (wish 0: anywhere, aligned to align where it is more than the
+ * 2 MiB the double aligns to anyway). */
+enum double_status double_vmm_reserve(uintptr_t *dptr, size_t size, uintptr_t wish, size_t align);
 void double_vmm_free_range(uintptr_t dptr, size_t size);
 /* Maps size bytes of the allocation fd names at dptr (reserved); fd stays the caller's. */
 enum double_status double_vmm_map(uintptr_t dptr, size_t size, int fd);
@@ -73,6 +76,9 @@ enum double_status double_host_unregister(void *p);
 enum double_status double_host_alloc(void **p, size_t size);
 /* How many bytes are registered (not allocated pinned): tests ask through each double. */
 size_t double_registered_bytes(void);
+/* How many bytes of device memory this process holds (allocations and physical allocations of
+ * its own, not those it opened or imported): what the runtime's free memory falls by. */
+size_t double_held_bytes(void);
 
 /* ---- Streams: NULL is the legacy default stream, synchronous here ---- */
 struct double_stream;

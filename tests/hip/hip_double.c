@@ -156,6 +156,13 @@ EXPORT int hip_double_streams_below_greatest(void)
     return double_streams_below_greatest();
 }
 
+EXPORT hipError_t hipMemGetInfo(size_t *free, size_t *total)
+{
+    *total = DOUBLE_MEMORY;
+    *free = DOUBLE_MEMORY - double_held_bytes();
+    return hipSuccess;
+}
+
 EXPORT hipError_t hipHostMalloc(void **p, size_t size, unsigned int flags)
 {
     (void)flags;

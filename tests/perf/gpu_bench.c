@@ -9,6 +9,9 @@
  *                                         memory, to PE 1's GPU heap, millions per second
  *   gpu_fetch_add_us                      fetch-add on a word of PE 1's GPU heap
  *   gpu_broadcast_1MiB_us, gpu_sum_reduce_1MiB_us   team collectives on GPU buffers (float)
+ *   gpu_heap_memory_per_byte              device memory a PE's heap of 768 MiB holds, per byte of
+ *                                         heap (the device's free memory before and after; both
+ *                                         PEs share the GPU, a double counts its own process)
  * The driver is libcuda.so.1, or the file SHMEM_TEST_CUDA_DRIVER names. */
 #include <dlfcn.h>
 #include <shmem.h>
@@ -77,6 +80,15 @@ static void cuda_choose_device(void)
         set(context);
 }
 
+/* The device's free memory (cuMemGetInfo), or 0. */
+static size_t cuda_free_memory(void)
+{
+    void *lib = cuda_driver();
+    int (*info)(size_t *, size_t *) = lib ? dlsym(lib, "cuMemGetInfo_v2") : NULL;
+    size_t free = 0, total;
+    return info && !info(&free, &total) ? free : 0;
+}
+
 /* A buffer of the program's own on its device, or NULL. */
 static void *cuda_malloc(size_t size)
 {
@@ -140,12 +152,20 @@ int main(void)
     shmem_space_config_t config = {SHMEM_DEVICE_CUDA, 3 * MAX_BYTES, SHMEM_SPACE_FLAG_DEFAULT};
     shmem_space_t gpu;
     shmem_team_t team;
+    size_t free_before = cuda_free_memory();
+    shmem_barrier_all();
     if (shmem_n_pes() != 2 || shmem_space_create(&config, &gpu, &team)) {
         if (me == 0)
             fprintf(stderr, "gpu_bench: needs 2 PEs with a CUDA device each\n");
         shmem_finalize();
         return 1;
     }
+    shmem_barrier_all();
+    const char *driver = getenv("SHMEM_TEST_CUDA_DRIVER");
+    double sharers = driver && *driver ? 1 : shmem_n_pes();
+    if (me == 0)
+        printf("gpu_heap_memory_per_byte %.3f\n",
+               (double)(free_before - cuda_free_memory()) / sharers / (double)config.size);
     gpu_a = shmem_space_calloc(gpu, MAX_BYTES, 1);
     gpu_b = shmem_space_calloc(gpu, MAX_BYTES, 1);
     host_heap = shmem_calloc(MAX_BYTES, 1);

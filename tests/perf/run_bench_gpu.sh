@@ -48,6 +48,8 @@ for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
     *_put_nbi_8B_Mps) # one copy at a time, as a rate
         us=$(median ipc_d2d_8B_us "$work/limits.txt")
         limit=$(awk -v us="$us" 'BEGIN {if (us > 0) printf "%.3f", 1 / us}') ;;
+    gpu_heap_memory_per_byte) # a heap costs its size
+        limit=1 ;;
     gpu_*_1MiB_us) # one device-to-device copy of the whole buffer
         gbps=$(median ipc_d2d_1MiB_GBps "$work/limits.txt")
         limit=$(awk -v g="$gbps" 'BEGIN {if (g > 0) printf "%.1f", 1048576 / g / 1000}') ;;

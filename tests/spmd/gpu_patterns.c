@@ -307,8 +307,22 @@ int main(void)
     n = shmem_n_pes();
     shmem_space_config_t config = {gpu_runtime_type(), 16 << 20, SHMEM_SPACE_FLAG_DEFAULT};
     shmem_space_t space;
+    size_t free_before = gpu_runtime_memory_free();
+    shmem_barrier_all();
     CHECK(shmem_space_create(&config, &space, &team) == 0 && space != SHMEM_SPACE_INVALID,
           "a GPU space on every PE");
+    shmem_barrier_all();
+    /* A heap costs its size in device memory (a granule more at most), not the double that an
+     * aligned one carved out of a larger allocation cost. A GPU's count is the device's: every
+     * PE of the node on it, with some room for what the runtime makes for the library's streams;
+     * a double's is this process's. */
+    size_t held = free_before - gpu_runtime_memory_free();
+    size_t bound = gpu_runtime_double_streams()
+                       ? config.size + ((size_t)2 << 20)
+                       : (size_t)shmem_team_n_pes(SHMEM_TEAM_SHARED) * (config.size * 3 / 2);
+    CHECK(free_before > 0 && held <= bound,
+          "a GPU heap of %zu bytes took %zu bytes of device memory (at most %zu expected)",
+          config.size, held, bound);
     if (space != SHMEM_SPACE_INVALID) {
         unsigned char *src = shmem_space_malloc(space, LEN);
         unsigned char *dst = shmem_space_malloc(space, (size_t)n * LEN);

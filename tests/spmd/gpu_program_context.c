@@ -117,11 +117,15 @@ int main(int argc, char **argv)
         CHECK_CURRENT("shmem_space_destroy");
     }
     gpu_streams_fn made = gpu_runtime_double_streams(),
-                   below = gpu_runtime_double_streams_below_greatest();
+                   below = gpu_runtime_double_streams_below_greatest(),
+                   without_rdma = gpu_runtime_double_count("cuda_double_created_without_rdma");
     if (made && below) {
         CHECK(made() > 0, "the library made streams");
         CHECK_EQ(below(), 0);
     }
+    /* VMM heaps are GPUDirect RDMA capable where the device can make them so. */
+    if (without_rdma)
+        CHECK_EQ(without_rdma(), 0);
     int failed = check_failures;
     shmem_finalize();
     if (gpu_runtime_current() != mine) {

@@ -117,6 +117,21 @@ static inline int gpu_runtime_device_of(const void *ptr)
     return device;
 }
 
+typedef int (*gpu_mem_info_fn)(size_t *free, size_t *total);
+
+/* The device memory free as the runtime reports it (cuMemGetInfo, hipMemGetInfo): the device's
+ * on a GPU, what this process holds subtracted on a double. 0 when the runtime does not say. */
+static inline size_t gpu_runtime_memory_free(void)
+{
+    void *lib = gpu_runtime_is_hip() ? gpu_runtime_open(RTLD_NOW) : gpu_runtime_cuda_current();
+    gpu_mem_info_fn info =
+        lib ? (gpu_mem_info_fn)dlsym(lib,
+                                     gpu_runtime_is_hip() ? "hipMemGetInfo" : "cuMemGetInfo_v2")
+            : NULL;
+    size_t free = 0, total = 0;
+    return info && !info(&free, &total) ? free : 0;
+}
+
 /* A buffer of the program's own on device 0 (cuMemAlloc, hipMalloc), or NULL. */
 static inline void *gpu_runtime_malloc(size_t size)
 {
@@ -202,15 +217,20 @@ static inline gpu_streams_fn gpu_runtime_double_streams(void)
                : NULL;
 }
 
+/* A count of the double's own (name: its function), or NULL on a real runtime or another
+ * runtime's double. */
+static inline gpu_streams_fn gpu_runtime_double_count(const char *name)
+{
+    void *lib = gpu_runtime_open(RTLD_NOW | RTLD_NOLOAD);
+    return lib ? (gpu_streams_fn)dlsym(lib, name) : NULL;
+}
+
 /* The double's count of streams made below the device's greatest priority, or NULL on a real
  * runtime. */
 static inline gpu_streams_fn gpu_runtime_double_streams_below_greatest(void)
 {
-    void *lib = gpu_runtime_open(RTLD_NOW | RTLD_NOLOAD);
-    return lib ? (gpu_streams_fn)dlsym(lib, gpu_runtime_is_hip()
-                                                ? "hip_double_streams_below_greatest"
-                                                : "cuda_double_streams_below_greatest")
-               : NULL;
+    return gpu_runtime_double_count(gpu_runtime_is_hip() ? "hip_double_streams_below_greatest"
+                                                         : "cuda_double_streams_below_greatest");
 }
 
 #endif
