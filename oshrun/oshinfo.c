@@ -63,5 +63,10 @@ int main(int argc, char **argv)
         return 1;
     }
     discovery_print(&found, stdout);
+    printf(
+        "  A PE's GPU: the device its program made current before the PE first needs one (a CUDA\n"
+        "  context, cuCtxCreate or cudaSetDevice; a HIP device other than 0), else\n"
+        "  SHMEM_DEVICE_MAP's entry for its local rank, else one near its CPUs, spread over\n"
+        "  local ranks.\n");
     return 0;
 }

@@ -26,7 +26,10 @@
     X(DEFAULT_SPACE, devtype, "cpu",                                                               \
       "Device type of the default space: cpu, gpu, cuda or hip; every PE must reach it")           \
     X(DEVICE_MAP, devmap, "",                                                                      \
-      "GPU of each local rank, overriding locality: device numbers or - (none), e.g. 1,0")         \
+      "GPU of each local rank the program has not put on one, overriding locality: device "        \
+      "numbers or - (none), e.g. 1,0")                                                             \
+    X(GPU_COPY_ENGINES_ONLY, bool, "0",                                                            \
+      "Small writes into GPU memory as copies on the copy engines, never a kernel on the SMs")     \
     X(TEST_DEVICE_PES, pelist, "",                                                                 \
       "Testing aid: PEs (e.g. 0,2 or 1-3) on which a test device kind stands in for a GPU")        \
     X(TEST_DEVICE_SIZE, bytes, "1G", "Memory of the test device kind per PE")                      \

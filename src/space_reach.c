@@ -35,19 +35,20 @@ static int reach_gpus(const char *routine)
 static const struct kind_ops *reach_kind(enum device_family family, int ordinal, char *why,
                                          size_t len)
 {
-    (void)ordinal; /* unused in a build without GPU kinds */
+    struct kind_gpu_setup setup = {NULL, ordinal, rt.n_pes, rt.knobs.GPU_COPY_ENGINES_ONLY};
+    (void)setup; /* unused in a build without GPU kinds */
     (void)why;
     (void)len;
     switch (family) {
 #ifdef STRATA_HAVE_CUDA
     case DEVICE_FAMILY_CUDA:
-        return kind_cuda_use(rt.devices.job.cuda_driver, ordinal, rt.n_pes, why, len) ? NULL
-                                                                                      : &kind_cuda;
+        setup.runtime_path = rt.devices.job.cuda_driver;
+        return kind_cuda_use(&setup, why, len) ? NULL : &kind_cuda;
 #endif
 #ifdef STRATA_HAVE_HIP
     case DEVICE_FAMILY_HIP:
-        return kind_hip_use(rt.devices.job.hip_runtime, ordinal, rt.n_pes, why, len) ? NULL
-                                                                                     : &kind_hip;
+        setup.runtime_path = rt.devices.job.hip_runtime;
+        return kind_hip_use(&setup, why, len) ? NULL : &kind_hip;
 #endif
     default:
         return NULL;

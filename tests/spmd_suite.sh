@@ -352,6 +352,9 @@ spmd_cuda_tests() {
         run "spmd/gpu_patterns -np $np, CUDA VMM heaps outside their slots" "${with_double[@]}" \
             STRATA_CUDA_DOUBLE_RESERVE_MAX=1073741824 "${launch[@]}" "$np" \
             "$build/tests/spmd/gpu_patterns"
+        run "spmd/gpu_patterns -np $np, CUDA small writes on the copy engines only" \
+            "${with_double[@]}" SHMEM_GPU_COPY_ENGINES_ONLY=1 "${launch[@]}" "$np" \
+            "$build/tests/spmd/gpu_patterns"
         # A device without GPUDirect RDMA for VMM memory: heaps made without the flag.
         run "spmd/gpu_program_context -np $np, CUDA without GPUDirect RDMA" "${with_double[@]}" \
             STRATA_CUDA_DOUBLE_RDMA=0 "${launch[@]}" "$np" "$build/tests/spmd/gpu_program_context" \

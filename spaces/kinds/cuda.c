@@ -193,9 +193,9 @@ static const struct gpu_runtime cuda_runtime = {
     .scatter = cuda_scatter,
 };
 
-int kind_cuda_use(const char *driver_path, int ordinal, int n_pes, char *why, size_t whylen)
+int kind_cuda_use(const struct kind_gpu_setup *setup, char *why, size_t whylen)
 {
-    return gpu_use(&cuda_runtime, driver_path, ordinal, n_pes, why, whylen);
+    return gpu_use(&cuda_runtime, setup, why, whylen);
 }
 
 const struct kind_ops kind_cuda = {

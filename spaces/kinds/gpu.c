@@ -72,10 +72,12 @@ void gpu_sync(int queue)
 }
 
 static int gpu_n_pes; /* the job's, to find node peers' host mappings */
+int gpu_copy_engines_only;
 
-int gpu_use(const struct gpu_runtime *rt, const char *path, int ordinal, int n_pes, char *why,
+int gpu_use(const struct gpu_runtime *rt, const struct kind_gpu_setup *setup, char *why,
             size_t whylen)
 {
+    int ordinal = setup->ordinal;
     pthread_mutex_lock(&gpu_setup_lock);
     int rc = 0;
     void *stream;
@@ -84,7 +86,7 @@ int gpu_use(const struct gpu_runtime *rt, const char *path, int ordinal, int n_p
                  gpu_rt->name);
         rc = -1;
     } else if (!gpu_rt) {
-        rc = rt->open(path, ordinal, why, whylen);
+        rc = rt->open(setup->runtime_path, ordinal, why, whylen);
         if (!rc) {
             uintptr_t previous = rt->enter();
             if (rt->stream_create(&stream)) {
@@ -96,7 +98,8 @@ int gpu_use(const struct gpu_runtime *rt, const char *path, int ordinal, int n_p
         }
         if (!rc) {
             gpu_streams[0] = stream;
-            gpu_n_pes = n_pes;
+            gpu_n_pes = setup->n_pes;
+            gpu_copy_engines_only = setup->copy_engines_only;
             __atomic_store_n(&gpu_rt, rt, __ATOMIC_RELEASE);
             kind_private_use(rt->kind);
             kind_watch_host(rt->kind);

@@ -56,7 +56,8 @@ struct gpu_runtime {
     int (*host_alloc_mapped)(void **ptr, size_t len); /* pinned, and mapped for the GPU */
     enum gpu_memory (*memory)(const void *ptr);
     /* Optional: issues count writes (entries and data in mapped host memory) as one kernel on
-     * stream; without it each write of a batch is a copy of its own. */
+     * stream; without it (or with gpu_copy_engines_only) each write of a batch is a copy of its
+     * own. */
     void (*scatter)(const struct gpu_batch_entry *entries, const char *data, unsigned count,
                     void *stream);
 };
@@ -67,11 +68,12 @@ extern const struct gpu_runtime *gpu_rt;
  * also carries the library's kernels (atomics, reductions). */
 void *gpu_stream(int queue);
 
-/* Sets the kind of rt up on device ordinal for a job of n_pes, once; returns 0, or -1 with the
- * reason in why (the runtime does not load, the device cannot be used, another runtime is in
- * use). */
-int gpu_use(const struct gpu_runtime *rt, const char *path, int ordinal, int n_pes, char *why,
+/* Sets the kind of rt up as setup says, once; returns 0, or -1 with the reason in why (the runtime
+ * does not load, the device cannot be used, another runtime is in use). */
+int gpu_use(const struct gpu_runtime *rt, const struct kind_gpu_setup *setup, char *why,
             size_t whylen);
+/* Small writes are copies on the copy engines, never the scatter kernel (the setup's wish). */
+extern int gpu_copy_engines_only;
 /* Ends the process with a message naming what failed, unless rc is success (0). */
 void gpu_check(int rc, const char *what);
 

@@ -65,7 +65,7 @@ static void gpu_batch_issue(struct gpu_batch_pair *pair, int queue)
     if (!b || !b->count || b->in_flight)
         return;
     void *stream = gpu_stream(queue);
-    if (b->count > 1 && gpu_rt->scatter) {
+    if (b->count > 1 && gpu_rt->scatter && !gpu_copy_engines_only) {
         gpu_rt->scatter(b->entry, b->data, b->count, stream);
     } else {
         for (unsigned i = 0; i < b->count; i++)

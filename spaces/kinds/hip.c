@@ -214,9 +214,9 @@ static const struct gpu_runtime hip_runtime = {
     .memory = hip_memory,
 };
 
-int kind_hip_use(const char *runtime_path, int ordinal, int n_pes, char *why, size_t whylen)
+int kind_hip_use(const struct kind_gpu_setup *setup, char *why, size_t whylen)
 {
-    return gpu_use(&hip_runtime, runtime_path, ordinal, n_pes, why, whylen);
+    return gpu_use(&hip_runtime, setup, why, whylen);
 }
 
 const struct kind_ops kind_hip = {

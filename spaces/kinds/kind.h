@@ -131,14 +131,21 @@ extern const struct kind_ops kind_host;
 extern const struct kind_ops kind_testdev;
 /* The PE's CUDA GPU, where the build found cuda.h (STRATA_HAVE_CUDA). */
 extern const struct kind_ops kind_cuda;
-/* Sets the kind up on device ordinal of the driver at driver_path (NULL: libcuda.so.1), for a
- * job of n_pes, once; returns 0, or -1 with the reason in why. */
-int kind_cuda_use(const char *driver_path, int ordinal, int n_pes, char *why, size_t whylen);
+/* How a GPU kind is set up. */
+struct kind_gpu_setup {
+    const char *runtime_path; /* a testing knob's stand-in for the runtime, or NULL */
+    int ordinal;              /* the PE's device */
+    int n_pes;                /* the job's */
+    int copy_engines_only;    /* small writes as copies, never the scatter kernel */
+};
+/* Sets the kind up as setup says (runtime_path NULL: libcuda.so.1), once; returns 0, or -1 with
+ * the reason in why. */
+int kind_cuda_use(const struct kind_gpu_setup *setup, char *why, size_t whylen);
 /* The PE's AMD GPU, where the build found the HIP headers (STRATA_HAVE_HIP). */
 extern const struct kind_ops kind_hip;
-/* As kind_cuda_use, with the runtime at runtime_path (NULL: libamdhip64 of the headers' major
- * version). A process uses one of the two GPU kinds: the other then refuses to be set up. */
-int kind_hip_use(const char *runtime_path, int ordinal, int n_pes, char *why, size_t whylen);
+/* As kind_cuda_use (runtime_path NULL: libamdhip64, as hip.c looks for it). A process uses one
+ * of the two GPU kinds: the other then refuses to be set up. */
+int kind_hip_use(const struct kind_gpu_setup *setup, char *why, size_t whylen);
 /* The test device's private buffers, as the program allocates them (shmemx.h). */
 void *kind_testdev_private_alloc(size_t size);
 void kind_testdev_private_free(void *ptr);

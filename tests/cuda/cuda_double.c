@@ -259,6 +259,12 @@ EXPORT int cuda_double_streams_created(void)
     return double_streams_created();
 }
 
+/* Not the driver's: how many batch scatter kernels were launched, for tests. */
+EXPORT int cuda_double_scatters(void)
+{
+    return double_scatters_launched();
+}
+
 /* Not the driver's: how many of them were below the greatest priority, for tests. */
 EXPORT int cuda_double_streams_below_greatest(void)
 {

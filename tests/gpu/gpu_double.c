@@ -175,7 +175,7 @@ struct double_stream {
     struct double_stream *next;
 };
 static struct double_stream *streams;
-static int streams_created, streams_below_greatest;
+static int streams_created, streams_below_greatest, scatters_launched;
 static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER; /* one stream runs at a time */
 
 static uint64_t amo_apply(unsigned amo, uint64_t old, uint64_t value, uint64_t compare)
@@ -593,6 +593,11 @@ const void *double_stream_owner(const struct double_stream *s)
     return s->owner;
 }
 
+int double_scatters_launched(void)
+{
+    return __atomic_load_n(&scatters_launched, __ATOMIC_RELAXED);
+}
+
 int double_streams_below_greatest(void)
 {
     pthread_mutex_lock(&lock);
@@ -726,6 +731,7 @@ static enum double_status launch_scatter(struct double_stream *s, void **params)
         free(op);
         return DOUBLE_INVALID_VALUE;
     }
+    __atomic_add_fetch(&scatters_launched, 1, __ATOMIC_RELAXED);
     return enqueue(s, op);
 }
 

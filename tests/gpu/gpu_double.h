@@ -89,6 +89,8 @@ const void *double_stream_owner(const struct double_stream *s);
 /* How many streams were created, and how many of them below the greatest priority: tests ask
  * through each double. */
 int double_streams_created(void);
+/* How many batch scatters were launched. */
+int double_scatters_launched(void);
 int double_streams_below_greatest(void);
 void double_stream_sync(struct double_stream *s);
 enum double_status double_copy(uintptr_t dst, uintptr_t src, size_t len, struct double_stream *s);
