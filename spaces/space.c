@@ -215,6 +215,21 @@ void space_unexport(struct space *space)
             regions[i]->kind->unexport(&regions[i]->mem);
 }
 
+void space_detach_devices(const struct space_job *job, struct space *space)
+{
+    struct region *regions[2];
+    int n = space_regions(space, regions);
+    for (int i = 0; i < n; i++) {
+        char **copies = regions[i]->routes.copies;
+        for (int pe = 0;
+             copies && !kind_can(regions[i]->kind, KIND_CAP_LOAD_STORE) && pe < job->n_pes; pe++)
+            if (pe != job->my_pe && copies[pe]) {
+                regions[i]->kind->detach(copies[pe], regions[i]->size);
+                copies[pe] = NULL;
+            }
+    }
+}
+
 static void region_destroy(const struct space_job *job, struct region *region)
 {
     char **copies = region->routes.copies;

@@ -109,6 +109,10 @@ int space_regions(struct space *space, struct region **regions);
 /* After every node peer attached: withdraws the handles (host: the names), so a crashed job
  * leaves no file behind. */
 void space_unexport(struct space *space);
+/* Detaches the node peers' copies of a space of device memory (the kind's IPC mappings), so that
+ * each owner may free its part once every member has done so: an importer must let go of a
+ * peer's memory first. Host memory stays mapped until space_destroy. */
+void space_detach_devices(const struct space_job *job, struct space *space);
 void space_destroy(const struct space_job *job, struct space *space);
 
 /* The region with this id on this PE, or NULL. */

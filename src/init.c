@@ -550,6 +550,8 @@ void shmem_finalize(void)
         transport_flush_all(rt.worker);
         transport_wait_enter(rt.transport);
     }
+    /* Node peers' device memory is let go before the fence, after which its owners free it. */
+    space_api_detach_devices();
     boot_fence_progressing(finalize_progress, rt.worker); /* NULL without a transport */
     if (rt.transport)
         transport_wait_leave(rt.transport);

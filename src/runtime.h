@@ -148,8 +148,13 @@ size_t space_records_bytes(int n_pes);
 void space_records_init(void *area);
 
 /* ---- Space handles (space_api.c) ---- */
-/* Registers the default space and sets SHMEM_SPACE_DEFAULT; forgets every space at finalize. */
+/* Registers the default space and sets SHMEM_SPACE_DEFAULT. */
 void space_api_init(void);
+/* At finalize, before the job's last fence: lets go of node peers' device memory in every live
+ * space (space_detach_devices). */
+void space_api_detach_devices(void);
+/* At finalize, after the fence: destroys the spaces the program left alive (not the default
+ * one) and forgets them. */
 void space_api_fini(void);
 /* The live space a handle names, or NULL (SHMEM_SPACE_INVALID, a destroyed space). */
 struct space *space_from_handle(shmem_space_t handle);

@@ -43,8 +43,18 @@ void space_api_init(void)
     SHMEM_SPACE_DEFAULT = space_handle(rt.default_space);
 }
 
+void space_api_detach_devices(void)
+{
+    for (int id = 0; id <= SPACE_MAX_ID; id++)
+        if (space_by_id[id])
+            space_detach_devices(&rt.job, space_by_id[id]);
+}
+
 void space_api_fini(void)
 {
+    for (int id = 0; id <= SPACE_MAX_ID; id++)
+        if (space_by_id[id] && space_by_id[id] != rt.default_space)
+            space_destroy(&rt.job, space_by_id[id]);
     memset(space_by_id, 0, sizeof(space_by_id));
 }
 
@@ -365,6 +375,7 @@ int shmem_space_destroy(shmem_space_t handle)
         return -1;
     }
     order_quiet_all(); /* every context's writes into the space land before it goes */
+    space_detach_devices(&rt.job, space);
     shmem_team_destroy(space->members_team); /* synchronizes: nobody uses the memory any more */
     int id = space->heap.id;
     space_by_id[id] = NULL;

@@ -299,6 +299,11 @@ spmd_gpu_tests() {
             "${with_gpu[@]}" "${launch[@]}" "$np" "$build/tests/spmd/gpu_program_context" \
             runtime 0 late
     done
+    # A program that resets the device before shmem_finalize ends cleanly.
+    for np in $(nps 1 2); do
+        run "spmd/gpu_device_reset -np $np, $name" "${with_gpu[@]}" "${launch[@]}" "$np" \
+            "$build/tests/spmd/gpu_device_reset"
+    done
 }
 
 # A GPU kind on its double with several devices a node: spmd_gpu_devices_tests NAME COUNT_VAR

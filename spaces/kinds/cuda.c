@@ -8,6 +8,8 @@
 #include <string.h>
 
 static CUcontext cuda_context; /* the program's context at set-up, else the device's primary one */
+static CUdevice cuda_device;
+static int cuda_context_primary;
 static int cuda_stream_priority; /* the device's greatest */
 
 void cuda_check(CUresult rc, const char *what)
@@ -53,7 +55,9 @@ static int cuda_open(const char *path, int ordinal, char *why, size_t whylen)
         snprintf(why, whylen, "CUDA device %d cannot be set up", ordinal);
         return -1;
     }
+    cuda_device = device;
     cuda_context = cuda_program_context(device);
+    cuda_context_primary = !cuda_context;
     if (!cuda_context && cuda.cuDevicePrimaryCtxRetain(&cuda_context, device) != CUDA_SUCCESS) {
         snprintf(why, whylen, "CUDA device %d has no primary context", ordinal);
         return -1;
@@ -103,6 +107,23 @@ static int cuda_stream_create(void **stream)
 static int cuda_stream_sync(void *stream)
 {
     return cuda.cuStreamSynchronize(stream);
+}
+
+/* The library's context is gone (the program destroyed it, or reset the device: cudaDeviceReset
+ * resets the primary context), or it was made anew and stream, of the old one, no longer works. */
+static int cuda_lost(void *stream)
+{
+    unsigned flags, version;
+    int active = 0;
+    if (cuda_context_primary
+            ? cuda.cuDevicePrimaryCtxGetState(cuda_device, &flags, &active) != CUDA_SUCCESS ||
+                  !active
+            : cuda.cuCtxGetApiVersion(cuda_context, &version) != CUDA_SUCCESS)
+        return 1;
+    uintptr_t previous = cuda_enter();
+    CUresult rc = cuda.cuStreamQuery(stream);
+    cuda_leave(previous);
+    return rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY;
 }
 
 _Static_assert(sizeof(CUipcMemHandle) == GPU_IPC_HANDLE, "a CUDA IPC handle is 64 bytes");
@@ -183,6 +204,7 @@ static const struct gpu_runtime cuda_runtime = {
     .fill_async = cuda_fill_async,
     .stream_create = cuda_stream_create,
     .stream_sync = cuda_stream_sync,
+    .lost = cuda_lost,
     .ipc_get = cuda_ipc_get,
     .ipc_open = cuda_ipc_open,
     .ipc_close = cuda_ipc_close,

@@ -13,6 +13,8 @@
     X(cuInit)                                                                                      \
     X(cuDeviceGet)                                                                                 \
     X(cuDevicePrimaryCtxRetain)                                                                    \
+    X(cuDevicePrimaryCtxGetState)                                                                  \
+    X(cuCtxGetApiVersion)                                                                          \
     X(cuCtxSetCurrent)                                                                             \
     X(cuCtxGetCurrent)                                                                             \
     X(cuCtxGetDevice)                                                                              \
@@ -24,6 +26,7 @@
     X(cuMemsetD8Async)                                                                             \
     X(cuStreamCreateWithPriority)                                                                  \
     X(cuStreamSynchronize)                                                                         \
+    X(cuStreamQuery)                                                                               \
     X(cuIpcGetMemHandle)                                                                           \
     X(cuIpcOpenMemHandle)                                                                          \
     X(cuIpcCloseMemHandle)                                                                         \

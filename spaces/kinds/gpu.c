@@ -31,7 +31,18 @@ static void *gpu_streams[KIND_QUEUES];
 void gpu_check(int rc, const char *what)
 {
     if (rc != 0)
-        log_fatal("spaces", "%s %s failed (error %d)", gpu_rt->name, what, rc);
+        log_fatal("spaces", "%s %s failed (error %d)%s", gpu_rt->name, what, rc,
+                  gpu_device_lost() ? ": the program reset the device (or destroyed the context) "
+                                      "under a live GPU space"
+                                    : "");
+}
+
+int gpu_device_lost(void)
+{
+    static int lost;
+    if (!__atomic_load_n(&lost, __ATOMIC_RELAXED) && gpu_rt->lost(gpu_streams[0]))
+        __atomic_store_n(&lost, 1, __ATOMIC_RELAXED);
+    return __atomic_load_n(&lost, __ATOMIC_RELAXED);
 }
 
 void gpu_leave_scope(const uintptr_t *previous)
@@ -141,11 +152,14 @@ int gpu_create(const char *prefix, size_t size, struct kind_mem *mem)
     return 0;
 }
 
+/* After a device reset the memory is gone already. */
 void gpu_destroy(struct kind_mem *mem)
 {
-    GPU_ENTERED;
-    gpu_sync(KIND_QUEUE_ALL); /* nothing of the library may still be writing into it */
-    gpu_check(gpu_rt->free(mem->storage), "free");
+    if (!gpu_device_lost()) {
+        GPU_ENTERED;
+        gpu_sync(KIND_QUEUE_ALL); /* nothing of the library may still be writing into it */
+        gpu_check(gpu_rt->free(mem->storage), "free");
+    }
     mem->base = mem->storage = NULL;
 }
 
@@ -209,9 +223,10 @@ void gpu_detach(void *addr, size_t size)
             gpu_attached[i] = (struct gpu_attached){NULL, NULL};
         }
     pthread_mutex_unlock(&gpu_attached_lock);
+    if (!block || gpu_device_lost()) /* a device reset closed it */
+        return;
     gpu_sync(KIND_QUEUE_ALL); /* nothing of the library may still be writing into it */
-    if (block)
-        gpu_check(gpu_rt->ipc_close(block), "IPC handle close");
+    gpu_check(gpu_rt->ipc_close(block), "IPC handle close");
 }
 
 /* An IPC handle names no file: nothing to withdraw. */
@@ -274,8 +289,10 @@ void gpu_host_unmapping(void *base, size_t len)
     pthread_mutex_lock(&gpu_pin_lock);
     for (int i = 0; i < gpu_pinned_count;) {
         if (gpu_pinned[i].base - lo < len) {
-            gpu_sync(KIND_QUEUE_ALL); /* no copy may still read or write it */
-            gpu_check(gpu_rt->host_unregister((void *)gpu_pinned[i].base), "host unregister");
+            if (!gpu_device_lost()) {     /* a device reset unregistered it */
+                gpu_sync(KIND_QUEUE_ALL); /* no copy may still read or write it */
+                gpu_check(gpu_rt->host_unregister((void *)gpu_pinned[i].base), "host unregister");
+            }
             gpu_pinned[i] = gpu_pinned[--gpu_pinned_count];
         } else {
             i++;

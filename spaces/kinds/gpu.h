@@ -48,6 +48,10 @@ struct gpu_runtime {
     int (*fill_async)(void *dst, int byte, size_t len, void *stream);
     int (*stream_create)(void **stream); /* one the program's default stream never waits for */
     int (*stream_sync)(void *stream);
+    /* Whether the program reset the device (or destroyed the library's context) since set-up,
+     * stream being one the library made: its memory, streams and registrations are then gone.
+     * Callable with nothing entered. */
+    int (*lost)(void *stream);
     int (*ipc_get)(void *handle, void *block); /* GPU_IPC_HANDLE bytes naming an allocation */
     int (*ipc_open)(void **block, const void *handle);
     int (*ipc_close)(void *block);
@@ -76,6 +80,8 @@ int gpu_use(const struct gpu_runtime *rt, const struct kind_gpu_setup *setup, ch
 extern int gpu_copy_engines_only;
 /* Ends the process with a message naming what failed, unless rc is success (0). */
 void gpu_check(int rc, const char *what);
+/* Whether the program reset the device under the library (gpu_runtime.lost), from then on. */
+int gpu_device_lost(void);
 
 /* Enters the runtime (gpu_runtime.enter) for the rest of the enclosing block and leaves it on
  * every way out of the block, early returns included. */

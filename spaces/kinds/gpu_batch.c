@@ -234,7 +234,9 @@ void gpu_batch_sync(int queue)
     struct gpu_batch_pair *pair = &gpu_batch_pairs[queue];
     pthread_mutex_lock(&pair->lock);
     gpu_batch_issue(pair, queue);
-    gpu_check(gpu_rt->stream_sync(gpu_stream(queue)), "stream synchronize");
+    int rc = gpu_rt->stream_sync(gpu_stream(queue));
+    if (rc && !gpu_device_lost()) /* after a device reset nothing is left to land */
+        gpu_check(rc, "stream synchronize");
     gpu_batch_done(pair);
     pthread_mutex_unlock(&pair->lock);
 }

@@ -30,6 +30,7 @@
     X(hipStreamCreateWithPriority)                                                                 \
     X(hipDeviceGetStreamPriorityRange)                                                             \
     X(hipStreamSynchronize)                                                                        \
+    X(hipStreamQuery)                                                                              \
     X(hipIpcGetMemHandle)                                                                          \
     X(hipIpcOpenMemHandle)                                                                         \
     X(hipIpcCloseMemHandle)                                                                        \
@@ -143,6 +144,15 @@ static int hip_stream_sync(void *stream)
     return hip.hipStreamSynchronize(stream);
 }
 
+/* The program reset the device (hipDeviceReset): stream, of the library, no longer works. */
+static int hip_lost(void *stream)
+{
+    uintptr_t previous = hip_enter();
+    hipError_t rc = hip.hipStreamQuery(stream);
+    hip_leave(previous);
+    return rc != hipSuccess && rc != hipErrorNotReady;
+}
+
 _Static_assert(sizeof(hipIpcMemHandle_t) == GPU_IPC_HANDLE, "a HIP IPC handle is 64 bytes");
 
 static int hip_ipc_get(void *handle, void *block)
@@ -205,6 +215,7 @@ static const struct gpu_runtime hip_runtime = {
     .fill_async = hip_fill_async,
     .stream_create = hip_stream_create,
     .stream_sync = hip_stream_sync,
+    .lost = hip_lost,
     .ipc_get = hip_ipc_get,
     .ipc_open = hip_ipc_open,
     .ipc_close = hip_ipc_close,

@@ -31,6 +31,7 @@ static CUresult status(enum double_status s)
  * current context, and a stack of them (cuCtxPushCurrent) under it. */
 struct double_context {
     int device;
+    int usable; /* a primary context retained and not reset since; a created one not destroyed */
 };
 #define DOUBLE_MAX_DEVICES 16
 #define DOUBLE_STACK 8
@@ -38,6 +39,12 @@ static struct double_context primary_contexts[DOUBLE_MAX_DEVICES];
 static __thread struct double_context *current;
 static __thread struct double_context *stack[DOUBLE_STACK];
 static __thread int stacked;
+
+/* A context that calls may use. */
+static int usable(const struct double_context *c)
+{
+    return c && __atomic_load_n(&c->usable, __ATOMIC_ACQUIRE);
+}
 
 static int current_device(void)
 {
@@ -87,7 +94,36 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device)
     if (!device_valid(device))
         return CUDA_ERROR_INVALID_DEVICE;
     primary_contexts[device].device = device;
+    __atomic_store_n(&primary_contexts[device].usable, 1, __ATOMIC_RELEASE);
     *context = (CUcontext)&primary_contexts[device];
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice device, unsigned int *flags, int *active)
+{
+    if (!device_valid(device))
+        return CUDA_ERROR_INVALID_DEVICE;
+    *flags = 0;
+    *active = usable(&primary_contexts[device]);
+    return CUDA_SUCCESS;
+}
+
+/* What cudaDeviceReset does: the primary context's memory, streams and host registrations go,
+ * and it is inactive until retained again. */
+EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice device)
+{
+    if (!device_valid(device))
+        return CUDA_ERROR_INVALID_DEVICE;
+    __atomic_store_n(&primary_contexts[device].usable, 0, __ATOMIC_RELEASE);
+    double_reset(device, &primary_contexts[device]);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetApiVersion(CUcontext context, unsigned int *version)
+{
+    if (!usable((struct double_context *)context))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *version = 12000;
     return CUDA_SUCCESS;
 }
 
@@ -100,6 +136,7 @@ EXPORT CUresult cuCtxCreate_v2(CUcontext *context, unsigned int flags, CUdevice 
     if (!made)
         return device_valid(device) ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_DEVICE;
     made->device = device;
+    made->usable = 1;
     if (current && stacked < DOUBLE_STACK)
         stack[stacked++] = current;
     current = made;
@@ -114,7 +151,7 @@ EXPORT CUresult cuCtxDestroy(CUcontext context)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (current == c)
         current = stacked ? stack[--stacked] : NULL;
-    free(c);
+    __atomic_store_n(&c->usable, 0, __ATOMIC_RELEASE); /* kept: a stale handle stays recognisable */
     return CUDA_SUCCESS;
 }
 
@@ -161,7 +198,7 @@ EXPORT CUresult cuCtxGetDevice(CUdevice *device)
 /* Every call below needs a current context, as the driver's do. */
 #define NEED_CONTEXT()                                                                             \
     do {                                                                                           \
-        if (!current)                                                                              \
+        if (!usable(current))                                                                      \
             return CUDA_ERROR_INVALID_CONTEXT;                                                     \
     } while (0)
 
@@ -169,7 +206,8 @@ EXPORT CUresult cuCtxGetDevice(CUdevice *device)
 #define NEED_STREAM(stream)                                                                        \
     do {                                                                                           \
         NEED_CONTEXT();                                                                            \
-        if ((stream) && double_stream_owner((struct double_stream *)(stream)) != current)          \
+        if ((stream) && (double_stream_owner((struct double_stream *)(stream)) != current ||       \
+                         !double_stream_alive((struct double_stream *)(stream))))                  \
             return CUDA_ERROR_INVALID_HANDLE;                                                      \
     } while (0)
 
@@ -310,6 +348,12 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *stream, unsigned int flags,
 EXPORT CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
 {
     return cuStreamCreateWithPriority(stream, flags, 0);
+}
+
+EXPORT CUresult cuStreamQuery(CUstream stream)
+{
+    NEED_STREAM(stream);
+    return CUDA_SUCCESS; /* the double's work runs when synchronized: nothing is under way */
 }
 
 EXPORT CUresult cuStreamSynchronize(CUstream stream)

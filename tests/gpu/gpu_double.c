@@ -24,7 +24,9 @@ struct block {
     char *storage; /* the bytes */
     int fd;        /* an allocation's memory file, -1 for an opened one */
     enum block_origin origin;
-    int device; /* the device whose memory it is */
+    int device;             /* the device whose memory it is */
+    _Atomic int *importers; /* allocated and opened: how many processes have it open */
+    int owner;              /* opened: the process that allocated it */
     struct block *next;
 };
 static struct block *blocks;
@@ -93,6 +95,23 @@ static uintptr_t reserve(size_t size, size_t align)
     return base;
 }
 
+/* An allocation's memory file holds, in the page after its bytes, how many other processes have
+ * it open, so that the owner's free can tell that it came before a node peer let go: the peer's
+ * mapping would then be of freed memory. */
+#define DOUBLE_PAGE ((size_t)4096)
+
+static size_t importers_offset(size_t size)
+{
+    return (size + DOUBLE_PAGE - 1) / DOUBLE_PAGE * DOUBLE_PAGE;
+}
+
+static _Atomic int *importers_map(int fd, size_t size)
+{
+    void *p = mmap(NULL, DOUBLE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                   (off_t)importers_offset(size));
+    return p == MAP_FAILED ? NULL : p;
+}
+
 /* Maps size bytes of fd, memory of device, as a new block at base (0: at addresses reserved for
  * it); the block keeps fd when it is an allocation (node peers open it through /proc while it
  * lives), else closes it. */
@@ -110,11 +129,14 @@ static enum double_status block_add(int fd, size_t size, enum block_origin origi
         close(fd);
         return origin == BLOCK_ALLOCATED ? DOUBLE_OUT_OF_MEMORY : DOUBLE_INVALID_HANDLE;
     }
+    _Atomic int *importers = origin == BLOCK_MAPPED ? NULL : importers_map(fd, size);
+    if (origin == BLOCK_OPENED && importers)
+        atomic_fetch_add(importers, 1);
     if (origin != BLOCK_ALLOCATED) {
         close(fd);
         fd = -1;
     }
-    *b = (struct block){base, size, storage, fd, origin, device, NULL};
+    *b = (struct block){base, size, storage, fd, origin, device, importers, 0, NULL};
     pthread_mutex_lock(&lock);
     b->next = blocks;
     blocks = b;
@@ -136,6 +158,17 @@ static enum double_status block_remove(uintptr_t dptr, enum block_origin origin)
     pthread_mutex_unlock(&lock);
     if (!b)
         return DOUBLE_INVALID_VALUE;
+    if (b->importers) {
+        if (origin == BLOCK_OPENED) {
+            /* Of two processes that each close the other's memory and then free their own, the
+             * one with the lower id is fast and the other slow: an owner that frees without
+             * waiting for its importers is seen, whichever started first. */
+            if (b->owner < getpid())
+                usleep(20000);
+            atomic_fetch_sub(b->importers, 1);
+        }
+        munmap((void *)b->importers, DOUBLE_PAGE);
+    }
     munmap(b->storage, b->size);
     if (origin != BLOCK_MAPPED)
         munmap((void *)b->base, b->size);
@@ -171,6 +204,7 @@ struct op {
 struct double_stream {
     int blocking; /* the legacy default stream waits for it */
     const void *owner;
+    int dead; /* its owner was reset */
     struct op *head, **tail;
     struct double_stream *next;
 };
@@ -346,7 +380,7 @@ enum double_status double_alloc(uintptr_t *dptr, size_t size, int device)
     if (!size)
         return DOUBLE_INVALID_VALUE;
     int fd = memfd_create("gpu-double", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, (off_t)size)) {
+    if (fd < 0 || ftruncate(fd, (off_t)(importers_offset(size) + DOUBLE_PAGE))) {
         if (fd >= 0)
             close(fd);
         return DOUBLE_OUT_OF_MEMORY;
@@ -357,7 +391,8 @@ enum double_status double_alloc(uintptr_t *dptr, size_t size, int device)
     return rc;
 }
 
-enum double_status double_free(uintptr_t dptr)
+/* Frees an allocation whether or not other processes have it open (a reset frees them all). */
+static enum double_status double_free_unchecked(uintptr_t dptr)
 {
     pthread_mutex_lock(&lock);
     struct block *b = block_of(dptr);
@@ -367,6 +402,20 @@ enum double_status double_free(uintptr_t dptr)
     if (rc == DOUBLE_OK)
         hold(-(ssize_t)size);
     return rc;
+}
+
+enum double_status double_free(uintptr_t dptr)
+{
+    pthread_mutex_lock(&lock);
+    struct block *b = block_of(dptr);
+    int open_elsewhere = b && b->base == dptr && b->importers ? atomic_load(b->importers) : 0;
+    pthread_mutex_unlock(&lock);
+    if (open_elsewhere) {
+        fprintf(stderr, "gpu double: device memory freed while %d other process(es) have it open\n",
+                open_elsewhere);
+        return DOUBLE_INVALID_VALUE;
+    }
+    return double_free_unchecked(dptr);
 }
 
 enum double_status double_ipc_get(uintptr_t dptr, char *handle)
@@ -395,7 +444,13 @@ enum double_status double_ipc_open(const char *handle, uintptr_t *dptr)
     int opened = open(path, O_RDWR | O_CLOEXEC);
     if (opened < 0)
         return DOUBLE_INVALID_HANDLE;
-    return block_add(opened, size, BLOCK_OPENED, device, 0, dptr);
+    enum double_status rc = block_add(opened, size, BLOCK_OPENED, device, 0, dptr);
+    pthread_mutex_lock(&lock);
+    struct block *b = rc == DOUBLE_OK ? block_of(*dptr) : NULL;
+    if (b)
+        b->owner = pid;
+    pthread_mutex_unlock(&lock);
+    return rc;
 }
 
 enum double_status double_ipc_close(uintptr_t dptr)
@@ -596,6 +651,49 @@ const void *double_stream_owner(const struct double_stream *s)
 int double_scatters_launched(void)
 {
     return __atomic_load_n(&scatters_launched, __ATOMIC_RELAXED);
+}
+
+int double_stream_alive(const struct double_stream *s)
+{
+    pthread_mutex_lock(&lock);
+    int alive = !s->dead;
+    pthread_mutex_unlock(&lock);
+    return alive;
+}
+
+void double_reset(int device, const void *owner)
+{
+    uintptr_t gone[64];
+    int n;
+    pthread_mutex_lock(&lock);
+    for (struct double_stream *s = streams; s; s = s->next)
+        s->dead |= s->owner == owner;
+    for (struct pinned **at = &pinned; *at;) {
+        struct pinned *h = *at;
+        if (h->allocated) {
+            at = &h->next;
+        } else {
+            *at = h->next;
+            free(h);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    do { /* block_remove takes the lock: gather the device's blocks a few at a time */
+        enum block_origin origins[64];
+        n = 0;
+        pthread_mutex_lock(&lock);
+        for (struct block *b = blocks; b && n < 64; b = b->next)
+            if (b->device == device) {
+                origins[n] = b->origin;
+                gone[n++] = b->base;
+            }
+        pthread_mutex_unlock(&lock);
+        for (int i = 0; i < n; i++)
+            if (origins[i] == BLOCK_ALLOCATED)
+                double_free_unchecked(gone[i]);
+            else
+                block_remove(gone[i], origins[i]);
+    } while (n);
 }
 
 int double_streams_below_greatest(void)

@@ -86,6 +86,11 @@ struct double_stream;
  * made at the device's greatest priority. */
 struct double_stream *double_stream_create(int blocking, const void *owner, int greatest);
 const void *double_stream_owner(const struct double_stream *s);
+/* Whether the stream still works: a device reset ends its owner's streams. */
+int double_stream_alive(const struct double_stream *s);
+/* A device reset (cudaDeviceReset, hipDeviceReset): owner's streams stop working, the memory of
+ * device this process allocated, opened or mapped is gone, and so are its host registrations. */
+void double_reset(int device, const void *owner);
 /* How many streams were created, and how many of them below the greatest priority: tests ask
  * through each double. */
 int double_streams_created(void);

@@ -179,7 +179,8 @@ static const void *device_owner(int device)
 #define NEED_STREAM(stream)                                                                        \
     do {                                                                                           \
         if ((stream) &&                                                                            \
-            double_stream_owner((struct double_stream *)(stream)) != device_owner(current))        \
+            (double_stream_owner((struct double_stream *)(stream)) != device_owner(current) ||     \
+             !double_stream_alive((struct double_stream *)(stream))))                              \
             return hipErrorInvalidHandle;                                                          \
     } while (0)
 
@@ -206,6 +207,19 @@ EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *stream, unsigned int 
 EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)
 {
     return hipStreamCreateWithPriority(stream, flags, 0);
+}
+
+EXPORT hipError_t hipStreamQuery(hipStream_t stream)
+{
+    NEED_STREAM(stream);
+    return hipSuccess; /* the double's work runs when synchronized: nothing is under way */
+}
+
+/* The current device's memory, streams and host registrations go. */
+EXPORT hipError_t hipDeviceReset(void)
+{
+    double_reset(current, device_owner(current));
+    return hipSuccess;
 }
 
 EXPORT hipError_t hipStreamSynchronize(hipStream_t stream)

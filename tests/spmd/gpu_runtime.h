@@ -217,6 +217,19 @@ static inline gpu_streams_fn gpu_runtime_double_streams(void)
                : NULL;
 }
 
+/* Resets the device, as cudaDeviceReset (the primary context of device) or hipDeviceReset (the
+ * current device) does: every allocation, stream and registration of the process on it goes.
+ * Returns 0 on success. */
+static inline int gpu_runtime_reset(int device)
+{
+    typedef int (*reset_fn)(int device);
+    void *lib = gpu_runtime_open(RTLD_NOW);
+    reset_fn reset = lib ? (reset_fn)dlsym(lib, gpu_runtime_is_hip() ? "hipDeviceReset"
+                                                                     : "cuDevicePrimaryCtxReset_v2")
+                         : NULL;
+    return reset ? reset(device) : -1;
+}
+
 /* A count of the double's own (name: its function), or NULL on a real runtime or another
  * runtime's double. */
 static inline gpu_streams_fn gpu_runtime_double_count(const char *name)
