@@ -374,11 +374,42 @@ spmd_cuda_tests() {
 
 # The HIP kind on its double as the PEs' GPU of any vendor too (SHMEM_DEVICE_GPU in spaces_device):
 # no CUDA driver is loaded, so a machine's NVIDIA GPU does not take its place.
+# hip_runtime_dir SONAME: a directory where the HIP double is installed as SONAME, for the
+# library's own search of LD_LIBRARY_PATH to find it.
+hip_runtime_dir() {
+    local dir="$log_dir/hip-runtime/$1"
+    mkdir -p "$dir" && ln -sf "$hip_double" "$dir/$1" && echo "$dir"
+}
+
 spmd_hip_tests() {
-    spmd_gpu_tests HIP "$hip_double" hip SHMEM_TEST_HIP_RUNTIME="$hip_double" \
-        SHMEM_TEST_CUDA_DRIVER=/nonexistent/libcuda.so.1
-    [ -f "$hip_double" ] && spmd_gpu_devices_tests HIP STRATA_HIP_DOUBLE_DEVICES \
-        SHMEM_TEST_HIP_RUNTIME="$hip_double" SHMEM_TEST_CUDA_DRIVER=/nonexistent/libcuda.so.1
+    if [ ! -f "$hip_double" ]; then
+        spmd_gpu_tests HIP "$hip_double" hip
+        return
+    fi
+    # Found as a ROCm 7 runtime by the library's search, beside Debian's libamdhip64.so.5.
+    local np with_hip=(LD_LIBRARY_PATH="$(hip_runtime_dir libamdhip64.so.7)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        STRATA_TEST_HIP_SONAME=libamdhip64.so.7 STRATA_HIP_DOUBLE_VERSION=7.0
+        SHMEM_TEST_CUDA_DRIVER=/nonexistent/libcuda.so.1)
+    spmd_gpu_tests HIP "$hip_double" hip "${with_hip[@]}"
+    spmd_gpu_devices_tests HIP STRATA_HIP_DOUBLE_DEVICES "${with_hip[@]}"
+    # The runtimes of HIP 5 and 6 (hipMemoryType numbered apart), each the newest found.
+    local version
+    for version in 5.7 6.2; do
+        for np in $(nps 2); do
+            run "spmd/gpu_patterns -np $np, HIP $version runtime (libamdhip64.so.${version%.*})" \
+                env LD_LIBRARY_PATH="$(hip_runtime_dir "libamdhip64.so.${version%.*}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+                STRATA_TEST_HIP_SONAME="libamdhip64.so.${version%.*}" \
+                STRATA_HIP_DOUBLE_VERSION=$version SHMEM_TEST_CUDA_DRIVER=/nonexistent/libcuda.so.1 \
+                "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
+        done
+    done
+    # A runtime newer than the versions the kind knows is refused, saying which it knows.
+    run "SHMEM_DEFAULT_SPACE=hip on a HIP 8.0 runtime is refused, naming the versions known" \
+        bash -c 'out=$("$@" 2>&1); rc=$?; echo "$out"; [ $rc -ne 0 ] &&
+                 grep -q "HIP runtime 8.0 is not supported: this build knows HIP 5, 6 and 7" <<<"$out"' \
+        _ env LD_LIBRARY_PATH="$(hip_runtime_dir libamdhip64.so.7)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        STRATA_HIP_DOUBLE_VERSION=8.0 SHMEM_TEST_CUDA_DRIVER=/nonexistent/libcuda.so.1 \
+        SHMEM_DEFAULT_SPACE=hip "${launch[@]}" 1 "$build/tests/spmd/hello"
     if [ -f "$hip_double" ] && [ -f "$cuda_double" ]; then
         run "spmd/gpu_host_copies -np 2, HIP beside the CUDA double (one GPU runtime a process)" \
             env SHMEM_TEST_HIP_RUNTIME="$hip_double" SHMEM_TEST_CUDA_DRIVER="$cuda_double" \

@@ -180,6 +180,20 @@ static enum gpu_memory cuda_memory(const void *ptr)
                                         : GPU_MEMORY_PAGEABLE;
 }
 
+/* Pinned memory's registration, by the driver's address range of its pointer. */
+static int cuda_host_range(const void *ptr, uintptr_t *start, size_t *len)
+{
+    CUdeviceptr base = 0;
+    CUresult rc = cuda_memory(ptr) == GPU_MEMORY_PINNED
+                      ? cuda.cuPointerGetAttribute(&base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                                   cuda_address(ptr))
+                      : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        rc = cuda.cuPointerGetAttribute(len, CU_POINTER_ATTRIBUTE_RANGE_SIZE, cuda_address(ptr));
+    *start = (uintptr_t)base;
+    return rc;
+}
+
 static int cuda_device_of(const void *ptr)
 {
     int ordinal = cuda_vmm_device_of(ptr);
@@ -211,6 +225,7 @@ static const struct gpu_runtime cuda_runtime = {
     .host_register = cuda_host_register,
     .host_unregister = cuda_host_unregister,
     .host_alloc_mapped = cuda_host_alloc_mapped,
+    .host_range = cuda_host_range,
     .memory = cuda_memory,
     .scatter = cuda_scatter,
 };

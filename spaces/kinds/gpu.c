@@ -312,17 +312,28 @@ static void gpu_copy_async(void *dst, const void *src, size_t len, int queue)
 }
 
 /* A copy between host memory at host (its source or its destination) and the GPU, in pieces that
- * each stay within one granule of the host side: the runtime answers an invalid value for a copy
- * that runs out of the registration it starts in, and gpu_pin_host registers a granule at a time
- * (whatever the size of the copy that made it do so). */
-static void gpu_copy_host_async(void *dst, const void *src, size_t len, const void *host, int queue)
+ * each stay within one registration of the host side, or within the pageable memory between two:
+ * the runtime answers an invalid value for a copy that runs out of the registration it starts in.
+ * gpu_pin_host registers a granule at a time (whatever the size of the copy that made it do so),
+ * and the program may have registered memory of its own anywhere, the heaps included. Returns
+ * whether a piece's host side is pinned (its DMA reads or writes it later). */
+static int gpu_copy_host_async(void *dst, const void *src, size_t len, const void *host, int queue)
 {
     uintptr_t at = (uintptr_t)host;
+    int pinned = 0;
     for (size_t done = 0, piece; done < len; done += piece) {
+        uintptr_t start;
+        size_t range;
         piece = GPU_PIN_GRANULE - ((at + done) & (GPU_PIN_GRANULE - 1));
+        if (gpu_rt->host_range((void *)(at + done), &start, &range) == 0) {
+            size_t left = range - (at + done - start);
+            piece = left < piece ? left : piece;
+            pinned = 1;
+        }
         piece = piece < len - done ? piece : len - done;
         gpu_copy_async((char *)dst + done, (const char *)src + done, piece, queue);
     }
+    return pinned;
 }
 
 /* On queue 0: a read sees the writes that landed before it (kind.h), whatever their queue. */
@@ -343,8 +354,7 @@ void gpu_copy_from_host(void *dst, const void *src, size_t len, int queue)
         return;
     }
     gpu_pin_host(src, len);
-    gpu_copy_host_async(dst, src, len, src, queue);
-    if (gpu_rt->memory(src) == GPU_MEMORY_PINNED) /* read later by DMA: reusable on return */
+    if (gpu_copy_host_async(dst, src, len, src, queue)) /* read later by DMA: reusable on return */
         gpu_check(gpu_rt->stream_sync(gpu_stream(queue)), "stream synchronize");
 }
 

@@ -58,6 +58,9 @@ struct gpu_runtime {
     int (*host_register)(void *ptr, size_t len);
     int (*host_unregister)(void *ptr);
     int (*host_alloc_mapped)(void **ptr, size_t len); /* pinned, and mapped for the GPU */
+    /* The registration (or pinned allocation) of host memory that holds ptr, whoever made it;
+     * an error when ptr is pageable. */
+    int (*host_range)(const void *ptr, uintptr_t *start, size_t *len);
     enum gpu_memory (*memory)(const void *ptr);
     /* Optional: issues count writes (entries and data in mapped host memory) as one kernel on
      * stream; without it (or with gpu_copy_engines_only) each write of a batch is a copy of its

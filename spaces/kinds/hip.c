@@ -2,9 +2,10 @@
  * with dlopen and never linked. Types and prototypes come from the HIP headers configure found,
  * so a call through the table is checked like a linked call.
  *
- * The runtime loaded is the one of the headers' major version: between HIP 5 and 6 the layout of
- * hipPointerAttribute_t and the numbering of hipMemoryType changed, so a runtime of the other
- * version would misreport what a pointer is.
+ * The runtime loaded is the newest the node has (libamdhip64.so.7, .6, .5), whatever the headers'
+ * version: the one structure whose meaning changed between them, what hipPointerGetAttributes
+ * answers (hipMemoryType was renumbered in HIP 6), is read by the runtime's own version
+ * (hipRuntimeGetVersion), and a runtime newer than the versions known here is refused.
  *
  * There are no kernels: a HIP code object cannot be built without the ROCm compiler. Atomics on
  * HIP heaps take the owner route (only the owner updates its words, reading, modifying and writing
@@ -14,13 +15,13 @@
 #include "gpu.h"
 
 #include <hip/hip_runtime_api.h>
-#include <hip/hip_version.h>
 #include <stdio.h>
 #include <string.h>
 
 /* Every entry point used, by its name in hip_runtime_api.h. */
 #define HIP_RUNTIME_CALLS(X)                                                                       \
     X(hipInit)                                                                                     \
+    X(hipRuntimeGetVersion)                                                                        \
     X(hipSetDevice)                                                                                \
     X(hipGetDevice)                                                                                \
     X(hipMalloc)                                                                                   \
@@ -37,7 +38,8 @@
     X(hipHostRegister)                                                                             \
     X(hipHostUnregister)                                                                           \
     X(hipHostMalloc)                                                                               \
-    X(hipPointerGetAttributes)
+    X(hipPointerGetAttributes)                                                                     \
+    X(hipPointerGetAttribute)
 
 static struct {
 #define HIP_RUNTIME_FIELD(fn) __typeof__(fn) *fn;
@@ -45,9 +47,23 @@ static struct {
 #undef HIP_RUNTIME_FIELD
 } hip;
 
-#define HIP_STRING_(x) #x
-#define HIP_STRING(x) HIP_STRING_(x)
-#define HIP_SONAME "libamdhip64.so." HIP_STRING(HIP_VERSION_MAJOR)
+/* hipPointerAttribute_t as HIP 5, 6 and 7 lay it out (the first field is memoryType in 5, type
+ * from 6 on), with room for a runtime that grows it. */
+struct hip_pointer_attributes {
+    int type;
+    int device;
+    void *device_pointer;
+    void *host_pointer;
+    int is_managed;
+    unsigned allocation_flags;
+    char room[64];
+};
+
+/* What hipMemoryType numbers host and device memory, by the runtime's major version. */
+static const struct hip_layout {
+    int major, host, device;
+} hip_layouts[] = {{5, 0, 1}, {6, 1, 2}, {7, 1, 2}};
+static const struct hip_layout *hip_layout;
 
 static int hip_loaded;
 static int hip_ordinal;         /* the device of every thread the library runs on */
@@ -64,12 +80,21 @@ static int hip_load(const char *path, char *why, size_t whylen)
     };
     if (hip_loaded)
         return 0;
-    /* The file named in a failure says which version the build wants. */
-    if (runtime_bind(runtime_hip_open(path, HIP_SONAME),
-                     path && *path ? path : HIP_SONAME " (the version of the build's headers)",
-                     symbols, sizeof(symbols) / sizeof(symbols[0]), "the HIP runtime", why, whylen))
+    if (runtime_bind(runtime_hip_open(path), path && *path ? path : RUNTIME_HIP_SONAMES, symbols,
+                     sizeof(symbols) / sizeof(symbols[0]), "the HIP runtime", why, whylen))
         return -1;
-    hipError_t rc = hip.hipInit(0);
+    int version = 0;
+    hipError_t rc = hip.hipRuntimeGetVersion(&version);
+    for (size_t i = 0; !rc && i < sizeof(hip_layouts) / sizeof(hip_layouts[0]); i++)
+        if (hip_layouts[i].major == version / 10000000)
+            hip_layout = &hip_layouts[i];
+    if (!hip_layout) {
+        snprintf(why, whylen,
+                 "HIP runtime %d.%d is not supported: this build knows HIP 5, 6 and 7 (error %d)",
+                 version / 10000000, version / 100000 % 100, (int)rc);
+        return -1;
+    }
+    rc = hip.hipInit(0);
     if (rc != hipSuccess) {
         snprintf(why, whylen, "hipInit failed (error %d)", (int)rc);
         return -1;
@@ -190,17 +215,27 @@ static int hip_host_alloc_mapped(void **ptr, size_t len)
 /* The runtime answers an error for pageable memory. */
 static enum gpu_memory hip_memory(const void *ptr)
 {
-    hipPointerAttribute_t attributes;
-    if (hip.hipPointerGetAttributes(&attributes, ptr) != hipSuccess)
+    struct hip_pointer_attributes attributes;
+    if (hip.hipPointerGetAttributes((hipPointerAttribute_t *)(void *)&attributes, ptr) !=
+        hipSuccess)
         return GPU_MEMORY_PAGEABLE;
-#if HIP_VERSION_MAJOR >= 6
-    enum hipMemoryType type = attributes.type;
-#else
-    enum hipMemoryType type = attributes.memoryType;
-#endif
-    return type == hipMemoryTypeDevice ? GPU_MEMORY_DEVICE
-           : type == hipMemoryTypeHost ? GPU_MEMORY_PINNED
-                                       : GPU_MEMORY_PAGEABLE;
+    return attributes.type == hip_layout->device ? GPU_MEMORY_DEVICE
+           : attributes.type == hip_layout->host ? GPU_MEMORY_PINNED
+                                                 : GPU_MEMORY_PAGEABLE;
+}
+
+/* Pinned memory's registration, by the runtime's address range of its pointer. */
+static int hip_host_range(const void *ptr, uintptr_t *start, size_t *len)
+{
+    void *base = NULL;
+    hipError_t rc = hip_memory(ptr) == GPU_MEMORY_PINNED
+                        ? hip.hipPointerGetAttribute(&base, HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                                     (hipDeviceptr_t)ptr)
+                        : hipErrorInvalidValue;
+    if (rc == hipSuccess)
+        rc = hip.hipPointerGetAttribute(len, HIP_POINTER_ATTRIBUTE_RANGE_SIZE, (hipDeviceptr_t)ptr);
+    *start = (uintptr_t)base;
+    return rc;
 }
 
 static const struct gpu_runtime hip_runtime = {
@@ -222,6 +257,7 @@ static const struct gpu_runtime hip_runtime = {
     .host_register = hip_host_register,
     .host_unregister = hip_host_unregister,
     .host_alloc_mapped = hip_host_alloc_mapped,
+    .host_range = hip_host_range,
     .memory = hip_memory,
 };
 

@@ -1,5 +1,5 @@
-/* HIP devices through libamdhip64 (ROCm 6, then 5). Never linked: without ROCm or an AMD GPU
- * there are simply no HIP devices. */
+/* HIP devices through libamdhip64, the newest the node has (ROCm 7, 6, then 5). Never linked:
+ * without ROCm or an AMD GPU there are simply no HIP devices. */
 #include "runtime.h"
 
 #include <dlfcn.h>
@@ -21,27 +21,34 @@ static int hip_program_device(void *lib)
     return device;
 }
 
-void *runtime_hip_open(const char *runtime_path, const char *soname)
+static const char *const hip_sonames[] = {"libamdhip64.so.7", "libamdhip64.so.6",
+                                          "libamdhip64.so.5"};
+#define HIP_SONAMES (sizeof(hip_sonames) / sizeof(hip_sonames[0]))
+
+void *runtime_hip_open(const char *runtime_path)
 {
     if (runtime_path && *runtime_path)
         return dlopen(runtime_path, RTLD_NOW | RTLD_LOCAL);
-    if (soname)
-        return runtime_library_open(soname);
-    void *lib = runtime_library_open("libamdhip64.so.6");
-    return lib ? lib : runtime_library_open("libamdhip64.so.5");
+    void *lib = NULL;
+    for (size_t i = 0; i < HIP_SONAMES && !lib; i++)
+        lib = runtime_library_open(hip_sonames[i]);
+    return lib;
 }
 
 int runtime_hip_in_process(const char *runtime_path)
 {
     if (runtime_path && *runtime_path)
         return runtime_in_process(runtime_path);
-    return runtime_in_process("libamdhip64.so.6") || runtime_in_process("libamdhip64.so.5");
+    for (size_t i = 0; i < HIP_SONAMES; i++)
+        if (runtime_in_process(hip_sonames[i]))
+            return 1;
+    return 0;
 }
 
 int runtime_hip_probe(const char *runtime_path, struct device *out, int max, int *program_device,
                       char *why, size_t whylen)
 {
-    void *lib = runtime_hip_open(runtime_path, NULL);
+    void *lib = runtime_hip_open(runtime_path);
     if (!lib) {
         snprintf(why, whylen, "%s not loadable",
                  runtime_path && *runtime_path ? runtime_path : "libamdhip64");

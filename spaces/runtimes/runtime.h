@@ -35,9 +35,10 @@ int runtime_cuda_in_process(const char *driver_path);
  * ordinal; it is left alone otherwise. */
 int runtime_cuda_probe(const char *driver_path, struct device *out, int max, int *program_device,
                        char *why, size_t whylen);
-/* The HIP runtime: the file runtime_path names (a testing knob's stand-in), else soname, else (for
- * NULL) libamdhip64.so.6 or .so.5; NULL when it cannot be loaded. */
-void *runtime_hip_open(const char *runtime_path, const char *soname);
+/* The HIP runtime: the file runtime_path names (a testing knob's stand-in), else the newest of
+ * RUNTIME_HIP_SONAMES the loader finds; NULL when it cannot be loaded. */
+#define RUNTIME_HIP_SONAMES "libamdhip64.so.7, .so.6 or .so.5"
+void *runtime_hip_open(const char *runtime_path);
 /* Whether the program has the HIP runtime (or the stand-in runtime_path names) loaded already. */
 int runtime_hip_in_process(const char *runtime_path);
 /* As runtime_cuda_probe; the program's choice is a device other than 0 set on the thread. */

@@ -258,6 +258,18 @@ EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
             *(int *)data = device;
         return CUDA_SUCCESS;
     }
+    if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR ||
+        attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE) {
+        uintptr_t start;
+        size_t size;
+        if (double_range_of(ptr, &start, &size) != DOUBLE_OK)
+            return CUDA_ERROR_INVALID_VALUE;
+        if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)
+            *(CUdeviceptr *)data = start;
+        else
+            *(size_t *)data = size;
+        return CUDA_SUCCESS;
+    }
     if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
         return CUDA_ERROR_NOT_SUPPORTED;
     switch (double_memory_of(ptr)) {

@@ -586,10 +586,26 @@ static enum double_status pinned_add(void *p, size_t size, int allocated)
     return DOUBLE_OK;
 }
 
-enum double_status double_host_register(void *p, size_t size)
+enum double_status double_range_of(uintptr_t p, uintptr_t *start, size_t *size)
 {
     pthread_mutex_lock(&lock);
-    int overlaps = pinned_of((uintptr_t)p) || pinned_of((uintptr_t)p + size - 1);
+    struct block *b = block_of(p);
+    struct pinned *h = b ? NULL : pinned_of(p);
+    if (b || h) {
+        *start = b ? b->base : h->base;
+        *size = b ? b->size : h->size;
+    }
+    pthread_mutex_unlock(&lock);
+    return b || h ? DOUBLE_OK : DOUBLE_NOT_FOUND;
+}
+
+enum double_status double_host_register(void *p, size_t size)
+{
+    uintptr_t lo = (uintptr_t)p;
+    int overlaps = 0;
+    pthread_mutex_lock(&lock);
+    for (struct pinned *h = pinned; h && !overlaps; h = h->next)
+        overlaps = lo < h->base + h->size && h->base < lo + size;
     pthread_mutex_unlock(&lock);
     if (overlaps)
         return DOUBLE_ALREADY_REGISTERED;

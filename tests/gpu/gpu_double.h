@@ -71,6 +71,9 @@ enum double_memory { DOUBLE_PAGEABLE, DOUBLE_PINNED, DOUBLE_DEVICE };
 enum double_memory double_memory_of(uintptr_t p);
 /* The device of the allocation (of this process, or opened by IPC) that holds p; -1 if none. */
 int double_device_of(uintptr_t p);
+/* The allocation or registration that holds p: DOUBLE_NOT_FOUND where p is pageable. */
+enum double_status double_range_of(uintptr_t p, uintptr_t *start, size_t *size);
+/* Refused (DOUBLE_ALREADY_REGISTERED) where any byte is registered already, as by the runtimes. */
 enum double_status double_host_register(void *p, size_t size);
 enum double_status double_host_unregister(void *p);
 enum double_status double_host_alloc(void **p, size_t size);

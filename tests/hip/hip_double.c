@@ -5,12 +5,16 @@
  * sets one); copies take hipMemcpyDefault only, the kind the library relies on (the runtime tells
  * where each pointer is).
  *
- * STRATA_HIP_DOUBLE_DEVICES sets how many devices it reports (default 1). */
+ * STRATA_HIP_DOUBLE_DEVICES sets how many devices it reports (default 1), and
+ * STRATA_HIP_DOUBLE_VERSION the runtime version it reports ("7.0"; default the headers'), with
+ * hipPointerGetAttributes numbering memory types as that version does. The suite installs it
+ * under the runtime's sonames (libamdhip64.so.7, ...), for the library's own search to find. */
 #include "../gpu/gpu_double.h"
 
 #include <hip/hip_runtime_api.h>
 #include <hip/hip_version.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static hipError_t status(enum double_status s)
@@ -33,6 +37,22 @@ static int devices(void)
 }
 
 static __thread int current; /* this thread's device */
+
+/* The version reported, as HIP_VERSION encodes it: major * 10000000 + minor * 100000. */
+static int version(void)
+{
+    const char *v = getenv("STRATA_HIP_DOUBLE_VERSION");
+    int major = HIP_VERSION_MAJOR, minor = HIP_VERSION_MINOR;
+    if (v && *v)
+        sscanf(v, "%d.%d", &major, &minor);
+    return major * 10000000 + minor * 100000;
+}
+
+EXPORT hipError_t hipRuntimeGetVersion(int *runtime_version)
+{
+    *runtime_version = version();
+    return hipSuccess;
+}
 
 EXPORT hipError_t hipInit(unsigned int flags)
 {
@@ -115,15 +135,30 @@ EXPORT hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attributes, con
     if (memory == DOUBLE_PAGEABLE)
         return hipErrorInvalidValue;
     memset(attributes, 0, sizeof(*attributes));
-    enum hipMemoryType type = memory == DOUBLE_DEVICE ? hipMemoryTypeDevice : hipMemoryTypeHost;
-#if HIP_VERSION_MAJOR >= 6
-    attributes->type = type;
-#else
-    attributes->memoryType = type;
-#endif
+    /* hipMemoryType as the version reported numbers it: host 0 and device 1 in HIP 5, host 1 and
+     * device 2 from HIP 6 on (the field is the structure's first in both). */
+    int type = (memory == DOUBLE_DEVICE ? 1 : 0) + (version() >= 60000000);
+    memcpy(attributes, &type, sizeof(type));
     attributes->device = double_device_of((uintptr_t)ptr);
     attributes->devicePointer = (void *)ptr;
     attributes->hostPointer = memory == DOUBLE_PINNED ? (void *)ptr : NULL;
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipPointerGetAttribute(void *data, hipPointer_attribute attribute,
+                                         hipDeviceptr_t ptr)
+{
+    uintptr_t start;
+    size_t size;
+    if (attribute != HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR &&
+        attribute != HIP_POINTER_ATTRIBUTE_RANGE_SIZE)
+        return hipErrorNotSupported;
+    if (double_range_of((uintptr_t)ptr, &start, &size) != DOUBLE_OK)
+        return hipErrorInvalidValue;
+    if (attribute == HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR)
+        *(void **)data = (void *)start;
+    else
+        *(size_t *)data = size;
     return hipSuccess;
 }
 

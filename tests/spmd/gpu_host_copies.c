@@ -169,6 +169,76 @@ static void check_granule_crossing(shmem_space_t gpu, shmem_space_t cpu, int me)
     shmem_space_free(cpu, host);
 }
 
+/* A put of count words at src (this PE's pattern at offsets from `from`) into the right PE's GPU
+ * words, which it checks after the barrier; then src is overwritten at once: a put returns when
+ * its source may be reused. */
+static void put_checked(long *words, long *src, long from, long count, int me, int right,
+                        const char *what)
+{
+    for (long i = 0; i < count; i++)
+        src[i] = expected(me, from + i);
+    shmem_long_put(words, src, count, right);
+    memset(src, 0xee, count * sizeof(long));
+    shmem_barrier_all();
+    long *seen = malloc(count * sizeof(long)), wrong = 0;
+    shmem_getmem(seen, words, count * sizeof(long), me);
+    for (long i = 0; seen && i < count; i++)
+        wrong += seen[i] != expected((me + shmem_n_pes() - 1) % shmem_n_pes(), from + i);
+    CHECK(seen && wrong == 0, "%s: %ld of %ld words wrong", what, wrong, count);
+    free(seen);
+    shmem_barrier_all();
+}
+
+/* The program registers host memory of its own inside a symmetric heap, before the library
+ * registered the granule around it (the library's registration is then refused, and copies go
+ * through both kinds of memory) and after (the runtime answers that it is registered already).
+ * Copies that start in the program's registration and run out of it, or run into it, are right,
+ * and a put's source is reusable on return. */
+static void check_program_registrations(shmem_space_t gpu, int me, int right)
+{
+    enum { MIB = 1 << 20, WORDS_4MIB = 4 * MIB / 8 };
+    shmem_space_config_t config = {SHMEM_DEVICE_CPU, 128 << 20, SHMEM_SPACE_FLAG_DEFAULT};
+    shmem_space_t cpu;
+    shmem_team_t team;
+    CHECK(shmem_space_create(&config, &cpu, &team) == 0, "a CPU space of 128 MiB");
+    char *block = shmem_space_malloc(cpu, 100 * MIB);
+    long *words = shmem_space_malloc(gpu, 4 * MIB);
+    CHECK(block && words, "100 MiB of host heap, 4 MiB of GPU heap");
+    if (!block || !words)
+        return;
+    /* Two of the library's 32 MiB registration granules inside the block. */
+    char *first = (char *)(((uintptr_t)block + 32 * MIB - 1) & ~(uintptr_t)(32 * MIB - 1));
+    char *second = first + 32 * MIB;
+
+    int rc = gpu_runtime_host_register(first + MIB, 2 * MIB);
+    CHECK(rc == 0, "the program registers 2 MiB of the heap first (error %d)", rc);
+    put_checked(words, (long *)(first + 2 * MIB), 0, WORDS_4MIB, me, right,
+                "a put out of the program's registration");
+    put_checked(words, (long *)(first + MIB / 2), 7, MIB / 8, me, right,
+                "a put into the program's registration");
+    long *back = (long *)(first + 2 * MIB);
+    shmem_long_get(back, words, WORDS_4MIB, me);
+    long wrong = 0;
+    for (long i = 0; i < MIB / 8; i++)
+        wrong += back[i] != expected((me + shmem_n_pes() - 1) % shmem_n_pes(), 7 + i);
+    CHECK(wrong == 0, "a get out of the program's registration: %ld words wrong", wrong);
+
+    put_checked(words, (long *)second, 0, WORDS_4MIB, me, right, "a put the library registers");
+    int late = gpu_runtime_host_register(second + MIB, MIB);
+    CHECK(late == 0 || late == GPU_RUNTIME_ALREADY_REGISTERED,
+          "the program registers inside the library's registration: error %d", late);
+    put_checked(words, (long *)(second + MIB + MIB / 2), 3, WORDS_4MIB, me, right,
+                "a put out of the program's late registration");
+
+    CHECK(gpu_runtime_host_unregister(first + MIB) == 0, "the program's unregistration");
+    if (late == 0)
+        gpu_runtime_host_unregister(second + MIB);
+    shmem_space_free(gpu, words);
+    shmem_space_free(cpu, block);
+    shmem_team_destroy(team);
+    CHECK(shmem_space_destroy(cpu) == 0, "the CPU space destroyed");
+}
+
 int main(void)
 {
     shmem_init();
@@ -183,6 +253,7 @@ int main(void)
         return check_finish();
     }
     check_other_runtime_refused();
+    check_program_registrations(gpu, me, right);
     check_contexts(gpu, me, right, left);
     gpu_registered_fn registered = gpu_runtime_double_registered(); /* loaded by the GPU space */
     size_t before = registered ? registered() : 0;

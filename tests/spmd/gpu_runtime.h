@@ -1,6 +1,6 @@
 /* The GPU runtime of a test's job, as the testing knobs choose it: the HIP runtime where
- * SHMEM_TEST_HIP_RUNTIME names one (its test double), else the CUDA driver
- * (SHMEM_TEST_CUDA_DRIVER's double, or libcuda.so.1). Tests build without either runtime's
+ * SHMEM_TEST_HIP_RUNTIME or STRATA_TEST_HIP_SONAME names one (its test double), else the CUDA
+ * driver (SHMEM_TEST_CUDA_DRIVER's double, or libcuda.so.1). Tests build without either runtime's
  * headers: the few calls made here are declared by their ABI. */
 #ifndef STRATA_TEST_GPU_RUNTIME_H
 #define STRATA_TEST_GPU_RUNTIME_H
@@ -10,10 +10,18 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+/* The HIP runtime's file where the test runs on HIP: the path SHMEM_TEST_HIP_RUNTIME names, or
+ * the soname STRATA_TEST_HIP_SONAME names (the suite's double installed under it, where the
+ * loader finds it); NULL otherwise. */
+static inline const char *gpu_runtime_hip_file(void)
+{
+    const char *path = getenv("SHMEM_TEST_HIP_RUNTIME"), *soname = getenv("STRATA_TEST_HIP_SONAME");
+    return path && *path ? path : soname && *soname ? soname : NULL;
+}
+
 static inline int gpu_runtime_is_hip(void)
 {
-    const char *path = getenv("SHMEM_TEST_HIP_RUNTIME");
-    return path && *path;
+    return gpu_runtime_hip_file() != NULL;
 }
 
 /* The device type of the runtime's spaces. */
@@ -25,7 +33,7 @@ static inline shmem_device_type_t gpu_runtime_type(void)
 static inline void *gpu_runtime_open(int flags)
 {
     const char *path =
-        getenv(gpu_runtime_is_hip() ? "SHMEM_TEST_HIP_RUNTIME" : "SHMEM_TEST_CUDA_DRIVER");
+        gpu_runtime_is_hip() ? gpu_runtime_hip_file() : getenv("SHMEM_TEST_CUDA_DRIVER");
     return path && *path ? dlopen(path, flags) : dlopen("libcuda.so.1", flags);
 }
 
@@ -229,6 +237,33 @@ static inline int gpu_runtime_reset(int device)
                          : NULL;
     return reset ? reset(device) : -1;
 }
+
+/* The program's own registration of host memory with the runtime (cuMemHostRegister,
+ * hipHostRegister, no flags) and its end; the runtime's code. */
+static inline int gpu_runtime_host_register(void *ptr, size_t len)
+{
+    typedef int (*register_fn)(void *ptr, size_t len, unsigned flags);
+    void *lib = gpu_runtime_is_hip() ? gpu_runtime_open(RTLD_NOW) : gpu_runtime_cuda_current();
+    register_fn reg = lib ? (register_fn)dlsym(lib, gpu_runtime_is_hip() ? "hipHostRegister"
+                                                                         : "cuMemHostRegister_v2")
+                          : NULL;
+    return reg ? reg(ptr, len, 0) : -1;
+}
+
+static inline int gpu_runtime_host_unregister(void *ptr)
+{
+    typedef int (*unregister_fn)(void *ptr);
+    void *lib = gpu_runtime_is_hip() ? gpu_runtime_open(RTLD_NOW) : gpu_runtime_cuda_current();
+    unregister_fn unreg =
+        lib ? (unregister_fn)dlsym(lib, gpu_runtime_is_hip() ? "hipHostUnregister"
+                                                             : "cuMemHostUnregister")
+            : NULL;
+    return unreg ? unreg(ptr) : -1;
+}
+
+/* What both runtimes answer for memory registered already
+ * (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, hipErrorHostMemoryAlreadyRegistered). */
+#define GPU_RUNTIME_ALREADY_REGISTERED 712
 
 /* A count of the double's own (name: its function), or NULL on a real runtime or another
  * runtime's double. */
