@@ -147,9 +147,11 @@ static void space_node_peers(const struct space_job *job, const struct space *sp
 }
 
 /* Attaches the node peers' copies of region into its route table (this PE's own base too); what
- * was attached stays there, for region_destroy to detach, whatever happens. */
+ * was attached stays there, for region_destroy to detach, whatever happens. A node peer whose
+ * memory the kind may not attach here is no longer counted in node_peer: it is reached as PEs of
+ * other nodes are. */
 static int region_attach(const struct space_job *job, struct region *region,
-                         const unsigned char *node_peer, space_handle_fn handle_of, void *arg)
+                         unsigned char *node_peer, space_handle_fn handle_of, void *arg)
 {
     char prefix[300];
     space_name_prefix(job, prefix, sizeof(prefix));
@@ -166,6 +168,14 @@ static int region_attach(const struct space_job *job, struct region *region,
             log_error("spaces", "no handle of region %d from PE %d", region->id, pe);
             return -1;
         }
+        if (region->kind->reaches && !region->kind->reaches(handle, len)) {
+            LOG(LOG_INIT, "spaces",
+                "region %d of node peer PE %d is on a device this PE's does "
+                "not reach: through the transport",
+                region->id, pe);
+            node_peer[pe] = 0;
+            continue;
+        }
         copies[pe] = region->kind->attach(prefix, handle, len, region->size);
         if (!copies[pe]) {
             log_error("spaces", "cannot attach region %d of PE %d", region->id, pe);
@@ -175,16 +185,22 @@ static int region_attach(const struct space_job *job, struct region *region,
     return 0;
 }
 
+/* node_peer: the space's node peers, of which the region's kind may attach fewer. */
 static int region_attach_peers(const struct space_job *job, struct region *region,
-                               unsigned char *node_peer, space_handle_fn handle_of, void *arg)
+                               const unsigned char *node_peer, space_handle_fn handle_of, void *arg)
 {
-    if (region_attach(job, region, node_peer, handle_of, arg))
+    unsigned char *attachable = malloc((size_t)job->n_pes);
+    if (!attachable)
         return -1;
-    struct route_inputs in = {job->my_pe, job->n_pes, node_peer, region->kind, region->registered};
-    if (route_table_compute(&in, &region->routes) == 0)
-        return 0;
-    log_error("spaces", "region %d has a member this PE cannot reach", region->id);
-    return -1;
+    memcpy(attachable, node_peer, (size_t)job->n_pes);
+    int rc = region_attach(job, region, attachable, handle_of, arg);
+    struct route_inputs in = {job->my_pe, job->n_pes, attachable, region->kind, region->registered};
+    if (!rc && route_table_compute(&in, &region->routes)) {
+        log_error("spaces", "region %d has a member this PE cannot reach", region->id);
+        rc = -1;
+    }
+    free(attachable);
+    return rc;
 }
 
 int space_register_late(const struct space_job *job, struct space *space)

@@ -85,8 +85,8 @@ static uint64_t space_ids_used =
 enum space_offer_bits {
     SPACE_OFFER_BAD = 1,            /* a PE found the configuration invalid, or too big */
     SPACE_OFFER_NO_LOAD_STORE = 2,  /* a member's kind may not be loaded and stored */
-    SPACE_OFFER_NOT_ATTACHABLE = 4, /* a member's kind does not attach node peers */
-    SPACE_OFFER_OWNER_ATOMICS = 8,  /* a member's kind has no atomics: only its owner updates */
+    SPACE_OFFER_NOT_ATTACHABLE = 4, /* a member's kind does not attach (every) node peer */
+    SPACE_OFFER_OWNER_ATOMICS = 8,  /* a member's kind leaves (some) atomics to their owner */
 };
 enum { SPACE_OFFER_FLAGS, SPACE_OFFER_IDS_USED, SPACE_OFFER_MEMBERS };
 enum { SPACE_MADE_FAILED, SPACE_MADE_BASE_MAX, SPACE_MADE_BASE_MIN_NOT, SPACE_MADE_WORDS };
@@ -142,6 +142,12 @@ static uint64_t space_offer_flags(const struct kind_ops *kind)
         flags |= SPACE_OFFER_NO_LOAD_STORE | (kind->atomic ? 0 : SPACE_OFFER_OWNER_ATOMICS);
     if (!kind_can(kind, KIND_CAP_PEER_ATTACH))
         flags |= SPACE_OFFER_NOT_ATTACHABLE;
+    /* Devices of a node that do not all reach each other: some node peers go by the transport. */
+    unsigned limits = kind->node_limits ? kind->node_limits() : 0;
+    if (limits & KIND_NODE_UNREACHABLE)
+        flags |= SPACE_OFFER_NOT_ATTACHABLE;
+    if (limits & KIND_NODE_OWNER_ATOMICS)
+        flags |= SPACE_OFFER_OWNER_ATOMICS;
     return flags;
 }
 

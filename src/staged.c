@@ -198,9 +198,13 @@ uint64_t staged_atomic(const char *routine, enum transport_amo op,
                        const struct route_target *target, size_t size, uint64_t value,
                        uint64_t compare, int pe)
 {
-    /* A kind without atomics of its own leaves a node peer's words to their owner. */
-    if (target->kind == ROUTE_KIND_COPY && (target->region->kind->atomic || pe == rt.my_pe))
-        return staged_atomic_copy(target->region->kind, target->pointer, op, value, compare, size);
+    /* A kind without atomics of its own, or whose atomics do not reach a node peer's device,
+     * leaves that peer's words to their owner. */
+    const struct kind_ops *kind = target->region->kind;
+    if (target->kind == ROUTE_KIND_COPY &&
+        (pe == rt.my_pe ||
+         (kind->atomic && (!kind->atomic_reaches || kind->atomic_reaches(target->pointer)))))
+        return staged_atomic_copy(kind, target->pointer, op, value, compare, size);
     uint64_t old = 0;
     if (transport_am_atomic(route_worker(target, routine, pe), op, pe, target->region->id,
                             target->offset, value, compare, size, &old))

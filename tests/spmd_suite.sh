@@ -311,7 +311,28 @@ spmd_gpu_tests() {
 spmd_gpu_devices_tests() {
     local name=$1 count=$2
     shift 2
-    local np with_gpu=(env "$@")
+    local np peers map with_gpu=(env "$@")
+    # A PE on each device, with peer access between them (node peers attach each other's heaps;
+    # reductions combine on each member's device) and without (node peers go through the
+    # transport, staged through host memory; the double ends a process that touches a device it
+    # may not reach).
+    for np in $(nps 2 4); do
+        map=$(seq -s, 0 $((np - 1)))
+        for peers in 1 0; do
+            run "spmd/spaces_device -np $np, $name on $np devices, peer access $peers" \
+                "${with_gpu[@]}" "$count=$np" SHMEM_DEVICE_MAP="$map" STRATA_GPU_DOUBLE_PEERS=$peers \
+                "${launch[@]}" "$np" "$build/tests/spmd/spaces_device"
+            run "spmd/gpu_patterns -np $np, $name on $np devices, peer access $peers" \
+                "${with_gpu[@]}" "$count=$np" SHMEM_DEVICE_MAP="$map" STRATA_GPU_DOUBLE_PEERS=$peers \
+                "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
+        done
+    done
+    # Peer access without native atomics between the devices: atomics go to their owners.
+    for np in $(nps 2); do
+        run "spmd/gpu_patterns -np $np, $name on $np devices, peer access without atomics" \
+            "${with_gpu[@]}" "$count=$np" SHMEM_DEVICE_MAP=0,1 STRATA_GPU_DOUBLE_PEER_ATOMICS=0 \
+            "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
+    done
     # The program's choice of device wins over the map.
     for np in $(nps 2); do
         run "spmd/gpu_program_context -np $np, $name: the program's device 1 of 2 (map 0,0)" \
@@ -338,12 +359,6 @@ spmd_cuda_tests() {
     local np with_double=(env SHMEM_TEST_CUDA_DRIVER="$cuda_double")
     for np in $(nps 2); do
         [ -f "$cuda_double" ] || break
-        run "spmd/spaces_device -np $np, CUDA on two devices (map 0,1)" "${with_double[@]}" \
-            STRATA_CUDA_DOUBLE_DEVICES=2 SHMEM_DEVICE_MAP=0,1 "${launch[@]}" "$np" \
-            "$build/tests/spmd/spaces_device"
-        run "spmd/gpu_patterns -np $np, CUDA on two devices (map 0,1)" "${with_double[@]}" \
-            STRATA_CUDA_DOUBLE_DEVICES=2 SHMEM_DEVICE_MAP=0,1 "${launch[@]}" "$np" \
-            "$build/tests/spmd/gpu_patterns"
         # Heaps of cuMemAlloc and legacy IPC handles, where the device has no VMM.
         run "spmd/spaces_device -np $np, CUDA without VMM" "${with_double[@]}" \
             STRATA_CUDA_DOUBLE_VMM=0 STRATA_TEST_GPU_PES=0-$((np - 1)) "${launch[@]}" "$np" \

@@ -194,6 +194,38 @@ static int cuda_host_range(const void *ptr, uintptr_t *start, size_t *len)
     return rc;
 }
 
+static int cuda_device_count(void)
+{
+    int count = 0;
+    return cuda.cuDeviceGetCount(&count) == CUDA_SUCCESS ? count : 0;
+}
+
+static int cuda_device_busid(int ordinal, char *busid, int len)
+{
+    CUdevice device;
+    CUresult rc = cuda.cuDeviceGet(&device, ordinal);
+    return rc == CUDA_SUCCESS ? cuda.cuDeviceGetPCIBusId(busid, len, device) : rc;
+}
+
+static int cuda_device_by_busid(const char *busid)
+{
+    CUdevice device;
+    return cuda.cuDeviceGetByPCIBusId(&device, busid) == CUDA_SUCCESS ? (int)device : -1;
+}
+
+static unsigned cuda_peer(int ordinal)
+{
+    CUdevice other;
+    int access = 0, atomics = 0;
+    if (cuda.cuDeviceGet(&other, ordinal) != CUDA_SUCCESS ||
+        cuda.cuDeviceCanAccessPeer(&access, cuda_device, other) != CUDA_SUCCESS || !access)
+        return 0;
+    if (cuda.cuDeviceGetP2PAttribute(&atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
+                                     cuda_device, other) != CUDA_SUCCESS)
+        atomics = 0;
+    return GPU_PEER_ACCESS | (atomics ? GPU_PEER_ATOMICS : 0);
+}
+
 static int cuda_device_of(const void *ptr)
 {
     int ordinal = cuda_vmm_device_of(ptr);
@@ -204,6 +236,13 @@ static int cuda_device_of(const void *ptr)
                                    cuda_address(ptr)) != CUDA_SUCCESS)
         return -1;
     return ordinal;
+}
+
+/* A word on this PE's device, or on a device with native atomics between them. */
+static int cuda_atomic_reaches(const void *word)
+{
+    int device = cuda_device_of(word);
+    return device < 0 || (gpu_peer_of(device) & GPU_PEER_ATOMICS);
 }
 
 static const struct gpu_runtime cuda_runtime = {
@@ -227,6 +266,10 @@ static const struct gpu_runtime cuda_runtime = {
     .host_alloc_mapped = cuda_host_alloc_mapped,
     .host_range = cuda_host_range,
     .memory = cuda_memory,
+    .device_count = cuda_device_count,
+    .device_busid = cuda_device_busid,
+    .device_by_busid = cuda_device_by_busid,
+    .peer = cuda_peer,
     .scatter = cuda_scatter,
 };
 
@@ -241,6 +284,7 @@ const struct kind_ops kind_cuda = {
     .mem_type = TRANSPORT_MEM_CUDA,
     GPU_KIND_OPS,
     .atomic = cuda_atomic,
+    .atomic_reaches = cuda_atomic_reaches,
     .reduce = cuda_reduce,
     .scratch = cuda_scratch,
     .device_of = cuda_device_of,

@@ -12,6 +12,11 @@
 #define CUDA_DRIVER_CALLS(X)                                                                       \
     X(cuInit)                                                                                      \
     X(cuDeviceGet)                                                                                 \
+    X(cuDeviceGetCount)                                                                            \
+    X(cuDeviceGetPCIBusId)                                                                         \
+    X(cuDeviceGetByPCIBusId)                                                                       \
+    X(cuDeviceCanAccessPeer)                                                                       \
+    X(cuDeviceGetP2PAttribute)                                                                     \
     X(cuDevicePrimaryCtxRetain)                                                                    \
     X(cuDevicePrimaryCtxGetState)                                                                  \
     X(cuCtxGetApiVersion)                                                                          \

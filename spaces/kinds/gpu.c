@@ -85,6 +85,41 @@ void gpu_sync(int queue)
 static int gpu_n_pes; /* the job's, to find node peers' host mappings */
 int gpu_copy_engines_only;
 
+/* The node's devices as this process sees them at set-up: the PE's own bus id, and what its
+ * device may do with each other's memory. */
+#define GPU_MAX_DEVICES 64
+static char gpu_busid[32];
+static unsigned gpu_peers[GPU_MAX_DEVICES];
+static int gpu_devices;
+
+unsigned gpu_peer_of(int ordinal)
+{
+    return ordinal >= 0 && ordinal < gpu_devices ? gpu_peers[ordinal] : 0;
+}
+
+/* Learns the node's devices (under the set-up lock, with the runtime entered). */
+static void gpu_learn_devices(const struct gpu_runtime *rt, int ordinal)
+{
+    int n = rt->device_count();
+    gpu_devices = n < GPU_MAX_DEVICES ? n : GPU_MAX_DEVICES;
+    for (int d = 0; d < gpu_devices; d++)
+        gpu_peers[d] = d == ordinal ? GPU_PEER_ACCESS | GPU_PEER_ATOMICS : rt->peer(d);
+    if (rt->device_busid(ordinal, gpu_busid, sizeof(gpu_busid)))
+        gpu_busid[0] = 0;
+}
+
+unsigned gpu_node_limits(void)
+{
+    unsigned limits = 0;
+    for (int d = 0; d < gpu_devices; d++) {
+        if (!(gpu_peers[d] & GPU_PEER_ACCESS))
+            limits |= KIND_NODE_UNREACHABLE;
+        else if (!(gpu_peers[d] & GPU_PEER_ATOMICS) && gpu_rt->kind->atomic)
+            limits |= KIND_NODE_OWNER_ATOMICS;
+    }
+    return limits;
+}
+
 int gpu_use(const struct gpu_runtime *rt, const struct kind_gpu_setup *setup, char *why,
             size_t whylen)
 {
@@ -105,6 +140,7 @@ int gpu_use(const struct gpu_runtime *rt, const struct kind_gpu_setup *setup, ch
                          ordinal);
                 rc = -1;
             }
+            gpu_learn_devices(rt, ordinal);
             rt->leave(previous);
         }
         if (!rc) {
@@ -125,6 +161,7 @@ int gpu_use(const struct gpu_runtime *rt, const struct kind_gpu_setup *setup, ch
 struct gpu_handle {
     char ipc[GPU_IPC_HANDLE];
     uint64_t offset; /* of the heap in the allocation */
+    char busid[32];  /* of the owner's device */
 };
 _Static_assert(sizeof(struct gpu_handle) <= KIND_HANDLE_MAX, "a GPU handle fits in a record");
 
@@ -166,12 +203,28 @@ void gpu_destroy(struct kind_mem *mem)
 int gpu_export(const struct kind_mem *mem, void *handle, size_t *len)
 {
     struct gpu_handle h = {.offset = (uint64_t)((char *)mem->base - (char *)mem->storage)};
+    memcpy(h.busid, gpu_busid, sizeof(h.busid));
     GPU_ENTERED;
     if (*len < sizeof(h) || gpu_rt->ipc_get(h.ipc, mem->storage))
         return -1;
     memcpy(handle, &h, sizeof(h));
     *len = sizeof(h);
     return 0;
+}
+
+/* A node peer's heap on this PE's device, or on one its device has peer access to; the owner's
+ * device is known here by its bus id, as processes may number devices differently. */
+int gpu_reaches(const void *handle, size_t len)
+{
+    struct gpu_handle h;
+    if (len != sizeof(h))
+        return 0;
+    memcpy(&h, handle, sizeof(h));
+    h.busid[sizeof(h.busid) - 1] = 0;
+    if (!strcmp(h.busid, gpu_busid))
+        return 1;
+    GPU_ENTERED;
+    return (gpu_peer_of(gpu_rt->device_by_busid(h.busid)) & GPU_PEER_ACCESS) != 0;
 }
 
 /* Node peers' heaps attached here, to close the allocation an attached heap lies in. */

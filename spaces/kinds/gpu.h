@@ -19,6 +19,12 @@ enum gpu_memory {
     GPU_MEMORY_DEVICE,   /* memory of a GPU */
 };
 
+/* What a device may do with another's memory (gpu_runtime.peer). */
+enum gpu_peer {
+    GPU_PEER_ACCESS = 1,  /* copies and kernels reach it (peer access) */
+    GPU_PEER_ATOMICS = 2, /* and its kernels' atomics on it are atomic (native peer atomics) */
+};
+
 /* The bytes of an IPC handle (CUipcMemHandle, hipIpcMemHandle_t). */
 #define GPU_IPC_HANDLE 64
 
@@ -62,6 +68,13 @@ struct gpu_runtime {
      * an error when ptr is pageable. */
     int (*host_range)(const void *ptr, uintptr_t *start, size_t *len);
     enum gpu_memory (*memory)(const void *ptr);
+    /* The devices of the node as this process numbers them: how many, the PCI bus id of one
+     * ("0000:3b:00.0"), the one of a bus id (-1: not visible here), and what the PE's device may
+     * do with another's memory (enum gpu_peer; its own: everything). */
+    int (*device_count)(void);
+    int (*device_busid)(int ordinal, char *busid, int len);
+    int (*device_by_busid)(const char *busid);
+    unsigned (*peer)(int ordinal);
     /* Optional: issues count writes (entries and data in mapped host memory) as one kernel on
      * stream; without it (or with gpu_copy_engines_only) each write of a batch is a copy of its
      * own. */
@@ -85,6 +98,9 @@ extern int gpu_copy_engines_only;
 void gpu_check(int rc, const char *what);
 /* Whether the program reset the device under the library (gpu_runtime.lost), from then on. */
 int gpu_device_lost(void);
+/* What the PE's device may do with the memory of device ordinal (enum gpu_peer), as found at
+ * set-up. */
+unsigned gpu_peer_of(int ordinal);
 
 /* Enters the runtime (gpu_runtime.enter) for the rest of the enclosing block and leaves it on
  * every way out of the block, early returns included. */
@@ -106,12 +122,15 @@ void gpu_fill(void *dst, int byte, size_t len, int queue);
 int gpu_owns(const void *ptr);
 void gpu_sync(int queue);
 void gpu_host_unmapping(void *base, size_t len);
+int gpu_reaches(const void *handle, size_t len);
+unsigned gpu_node_limits(void);
 #define GPU_KIND_CAPS (KIND_CAP_PEER_ATTACH | KIND_CAP_TRANSPORT | KIND_CAP_ASYNC_COPY)
 #define GPU_KIND_OPS                                                                               \
     .create = gpu_create, .destroy = gpu_destroy, .export = gpu_export, .attach = gpu_attach,      \
     .detach = gpu_detach, .unexport = gpu_unexport, .copy_to_host = gpu_copy_to_host,              \
     .copy_from_host = gpu_copy_from_host, .copy = gpu_copy, .fill = gpu_fill, .owns = gpu_owns,    \
-    .sync = gpu_sync, .host_unmapping = gpu_host_unmapping
+    .sync = gpu_sync, .host_unmapping = gpu_host_unmapping, .reaches = gpu_reaches,                \
+    .node_limits = gpu_node_limits
 
 /* ---- Batched small writes (gpu_batch.c): each queue's own, applied on its stream ---- */
 #define GPU_BATCH_SMALL 512 /* bytes: larger writes are copies of their own */

@@ -39,6 +39,10 @@
     X(hipHostUnregister)                                                                           \
     X(hipHostMalloc)                                                                               \
     X(hipPointerGetAttributes)                                                                     \
+    X(hipGetDeviceCount)                                                                           \
+    X(hipDeviceGetPCIBusId)                                                                        \
+    X(hipDeviceGetByPCIBusId)                                                                      \
+    X(hipDeviceCanAccessPeer)                                                                      \
     X(hipPointerGetAttribute)
 
 static struct {
@@ -238,6 +242,32 @@ static int hip_host_range(const void *ptr, uintptr_t *start, size_t *len)
     return rc;
 }
 
+static int hip_device_count(void)
+{
+    int count = 0;
+    return hip.hipGetDeviceCount(&count) == hipSuccess ? count : 0;
+}
+
+static int hip_device_busid(int ordinal, char *busid, int len)
+{
+    return hip.hipDeviceGetPCIBusId(busid, len, ordinal);
+}
+
+static int hip_device_by_busid(const char *busid)
+{
+    int device;
+    return hip.hipDeviceGetByPCIBusId(&device, busid) == hipSuccess ? device : -1;
+}
+
+/* Access only: the HIP kind runs no kernels, and its atomics are its owners'. */
+static unsigned hip_peer(int ordinal)
+{
+    int access = 0;
+    return hip.hipDeviceCanAccessPeer(&access, hip_ordinal, ordinal) == hipSuccess && access
+               ? GPU_PEER_ACCESS
+               : 0;
+}
+
 static const struct gpu_runtime hip_runtime = {
     .name = "HIP",
     .kind = &kind_hip,
@@ -259,6 +289,10 @@ static const struct gpu_runtime hip_runtime = {
     .host_alloc_mapped = hip_host_alloc_mapped,
     .host_range = hip_host_range,
     .memory = hip_memory,
+    .device_count = hip_device_count,
+    .device_busid = hip_device_busid,
+    .device_by_busid = hip_device_by_busid,
+    .peer = hip_peer,
 };
 
 int kind_hip_use(const struct kind_gpu_setup *setup, char *why, size_t whylen)

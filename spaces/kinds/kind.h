@@ -53,7 +53,7 @@ enum kind_reduction {
 
 /* The most bytes of a handle node peers attach with (a CUDA or HIP IPC handle is 64, and an
  * offset). */
-#define KIND_HANDLE_MAX 72
+#define KIND_HANDLE_MAX 112
 
 /* Memory of one kind held by this PE: the local mapping and what is needed to share and
  * release it. */
@@ -83,6 +83,13 @@ struct kind_ops {
     void *(*attach)(const char *prefix, const void *handle, size_t len, size_t size);
     void (*detach)(void *addr, size_t size);
     void (*unexport)(struct kind_mem *mem);
+    /* Optional, with attach: whether this PE may attach the memory a handle names (a GPU's, on a
+     * device this PE's reaches); without it, always. A node peer it may not attach is reached as
+     * PEs of other nodes are, through the transport or its owner. */
+    int (*reaches)(const void *handle, size_t len);
+    /* Optional: what this PE's memory of the kind cannot do with every node peer's, whatever
+     * their devices (enum kind_node_limit), for the space's plan to start the transport. */
+    unsigned (*node_limits)(void);
     /* Without KIND_CAP_LOAD_STORE: bytes between host memory and memory of this kind, wherever
      * it is (a heap of this PE, a node peer's attached heap, a private buffer), and fill; writes
      * go on queue (0 .. KIND_QUEUES - 1), in its order. */
@@ -104,6 +111,9 @@ struct kind_ops {
      * its words (read, modify, write under a lock), and peers ask it to. */
     uint64_t (*atomic)(void *word, enum transport_amo op, uint64_t value, uint64_t compare,
                        size_t size);
+    /* Optional, with atomic: whether atomic may run on an attached peer's word (its device and
+     * this PE's have atomics between them); without it, always. Otherwise its owner does it. */
+    int (*atomic_reaches)(const void *word);
     /* Optional: acc[i] = op(acc[i], in[i]) for count elements of memory of this kind (acc a
      * scratch buffer of scratch(), in a heap here or attached), a write like copy_from_host on
      * queue 0. */
@@ -117,6 +127,12 @@ struct kind_ops {
     /* Optional: host memory [base, base+len) (a host region's mapping, this PE's or a node
      * peer's) is about to be unmapped: forget what the kind holds on it (registrations). */
     void (*host_unmapping)(void *base, size_t len);
+};
+
+/* What a kind's memory cannot do with every node peer's (kind_ops.node_limits). */
+enum kind_node_limit {
+    KIND_NODE_UNREACHABLE = 1,   /* some node peer's memory is not to be attached here */
+    KIND_NODE_OWNER_ATOMICS = 2, /* some attached peer's words take their owner's atomics */
 };
 
 static inline int kind_can(const struct kind_ops *kind, enum kind_cap cap)

@@ -23,6 +23,7 @@ static CUresult status(enum double_status s)
         [DOUBLE_ALREADY_REGISTERED] = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
         [DOUBLE_NOT_REGISTERED] = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
         [DOUBLE_NOT_FOUND] = CUDA_ERROR_NOT_FOUND,
+        [DOUBLE_PEER_UNSUPPORTED] = CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
     };
     return codes[s];
 }
@@ -39,6 +40,13 @@ static struct double_context primary_contexts[DOUBLE_MAX_DEVICES];
 static __thread struct double_context *current;
 static __thread struct double_context *stack[DOUBLE_STACK];
 static __thread int stacked;
+
+/* Makes c the calling thread's current context, its device the one whose work it issues. */
+static void become(struct double_context *c)
+{
+    current = c;
+    double_use_device(c ? c->device : -1);
+}
 
 /* A context that calls may use. */
 static int usable(const struct double_context *c)
@@ -79,6 +87,36 @@ EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
 EXPORT CUresult cuDeviceGetPCIBusId(char *busid, int len, CUdevice device)
 {
     snprintf(busid, (size_t)len, "0000:%02x:00.0", 0xc0 + (int)device);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice *device, const char *busid)
+{
+    unsigned bus = 0;
+    if (sscanf(busid, "0000:%x:00.0", &bus) != 1 || !device_valid((int)bus - 0xc0))
+        return CUDA_ERROR_INVALID_VALUE;
+    *device = (CUdevice)bus - 0xc0;
+    return CUDA_SUCCESS;
+}
+
+/* A device is not its own peer, as the driver says. */
+EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice device, CUdevice peer)
+{
+    if (!device_valid(device) || !device_valid(peer))
+        return CUDA_ERROR_INVALID_DEVICE;
+    *can = device != peer && double_peer_access(device, peer);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attribute, CUdevice from,
+                                        CUdevice to)
+{
+    if (!device_valid(from) || !device_valid(to) || from == to)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *value = attribute == CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED ? double_peer_access(from, to)
+             : attribute == CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
+                 ? double_peer_atomics(from, to)
+                 : 0;
     return CUDA_SUCCESS;
 }
 
@@ -139,7 +177,7 @@ EXPORT CUresult cuCtxCreate_v2(CUcontext *context, unsigned int flags, CUdevice 
     made->usable = 1;
     if (current && stacked < DOUBLE_STACK)
         stack[stacked++] = current;
-    current = made;
+    become(made);
     *context = (CUcontext)made;
     return CUDA_SUCCESS;
 }
@@ -150,14 +188,14 @@ EXPORT CUresult cuCtxDestroy(CUcontext context)
     if (!c || (c >= primary_contexts && c < primary_contexts + DOUBLE_MAX_DEVICES))
         return CUDA_ERROR_INVALID_CONTEXT;
     if (current == c)
-        current = stacked ? stack[--stacked] : NULL;
+        become(stacked ? stack[--stacked] : NULL);
     __atomic_store_n(&c->usable, 0, __ATOMIC_RELEASE); /* kept: a stale handle stays recognisable */
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext context)
 {
-    current = (struct double_context *)context;
+    become((struct double_context *)context);
     return CUDA_SUCCESS;
 }
 
@@ -173,7 +211,7 @@ EXPORT CUresult cuCtxPushCurrent(CUcontext context)
         return CUDA_ERROR_INVALID_VALUE;
     if (current)
         stack[stacked++] = current;
-    current = (struct double_context *)context;
+    become((struct double_context *)context);
     return CUDA_SUCCESS;
 }
 
@@ -183,7 +221,7 @@ EXPORT CUresult cuCtxPopCurrent(CUcontext *context)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (context)
         *context = (CUcontext)current;
-    current = stacked ? stack[--stacked] : NULL;
+    become(stacked ? stack[--stacked] : NULL);
     return CUDA_SUCCESS;
 }
 
@@ -237,7 +275,7 @@ EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *dptr, CUipcMemHandle handle, 
     (void)flags;
     NEED_CONTEXT();
     uintptr_t p = 0;
-    CUresult rc = status(double_ipc_open(handle.reserved, &p));
+    CUresult rc = status(double_ipc_open(handle.reserved, current_device(), &p));
     *dptr = p;
     return rc;
 }
@@ -530,12 +568,17 @@ EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     return status(double_vmm_unmap(ptr));
 }
 
+/* A device is given access to another's memory only with peer access. */
 EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
                                size_t count)
 {
     (void)size;
-    (void)desc;
-    return count && double_vmm_mapped(ptr) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!count || !double_vmm_mapped(ptr))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < count; i++)
+        if (!double_peer_access(desc[i].location.id, double_device_of(ptr)))
+            return CUDA_ERROR_INVALID_DEVICE;
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemExportToShareableHandle(void *shareable, CUmemGenericAllocationHandle handle,

@@ -64,6 +64,48 @@ static struct pinned *pinned_of(uintptr_t p)
     return NULL;
 }
 
+/* ---- Several devices ----
+ * Device d reaches device e's memory (copies and kernels) only with peer access, and its kernels'
+ * atomics are atomic there only with native peer atomics: STRATA_GPU_DOUBLE_PEERS=0 and
+ * STRATA_GPU_DOUBLE_PEER_ATOMICS=0 take them away between every two devices. Work that touches a
+ * device it may not reach faults: the process ends, naming the devices. */
+static int knob_off(const char *name)
+{
+    const char *value = getenv(name);
+    return value && !strcmp(value, "0");
+}
+
+int double_peer_access(int from, int to)
+{
+    return from == to || !knob_off("STRATA_GPU_DOUBLE_PEERS");
+}
+
+int double_peer_atomics(int from, int to)
+{
+    return from == to ||
+           (double_peer_access(from, to) && !knob_off("STRATA_GPU_DOUBLE_PEER_ATOMICS"));
+}
+
+static __thread int current_device;      /* the calling thread's, as its runtime layer says */
+static __thread int running_device = -1; /* the device whose work runs on this thread now */
+static __thread int running_atomic;      /* and whether it is an atomic on a word */
+
+void double_use_device(int device)
+{
+    current_device = device;
+}
+
+static void reach_or_fault(const struct block *b)
+{
+    if (running_device < 0 || b->device == running_device ||
+        (running_atomic ? double_peer_atomics : double_peer_access)(running_device, b->device))
+        return;
+    fprintf(stderr, "gpu double: device %d %s device %d's memory at %p without %s: a fault\n",
+            running_device, running_atomic ? "did an atomic on" : "touched", b->device,
+            (void *)b->base, running_atomic ? "native peer atomics" : "peer access");
+    abort();
+}
+
 /* Where the bytes at address p really are (host memory: p itself); NULL when len overruns its
  * allocation, or the registration its first byte is in, as a real driver answers an invalid
  * value for a copy that runs out of the pinned range it starts in. */
@@ -71,6 +113,8 @@ static char *bytes_at(uintptr_t p, size_t len)
 {
     pthread_mutex_lock(&lock);
     struct block *b = block_of(p);
+    if (b)
+        reach_or_fault(b);
     struct pinned *h = b ? NULL : pinned_of(p);
     char *at = b   ? (p - b->base + len <= b->size ? b->storage + (p - b->base) : NULL)
                : h ? (p - h->base + len <= h->size ? (char *)p : NULL)
@@ -198,12 +242,14 @@ struct op {
     unsigned amo; /* OP_KERNEL: the operation */
     uint64_t value, compare;
     const struct double_kernel *function; /* OP_REDUCE */
+    int device;                           /* whose work it is */
     struct op *next;
     char staged[]; /* OP_COPY from pageable memory: the source as it was at issue */
 };
 struct double_stream {
     int blocking; /* the legacy default stream waits for it */
     const void *owner;
+    int device;
     int dead; /* its owner was reset */
     struct op *head, **tail;
     struct double_stream *next;
@@ -292,6 +338,8 @@ static void run_scatter(const struct op *op)
 
 static void run_op(const struct op *op)
 {
+    running_device = op->device;
+    running_atomic = op->kind == OP_KERNEL;
     switch (op->kind) {
     case OP_COPY:
         memmove(bytes_at(op->dst, op->len),
@@ -310,6 +358,7 @@ static void run_op(const struct op *op)
         run_scatter(op);
         break;
     }
+    running_device = -1;
 }
 
 static void stream_run(struct double_stream *s)
@@ -339,6 +388,7 @@ static void blocking_streams_run(void)
 
 static enum double_status enqueue(struct double_stream *s, struct op *op)
 {
+    op->device = s ? s->device : current_device;
     if (!s) { /* the legacy default stream: synchronous here */
         blocking_streams_run();
         run_op(op);
@@ -432,7 +482,7 @@ enum double_status double_ipc_get(uintptr_t dptr, char *handle)
     return ok ? DOUBLE_OK : DOUBLE_INVALID_VALUE;
 }
 
-enum double_status double_ipc_open(const char *handle, uintptr_t *dptr)
+enum double_status double_ipc_open(const char *handle, int opener, uintptr_t *dptr)
 {
     int pid, fd, device;
     size_t size;
@@ -440,6 +490,8 @@ enum double_status double_ipc_open(const char *handle, uintptr_t *dptr)
     memcpy(text, handle, DOUBLE_IPC_HANDLE);
     if (sscanf(text, "%d %d %zu %d", &pid, &fd, &size, &device) != 4)
         return DOUBLE_INVALID_HANDLE;
+    if (!double_peer_access(opener, device))
+        return DOUBLE_PEER_UNSUPPORTED;
     snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
     int opened = open(path, O_RDWR | O_CLOEXEC);
     if (opened < 0)
@@ -649,6 +701,7 @@ struct double_stream *double_stream_create(int blocking, const void *owner, int 
         return NULL;
     s->blocking = blocking;
     s->owner = owner;
+    s->device = current_device;
     s->tail = &s->head;
     pthread_mutex_lock(&lock);
     s->next = streams;

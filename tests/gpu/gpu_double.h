@@ -35,7 +35,14 @@ enum double_status {
     DOUBLE_ALREADY_REGISTERED,
     DOUBLE_NOT_REGISTERED,
     DOUBLE_NOT_FOUND,
+    DOUBLE_PEER_UNSUPPORTED,
 };
+
+/* ---- Several devices (gpu_double.c says how they reach each other) ---- */
+int double_peer_access(int from, int to);
+int double_peer_atomics(int from, int to);
+/* The device whose work the calling thread issues from now on (its runtime's current one). */
+void double_use_device(int device);
 
 /* The devices reported: the environment variable's count (a double's own), default 1. */
 int double_device_count(const char *variable);
@@ -45,7 +52,9 @@ enum double_status double_alloc(uintptr_t *dptr, size_t size, int device);
 enum double_status double_free(uintptr_t dptr);
 /* handle: DOUBLE_IPC_HANDLE bytes naming the allocation at dptr. */
 enum double_status double_ipc_get(uintptr_t dptr, char *handle);
-enum double_status double_ipc_open(const char *handle, uintptr_t *dptr);
+/* Opens the allocation a handle names for device (DOUBLE_PEER_UNSUPPORTED where it is another
+ * device's and device has no peer access to it). */
+enum double_status double_ipc_open(const char *handle, int device, uintptr_t *dptr);
 enum double_status double_ipc_close(uintptr_t dptr);
 
 /* ---- Virtual memory management: physical allocations mapped into reserved addresses ---- */

@@ -27,6 +27,7 @@ static hipError_t status(enum double_status s)
         [DOUBLE_ALREADY_REGISTERED] = hipErrorHostMemoryAlreadyRegistered,
         [DOUBLE_NOT_REGISTERED] = hipErrorHostMemoryNotRegistered,
         [DOUBLE_NOT_FOUND] = hipErrorNotFound,
+        [DOUBLE_PEER_UNSUPPORTED] = hipErrorPeerAccessUnsupported,
     };
     return codes[s];
 }
@@ -73,6 +74,24 @@ EXPORT hipError_t hipDeviceGetPCIBusId(char *busid, int len, int device)
     return hipSuccess;
 }
 
+EXPORT hipError_t hipDeviceGetByPCIBusId(int *device, const char *busid)
+{
+    unsigned bus = 0;
+    if (sscanf(busid, "0000:%x:00.0", &bus) != 1 || (int)bus - 0xc0 < 0 ||
+        (int)bus - 0xc0 >= devices())
+        return hipErrorInvalidValue;
+    *device = (int)bus - 0xc0;
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipDeviceCanAccessPeer(int *can, int device, int peer)
+{
+    if (device < 0 || device >= devices() || peer < 0 || peer >= devices())
+        return hipErrorInvalidDevice;
+    *can = device != peer && double_peer_access(device, peer);
+    return hipSuccess;
+}
+
 EXPORT hipError_t hipDeviceTotalMem(size_t *bytes, hipDevice_t device)
 {
     if (device < 0 || device >= devices())
@@ -86,6 +105,7 @@ EXPORT hipError_t hipSetDevice(int device)
     if (device < 0 || device >= devices())
         return hipErrorInvalidDevice;
     current = device;
+    double_use_device(device);
     return hipSuccess;
 }
 
@@ -118,7 +138,7 @@ EXPORT hipError_t hipIpcOpenMemHandle(void **ptr, hipIpcMemHandle_t handle, unsi
     uintptr_t p = 0;
     if (flags != hipIpcMemLazyEnablePeerAccess)
         return hipErrorInvalidValue; /* the only flag the runtime defines */
-    hipError_t rc = status(double_ipc_open(handle.reserved, &p));
+    hipError_t rc = status(double_ipc_open(handle.reserved, current, &p));
     *ptr = (void *)p;
     return rc;
 }

@@ -222,6 +222,7 @@ static void check_program_registrations(shmem_space_t gpu, int me, int right)
     for (long i = 0; i < MIB / 8; i++)
         wrong += back[i] != expected((me + shmem_n_pes() - 1) % shmem_n_pes(), 7 + i);
     CHECK(wrong == 0, "a get out of the program's registration: %ld words wrong", wrong);
+    shmem_barrier_all(); /* before the left PE's next put into words */
 
     put_checked(words, (long *)second, 0, WORDS_4MIB, me, right, "a put the library registers");
     int late = gpu_runtime_host_register(second + MIB, MIB);

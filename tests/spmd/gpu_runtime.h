@@ -9,6 +9,7 @@
 #include <shmem.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The HIP runtime's file where the test runs on HIP: the path SHMEM_TEST_HIP_RUNTIME names, or
  * the soname STRATA_TEST_HIP_SONAME names (the suite's double installed under it, where the
@@ -35,6 +36,15 @@ static inline void *gpu_runtime_open(int flags)
     const char *path =
         gpu_runtime_is_hip() ? gpu_runtime_hip_file() : getenv("SHMEM_TEST_CUDA_DRIVER");
     return path && *path ? dlopen(path, flags) : dlopen("libcuda.so.1", flags);
+}
+
+/* Whether the PEs' GPUs are a double's devices, one a PE (SHMEM_DEVICE_MAP), without peer access
+ * between them (STRATA_GPU_DOUBLE_PEERS=0): node peers then reach each other's heaps through the
+ * transport, not by attaching them. */
+static inline int gpu_runtime_devices_apart(void)
+{
+    const char *peers = getenv("STRATA_GPU_DOUBLE_PEERS"), *map = getenv("SHMEM_DEVICE_MAP");
+    return peers && !strcmp(peers, "0") && map && strchr(map, ',') && !strchr(map, '-');
 }
 
 typedef int (*cu_init_fn)(unsigned);
@@ -128,16 +138,30 @@ static inline int gpu_runtime_device_of(const void *ptr)
 typedef int (*gpu_mem_info_fn)(size_t *free, size_t *total);
 
 /* The device memory free as the runtime reports it (cuMemGetInfo, hipMemGetInfo): the device's
- * on a GPU, what this process holds subtracted on a double. 0 when the runtime does not say. */
+ * on a GPU, what this process holds subtracted on a double. 0 when the runtime does not say.
+ * Where no CUDA context is current, device 0's is current for the question only: one left
+ * current would be the program's choice of device. */
 static inline size_t gpu_runtime_memory_free(void)
 {
-    void *lib = gpu_runtime_is_hip() ? gpu_runtime_open(RTLD_NOW) : gpu_runtime_cuda_current();
+    typedef int (*cu_pop_fn)(void **context);
+    void *lib = gpu_runtime_open(RTLD_NOW), *context = NULL;
     gpu_mem_info_fn info =
         lib ? (gpu_mem_info_fn)dlsym(lib,
                                      gpu_runtime_is_hip() ? "hipMemGetInfo" : "cuMemGetInfo_v2")
             : NULL;
+    cu_init_fn init = lib ? (cu_init_fn)dlsym(lib, "cuInit") : NULL;
+    cu_get_fn get = lib ? (cu_get_fn)dlsym(lib, "cuCtxGetCurrent") : NULL;
+    cu_retain_fn retain = lib ? (cu_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain") : NULL;
+    cu_set_fn push = lib ? (cu_set_fn)dlsym(lib, "cuCtxPushCurrent_v2") : NULL;
+    cu_pop_fn pop = lib ? (cu_pop_fn)dlsym(lib, "cuCtxPopCurrent_v2") : NULL;
+    int pushed = !gpu_runtime_is_hip() && init && get && retain && push && pop && !init(0) &&
+                 !get(&context) && !context && !retain(&context, 0) && !push(context);
     size_t free = 0, total = 0;
-    return info && !info(&free, &total) ? free : 0;
+    if (!info || info(&free, &total))
+        free = 0;
+    if (pushed)
+        pop(&context);
+    return free;
 }
 
 /* A buffer of the program's own on device 0 (cuMemAlloc, hipMalloc), or NULL. */
@@ -157,17 +181,43 @@ static inline void *gpu_runtime_malloc(size_t size)
     return (void *)(uintptr_t)address;
 }
 
+typedef int (*cu_ctx_device_fn)(int *device);
+
+/* The runtime with the device that holds dev current on this thread, as a program works on its
+ * own device's memory (a context of that device current is kept, else the device's primary one
+ * is made current; HIP: the device is set), or NULL. */
+static inline void *gpu_runtime_on(const void *dev)
+{
+    int device = gpu_runtime_device_of(dev), current = -1;
+    if (gpu_runtime_is_hip()) {
+        void *lib = gpu_runtime_open(RTLD_NOW);
+        hip_get_device_fn get = lib ? (hip_get_device_fn)dlsym(lib, "hipGetDevice") : NULL;
+        hip_device_fn set = lib ? (hip_device_fn)dlsym(lib, "hipSetDevice") : NULL;
+        if (device >= 0 && get && set && (get(&current) || current != device))
+            set(device);
+        return lib;
+    }
+    void *lib = gpu_runtime_cuda_current(), *context;
+    cu_ctx_device_fn of = lib ? (cu_ctx_device_fn)dlsym(lib, "cuCtxGetDevice") : NULL;
+    cu_retain_fn retain = lib ? (cu_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain") : NULL;
+    cu_set_fn set = lib ? (cu_set_fn)dlsym(lib, "cuCtxSetCurrent") : NULL;
+    if (lib && device >= 0 && of && retain && set && (of(&current) || current != device) &&
+        !retain(&context, device))
+        set(context);
+    return lib;
+}
+
 /* Sets len bytes of device memory to byte with the runtime's own memset on its default stream
  * (the GPU writes them, not the library), and waits for it; 0 on success. */
 static inline int gpu_runtime_fill(void *dev, int byte, size_t len)
 {
     if (gpu_runtime_is_hip()) {
-        void *lib = gpu_runtime_open(RTLD_NOW);
+        void *lib = gpu_runtime_on(dev);
         hip_memset_fn set = lib ? (hip_memset_fn)dlsym(lib, "hipMemsetAsync") : NULL;
         gpu_sync_fn sync = lib ? (gpu_sync_fn)dlsym(lib, "hipStreamSynchronize") : NULL;
         return set && sync ? set(dev, byte, len, NULL) || sync(NULL) : -1;
     }
-    void *lib = gpu_runtime_cuda_current();
+    void *lib = gpu_runtime_on(dev);
     cu_memset_fn set = lib ? (cu_memset_fn)dlsym(lib, "cuMemsetD8Async") : NULL;
     gpu_sync_fn sync = lib ? (gpu_sync_fn)dlsym(lib, "cuStreamSynchronize") : NULL;
     return set && sync ? set((uintptr_t)dev, (unsigned char)byte, len, NULL) || sync(NULL) : -1;
@@ -178,13 +228,13 @@ static inline int gpu_runtime_fill(void *dev, int byte, size_t len)
 static inline int gpu_runtime_read(void *host, const void *dev, size_t len)
 {
     if (gpu_runtime_is_hip()) {
-        void *lib = gpu_runtime_open(RTLD_NOW);
+        void *lib = gpu_runtime_on(dev);
         hip_copy_fn copy = lib ? (hip_copy_fn)dlsym(lib, "hipMemcpyAsync") : NULL;
         gpu_sync_fn sync = lib ? (gpu_sync_fn)dlsym(lib, "hipStreamSynchronize") : NULL;
         return copy && sync ? copy(host, dev, len, 4 /* hipMemcpyDefault */, NULL) || sync(NULL)
                             : -1;
     }
-    void *lib = gpu_runtime_cuda_current();
+    void *lib = gpu_runtime_on(dev);
     cu_copy_fn copy = lib ? (cu_copy_fn)dlsym(lib, "cuMemcpy") : NULL;
     return copy ? copy((uintptr_t)host, (uintptr_t)dev, len) : -1;
 }

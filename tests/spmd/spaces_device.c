@@ -5,6 +5,7 @@
  * by their owner, a reduction on device buffers, and ordering on a context made before any device
  * space. Device memory is never loaded or stored here: every value is read back with shmem_get. */
 #include "check.h"
+#include "gpu_runtime.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -333,9 +334,12 @@ int main(void)
         CHECK(dev && dev2 && sig && counter, "device allocations");
         if (test_device())
             CHECK(shmem_ptr(dev, me) == NULL, "no pointer to test device memory");
-        else /* a device pointer, for the program's kernels; node peers' where they are mapped */
+        else /* a device pointer, for the program's kernels; node peers' where they are mapped,
+              * which a double's devices without peer access are not */
             CHECK(shmem_ptr(dev, me) == dev &&
-                      (!check_node_direct() || !!shmem_ptr(dev, right) == check_same_node(right)),
+                      (!check_node_direct() ||
+                       !!shmem_ptr(dev, right) ==
+                           (check_same_node(right) && !gpu_runtime_devices_apart())),
                   "device pointers to GPU heaps: %p, PE %d: %p", shmem_ptr(dev, me), right,
                   shmem_ptr(dev, right));
         shmem_space_t owner;
