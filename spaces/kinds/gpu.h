@@ -82,6 +82,17 @@ struct gpu_runtime {
                     void *stream);
 };
 
+/* The calls every runtime supplies, as <prefix>_<call> functions of its kind's file. */
+#define GPU_RUNTIME_CALLS(P)                                                                       \
+    .open = P##_open, .enter = P##_enter, .leave = P##_leave, .alloc = P##_alloc,                  \
+    .free = P##_free, .copy_async = P##_copy_async, .fill_async = P##_fill_async,                  \
+    .stream_create = P##_stream_create, .stream_sync = P##_stream_sync, .lost = P##_lost,          \
+    .ipc_get = P##_ipc_get, .ipc_open = P##_ipc_open, .ipc_close = P##_ipc_close,                  \
+    .host_register = P##_host_register, .host_unregister = P##_host_unregister,                    \
+    .host_alloc_mapped = P##_host_alloc_mapped, .host_range = P##_host_range,                      \
+    .memory = P##_memory, .device_count = P##_device_count, .device_busid = P##_device_busid,      \
+    .device_by_busid = P##_device_by_busid, .peer = P##_peer
+
 /* ---- The set-up runtime (gpu.c) ---- */
 extern const struct gpu_runtime *gpu_rt;
 /* The stream of queue (0 .. KIND_QUEUES - 1), made on first use; queue 0's is made at set-up and
