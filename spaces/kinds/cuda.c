@@ -18,12 +18,16 @@ void cuda_check(CUresult rc, const char *what)
         log_fatal("spaces", "CUDA %s failed (error %d)", what, (int)rc);
 }
 
+/* A context that cannot be made current is fatal, unless the program reset the device (or
+ * destroyed its context) under the library: the calls that follow then fail, as teardown
+ * expects them to. */
 uintptr_t cuda_enter(void)
 {
     CUcontext current = NULL;
     cuda_check(cuda.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
-    if (current != cuda_context)
-        cuda_check(cuda.cuCtxSetCurrent(cuda_context), "cuCtxSetCurrent");
+    CUresult rc = current == cuda_context ? CUDA_SUCCESS : cuda.cuCtxSetCurrent(cuda_context);
+    if (rc != CUDA_SUCCESS && !gpu_device_lost())
+        cuda_check(rc, "cuCtxSetCurrent");
     return (uintptr_t)current;
 }
 
@@ -115,14 +119,17 @@ static int cuda_lost(void *stream)
 {
     unsigned flags, version;
     int active = 0;
+    CUcontext previous = NULL;
     if (cuda_context_primary
             ? cuda.cuDevicePrimaryCtxGetState(cuda_device, &flags, &active) != CUDA_SUCCESS ||
                   !active
             : cuda.cuCtxGetApiVersion(cuda_context, &version) != CUDA_SUCCESS)
         return 1;
-    uintptr_t previous = cuda_enter();
+    if (cuda.cuCtxGetCurrent(&previous) != CUDA_SUCCESS ||
+        cuda.cuCtxSetCurrent(cuda_context) != CUDA_SUCCESS)
+        return 1;
     CUresult rc = cuda.cuStreamQuery(stream);
-    cuda_leave(previous);
+    cuda.cuCtxSetCurrent(previous);
     return rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY;
 }
 

@@ -40,7 +40,8 @@ void gpu_check(int rc, const char *what)
 int gpu_device_lost(void)
 {
     static int lost;
-    if (!__atomic_load_n(&lost, __ATOMIC_RELAXED) && gpu_rt->lost(gpu_streams[0]))
+    const struct gpu_runtime *rt = __atomic_load_n(&gpu_rt, __ATOMIC_ACQUIRE);
+    if (rt && !__atomic_load_n(&lost, __ATOMIC_RELAXED) && rt->lost(gpu_streams[0]))
         __atomic_store_n(&lost, 1, __ATOMIC_RELAXED);
     return __atomic_load_n(&lost, __ATOMIC_RELAXED);
 }
