@@ -82,12 +82,10 @@ int runtime_transport_start(void)
     };
     if (transport_init(&config, &rt.transport))
         return -1;
-    const struct transport_job_end_ops *job_end_ops = job_end_transport_ops(rt.n_pes);
-    if (!job_end_ops)
+    if (job_end_attach(rt.transport, rt.n_pes))
         return -1;
     transport_set_target_ops(rt.transport, &staged_target_ops);
-    transport_set_job_end_ops(rt.transport, job_end_ops);
-    transport_set_mail_handler(rt.transport, mailbox_deliver);
+    transport_set_message_handler(rt.transport, RUNTIME_MESSAGE_MAIL, mailbox_on_message);
     rt.job.transport = rt.transport;
     rt.worker = transport_default_worker(rt.transport);
     strata_default_ctx.worker = rt.worker;

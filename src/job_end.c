@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,26 +95,43 @@ static uint64_t job_end_encode(int from, int status)
     return (uint64_t)(uint32_t)status << 32 | (uint32_t)(from + 1);
 }
 
-static void job_end_asked(int from, int status)
-{
-    __atomic_store_n(&job_end_askers[from], JOB_END_ASKED, __ATOMIC_RELEASE);
-    __atomic_add_fetch(&job_end_answers_by_message, 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&job_end_noted, job_end_encode(from, status), __ATOMIC_RELEASE);
-}
+/* A message: a request to end the job with status, or (answer) a PE leaving as asked. */
+struct job_end_message {
+    int32_t status, answer;
+};
 
-static void job_end_answered(int from)
+/* Runs inside the transport's handler: notes what came, for job_end_serve to act on. */
+static void job_end_on_message(int from, const void *header, size_t header_len, const void *data,
+                               size_t len)
 {
-    (void)from;
+    struct job_end_message m;
+    (void)data;
+    (void)len;
+    if (header_len != sizeof(m) || from < 0 || from >= rt.n_pes)
+        return;
+    memcpy(&m, header, sizeof(m));
+    if (!m.answer)
+        __atomic_store_n(&job_end_askers[from], JOB_END_ASKED, __ATOMIC_RELEASE);
     __atomic_add_fetch(&job_end_answers_by_message, 1, __ATOMIC_RELEASE);
+    if (!m.answer)
+        __atomic_store_n(&job_end_noted, job_end_encode(from, m.status), __ATOMIC_RELEASE);
 }
 
 static void job_end_serve(void);
 
-const struct transport_job_end_ops *job_end_transport_ops(int n_pes)
+int job_end_attach(struct transport *t, int n_pes)
 {
-    static const struct transport_job_end_ops ops = {job_end_asked, job_end_answered,
-                                                     job_end_serve};
-    return job_end_askers_make(n_pes) ? NULL : &ops;
+    if (job_end_askers_make(n_pes))
+        return -1;
+    transport_set_message_handler(t, RUNTIME_MESSAGE_JOB_END, job_end_on_message);
+    transport_set_served_hook(t, job_end_serve);
+    return 0;
+}
+
+static int job_end_send(int pe, int status, int answer)
+{
+    struct job_end_message m = {status, answer};
+    return transport_message(rt.worker, pe, RUNTIME_MESSAGE_JOB_END, &m, sizeof(m), NULL, 0);
 }
 
 /* Flushes stdout unless another thread of this PE holds it (the progress thread may act while
@@ -154,7 +172,7 @@ static int job_end_answer_new(void)
         if (rt.transport) {
             if (__atomic_compare_exchange_n(&job_end_askers[pe], &asked, JOB_END_ANSWERED, 0,
                                             __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-                transport_job_end_answer(rt.worker, pe);
+                job_end_send(pe, 0, 1);
                 answered++;
             }
             continue;
@@ -226,7 +244,7 @@ void job_end_poll(void)
 static int job_end_ask(int pe, int status)
 {
     if (rt.transport)
-        return transport_job_end(rt.worker, pe, status);
+        return job_end_send(pe, status, 0);
     struct job_end_words *peer = shmem_ptr(job_end_words, pe);
     if (!peer)
         return -1;

@@ -80,6 +80,18 @@ void mailbox_deliver(uint32_t box, uint64_t tag, const void *data, size_t len)
         log_error("transport", "mail for box %u (%zu bytes) dropped: out of memory", box, len);
 }
 
+void mailbox_on_message(int from, const void *header, size_t header_len, const void *data,
+                        size_t len)
+{
+    struct mailbox_mail mail;
+    if (header_len != sizeof(mail)) {
+        log_error("transport", "mail from PE %d dropped: a header of %zu bytes", from, header_len);
+        return;
+    }
+    memcpy(&mail, header, sizeof(mail));
+    mailbox_deliver(mail.box, mail.tag, data, len);
+}
+
 int mailbox_init(uint32_t count)
 {
     mailboxes = calloc(count, sizeof(*mailboxes));

@@ -1,4 +1,4 @@
-/* Mailboxes: what peers mailed to this PE (transport_mail), kept per box in the order it came
+/* Mailboxes: what peers mailed to this PE (rma_mail), kept per box in the order it came
  * until a collective expects it. A box belongs to one team block (strata_team.mailbox): the eager
  * broadcasts of a team of two whose partner is reached by message go this way, so their root
  * need not wait for the receiver to free a slot (coll_eager_broadcast). */
@@ -10,9 +10,17 @@
 
 /* Makes count empty boxes. Returns 0 or -1. */
 int mailbox_init(uint32_t count);
-/* The transport's mail handler (transport_set_mail_handler): copies data to where the mail
- * tagged tag is expected, or keeps a copy in box. */
+/* What mail carries before its data (a RUNTIME_MESSAGE_MAIL message's header). */
+struct mailbox_mail {
+    uint64_t tag;
+    uint32_t box;
+};
+/* Copies data to where the mail tagged tag is expected, or keeps a copy in box. */
 void mailbox_deliver(uint32_t box, uint64_t tag, const void *data, size_t len);
+/* The transport's handler of mail (transport_set_message_handler): mailbox_deliver by its
+ * header. */
+void mailbox_on_message(int from, const void *header, size_t header_len, const void *data,
+                        size_t len);
 /* Frees every box and what is left in them. */
 void mailbox_fini(void);
 /* Up to len bytes of the mail tagged tag go to dest: at once if it is the oldest mail in box,

@@ -4,6 +4,7 @@
 #include "../common/copy.h"
 #include "../transports/transport.h"
 #include "amo.h"
+#include "mailbox.h"
 #include "route.h"
 #include "staged.h"
 
@@ -248,7 +249,8 @@ int rma_reaches_by_message(int pe)
 
 void rma_mail(const char *routine, int pe, uint32_t box, uint64_t tag, const void *data, size_t len)
 {
-    if (transport_mail(rt.worker, pe, box, tag, data, len))
+    struct mailbox_mail mail = {tag, box};
+    if (transport_message(rt.worker, pe, RUNTIME_MESSAGE_MAIL, &mail, sizeof(mail), data, len))
         rma_report_transport(routine, pe);
 }
 

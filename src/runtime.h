@@ -125,6 +125,12 @@ int ctx_workers_attach(void);
  * worker's progress). Returns how many events they handled. */
 unsigned ctx_progress_outstanding(void);
 
+/* ---- The kinds of the library's own messages (transport_message) ---- */
+enum runtime_message {
+    RUNTIME_MESSAGE_JOB_END, /* job_end.c */
+    RUNTIME_MESSAGE_MAIL,    /* mailbox.c, sent by rma_mail */
+};
+
 /* ---- The end of the job with status 0 (job_end.c) ---- */
 /* Bytes of the library space it needs, and their place there. */
 size_t job_end_bytes(void);
@@ -132,9 +138,9 @@ size_t job_end_bytes(void);
 int job_end_init(void *words);
 /* Before finalize takes the spaces down: requests are no longer acted on. */
 void job_end_fini(void);
-/* What the transport calls with the requests and answers that come by message (and, on the
- * progress thread, to act on them); NULL when out of memory. */
-const struct transport_job_end_ops *job_end_transport_ops(int n_pes);
+/* Takes the requests and answers that come by message (RUNTIME_MESSAGE_JOB_END), and acts on them
+ * on the transport's progress thread. Returns 0, or -1 when out of memory. */
+int job_end_attach(struct transport *t, int n_pes);
 /* Acts on a request, where this PE's own threads wait on peers: answers every PE that asked and
  * ends this process with the status. One or two loads when there is none. */
 void job_end_poll(void);

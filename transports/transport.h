@@ -223,38 +223,28 @@ int transport_am_atomic(struct transport_worker *w, enum transport_amo op, int p
                         size_t offset, uint64_t value, uint64_t compare, size_t size,
                         uint64_t *old);
 
-/* ---- The end of the job (shmem_global_exit) ----
- * asked and answered run inside the handlers of a peer's transport_job_end and
- * transport_job_end_answer, so they only note what came; poll runs on the progress thread,
- * outside any handler, each time it has served the worker, and acts on what asked noted (it may
- * end the process). */
-struct transport_job_end_ops {
-    void (*asked)(int from, int status);
-    void (*answered)(int from);
-    void (*poll)(void);
-};
-/* Installs them; set once, before any peer may send. */
-void transport_set_job_end_ops(struct transport *t, const struct transport_job_end_ops *ops);
-/* Tells pe that this PE ends the job with status: a message, which wakes pe's progress thread
- * while pe computes. Returns once it is sent (0), or -1. */
-int transport_job_end(struct transport_worker *w, int pe, int status);
-/* Tells pe, which asked, that this PE leaves as it asked: one way, so that nobody waits on a
- * peer that may be gone. Returns once it is sent (0), or -1. */
-int transport_job_end_answer(struct transport_worker *w, int pe);
+/* ---- Messages of the layer above ----
+ * One-way messages that carry the protocols the layer above runs between PEs (the end of the
+ * job, mailboxes), each kind to the handler the target installed for it. A handler runs inside
+ * the transport's progress, so it only notes or copies what came; served runs on the progress
+ * thread, outside any handler, each time it has served the workers, to act on what was noted. */
+#define TRANSPORT_MESSAGE_KINDS 4
+typedef void (*transport_message_handler)(int from, const void *header, size_t header_len,
+                                          const void *data, size_t len);
+/* Installs kind's handler (kind below TRANSPORT_MESSAGE_KINDS); set once, before any peer may
+ * send. */
+void transport_set_message_handler(struct transport *t, unsigned kind,
+                                   transport_message_handler handler);
+void transport_set_served_hook(struct transport *t, void (*served)(void));
+/* Sends header (at most 64 bytes) and len bytes of data to pe's handler of kind: it arrives
+ * after everything this PE sent to pe before on w, and wakes pe's progress thread while pe
+ * computes. Returns once both may be reused (0), or -1. */
+int transport_message(struct transport_worker *w, int pe, unsigned kind, const void *header,
+                      size_t header_len, const void *data, size_t len);
 
-/* ---- Mail: messages to a peer's mailbox, kept there until the peer takes them ----
- * Whether pe is reached by message: UCX performs every operation to it at its progress engine,
+/* Whether pe is reached by message: UCX performs every operation to it at its progress engine,
  * in the order sent (TCP), rather than by RDMA. */
 int transport_by_message(struct transport_worker *w, int pe);
-/* Runs inside the handler of a peer's transport_mail, so it only keeps what came (a copy). */
-typedef void (*transport_mail_handler)(uint32_t box, uint64_t tag, const void *data, size_t len);
-/* Installs it; set once, before any peer may send. */
-void transport_set_mail_handler(struct transport *t, transport_mail_handler deliver);
-/* Sends len bytes of data for pe's mailbox box, tagged tag, one way: it arrives after everything
- * this PE sent to pe before on this worker. Only to a peer reached by message. Returns once data
- * may be reused (0), or -1. */
-int transport_mail(struct transport_worker *w, int pe, uint32_t box, uint64_t tag, const void *data,
-                   size_t len);
 
 /* Starts a thread that serves peers while the PE computes (once): it sleeps on the transport's
  * event descriptor, and while the PE's own threads wait (and so progress), it looks again every

@@ -11,6 +11,7 @@
 #include "ucx_internal.h"
 
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +37,7 @@ enum am_id {
     AM_FLUSH,
     AM_FLUSH_REPLY,
     AM_BATCH,
-    AM_JOB_END,
-    AM_MAIL,
+    AM_MESSAGE,
     AM_BULK,
 };
 
@@ -73,14 +73,12 @@ struct am_request_header {
     int32_t id, op, size;
 };
 
-/* The end of the job: who ends it, with which status, or (answer) who leaves as it asked. */
-struct am_job_end_header {
-    int32_t from, status, answer;
-};
-
-struct am_mail_header {
-    uint64_t tag;
-    uint32_t box;
+/* A message of the layer above: its sender, its kind, then its own header. */
+#define AM_MESSAGE_HEADER_MAX 64
+struct am_message_header {
+    int32_t from;
+    uint32_t kind, header_len;
+    char header[AM_MESSAGE_HEADER_MAX];
 };
 
 /* A one-way message: its payload written at (id, offset), then op (unless UCX_POST_NO_OP) on the
@@ -332,32 +330,19 @@ static ucs_status_t am_on_reply(void *arg, const void *header, size_t header_len
     return UCS_OK;
 }
 
-static ucs_status_t am_on_job_end(void *arg, const void *header, size_t header_len, void *data,
+static ucs_status_t am_on_message(void *arg, const void *header, size_t header_len, void *data,
                                   size_t len, const ucp_am_recv_param_t *param)
 {
-    (void)header_len, (void)data, (void)len, (void)param;
     struct transport_worker *w = arg;
-    struct am_job_end_header h;
-    memcpy(&h, header, sizeof(h)); /* UCX does not align headers */
-    const struct transport_job_end_ops *ops = w->t->job_end_ops;
-    if (ops && h.answer)
-        ops->answered(h.from);
-    else if (ops)
-        ops->asked(h.from, h.status);
-    return UCS_OK;
-}
-
-static ucs_status_t am_on_mail(void *arg, const void *header, size_t header_len, void *data,
-                               size_t len, const ucp_am_recv_param_t *param)
-{
-    (void)header_len;
-    struct transport_worker *w = arg;
-    struct am_mail_header h;
-    memcpy(&h, header, sizeof(h)); /* UCX does not align headers */
-    if (am_payload_ok(param) && w->t->mail_handler)
-        w->t->mail_handler(h.box, h.tag, data, len);
+    struct am_message_header h = {0};
+    memcpy(&h, header, header_len < sizeof(h) ? header_len : sizeof(h)); /* UCX does not align */
+    transport_message_handler handler =
+        h.kind < TRANSPORT_MESSAGE_KINDS ? w->t->message_handlers[h.kind] : NULL;
+    if (am_payload_ok(param) && handler && h.header_len <= AM_MESSAGE_HEADER_MAX)
+        handler(h.from, h.header, h.header_len, data, len);
     else
-        log_error("transport", "a peer's mail (box %u) could not be delivered", h.box);
+        log_error("transport", "a message of kind %u from PE %d could not be delivered", h.kind,
+                  (int)h.from);
     return UCS_OK;
 }
 
@@ -377,8 +362,7 @@ int ucx_am_worker_init(struct transport_worker *w)
         {AM_FLUSH, am_on_flush},
         {AM_FLUSH_REPLY, am_on_flush_reply},
         {AM_BATCH, am_on_batch},
-        {AM_JOB_END, am_on_job_end},
-        {AM_MAIL, am_on_mail},
+        {AM_MESSAGE, am_on_message},
         {AM_BULK, am_on_bulk},
     };
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
@@ -416,26 +400,15 @@ static int am_send_now(struct transport_worker *w, int pe, enum am_id id, const 
                     "ucp_am_send_nbx");
 }
 
-void transport_set_job_end_ops(struct transport *t, const struct transport_job_end_ops *ops)
+void transport_set_message_handler(struct transport *t, unsigned kind,
+                                   transport_message_handler handler)
 {
-    t->job_end_ops = ops;
+    t->message_handlers[kind] = handler;
 }
 
-void transport_set_mail_handler(struct transport *t, transport_mail_handler deliver)
+void transport_set_served_hook(struct transport *t, void (*served)(void))
 {
-    t->mail_handler = deliver;
-}
-
-int transport_job_end(struct transport_worker *w, int pe, int status)
-{
-    struct am_job_end_header h = {w->t->config.my_pe, status, 0};
-    return am_send_now(w, pe, AM_JOB_END, &h, sizeof(h), NULL, 0, 0);
-}
-
-int transport_job_end_answer(struct transport_worker *w, int pe)
-{
-    struct am_job_end_header h = {w->t->config.my_pe, 0, 1};
-    return am_send_now(w, pe, AM_JOB_END, &h, sizeof(h), NULL, 0, 0);
+    t->served_hook = served;
 }
 
 /* Under the batch lock: sends the batch at slot i of the list and takes its peer off it. */
@@ -734,11 +707,15 @@ int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const
 
 /* In order with the batch and the one-way messages to pe: a mailbox keeps what came in the order
  * its sender sent it. */
-int transport_mail(struct transport_worker *w, int pe, uint32_t box, uint64_t tag, const void *data,
-                   size_t len)
+int transport_message(struct transport_worker *w, int pe, unsigned kind, const void *header,
+                      size_t header_len, const void *data, size_t len)
 {
-    struct am_mail_header h = {.tag = tag, .box = box};
-    return am_send_message(w, pe, AM_MAIL, &h, sizeof(h), data, len, 0);
+    struct am_message_header h = {w->t->config.my_pe, kind, (uint32_t)header_len, {0}};
+    if (kind >= TRANSPORT_MESSAGE_KINDS || header_len > AM_MESSAGE_HEADER_MAX)
+        return -1;
+    memcpy(h.header, header, header_len);
+    return am_send_message(w, pe, AM_MESSAGE, &h,
+                           offsetof(struct am_message_header, header) + header_len, data, len, 0);
 }
 
 /* Raises a peer's confirmed count to what a flush confirmed (another thread's flush may have

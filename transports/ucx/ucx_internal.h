@@ -116,8 +116,8 @@ struct transport {
     unsigned region_generation[UCX_MAX_REGIONS]; /* names the keys of each id's current use */
     struct ucx_key_home key_homes[UCX_MAX_REGIONS];
     const struct transport_target_ops *target_ops;
-    const struct transport_job_end_ops *job_end_ops;
-    transport_mail_handler mail_handler;
+    transport_message_handler message_handlers[TRANSPORT_MESSAGE_KINDS];
+    void (*served_hook)(void);
     struct transport_worker *workers; /* the default worker first */
     pthread_mutex_t workers_lock;
     unsigned batch_hints; /* workers whose batch_hint is on */

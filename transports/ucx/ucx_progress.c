@@ -339,8 +339,8 @@ static void ucx_progress_serve(struct transport *t, uint64_t seen, struct ucx_se
             for (int i = 0; i < served->n; i++)
                 events += ucp_worker_progress(served->workers[i]->worker);
         }
-        if (t->job_end_ops)
-            t->job_end_ops->poll();
+        if (t->served_hook)
+            t->served_hook();
         if (!ucx_progress_unwaited(p, seen) || ucx_progress_stopping(p) ||
             ucx_progress_sleep(p, served))
             break;
