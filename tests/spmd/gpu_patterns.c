@@ -342,8 +342,8 @@ int main(void)
          * are batched here where it is attached: on this node, on a device this one reaches.) */
         gpu_streams_fn scatters = gpu_runtime_double_count("cuda_double_scatters");
         const char *engines_only = getenv("SHMEM_GPU_COPY_ENGINES_ONLY");
-        int attached = check_node_direct() && check_same_node((me + 1) % n) &&
-                       !gpu_runtime_devices_apart();
+        int attached =
+            check_node_direct() && check_same_node((me + 1) % n) && !gpu_runtime_devices_apart();
         if (scatters && engines_only && !strcmp(engines_only, "1"))
             CHECK_EQ(scatters(), 0);
         else if (scatters && attached)
