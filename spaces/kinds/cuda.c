@@ -245,9 +245,12 @@ static int cuda_device_of(const void *ptr)
     return ordinal;
 }
 
-/* A word on this PE's device, or on a device with native atomics between them. */
+/* A word on this PE's device, or on a device with native atomics between them; where every device
+ * of the node has them with this PE's, any word, without asking where it lies. */
 static int cuda_atomic_reaches(const void *word)
 {
+    if (!(gpu_node_limits() & KIND_NODE_OWNER_ATOMICS))
+        return 1;
     int device = cuda_device_of(word);
     return device < 0 || (gpu_peer_of(device) & GPU_PEER_ATOMICS);
 }

@@ -92,6 +92,7 @@ int gpu_copy_engines_only;
 static char gpu_busid[32];
 static unsigned gpu_peers[GPU_MAX_DEVICES];
 static int gpu_devices;
+static unsigned gpu_limits; /* enum kind_node_limit, from gpu_peers */
 
 unsigned gpu_peer_of(int ordinal)
 {
@@ -107,18 +108,18 @@ static void gpu_learn_devices(const struct gpu_runtime *rt, int ordinal)
         gpu_peers[d] = d == ordinal ? GPU_PEER_ACCESS | GPU_PEER_ATOMICS : rt->peer(d);
     if (rt->device_busid(ordinal, gpu_busid, sizeof(gpu_busid)))
         gpu_busid[0] = 0;
+    gpu_limits = 0;
+    for (int d = 0; d < gpu_devices; d++) {
+        if (!(gpu_peers[d] & GPU_PEER_ACCESS))
+            gpu_limits |= KIND_NODE_UNREACHABLE;
+        else if (!(gpu_peers[d] & GPU_PEER_ATOMICS) && rt->kind->atomic)
+            gpu_limits |= KIND_NODE_OWNER_ATOMICS;
+    }
 }
 
 unsigned gpu_node_limits(void)
 {
-    unsigned limits = 0;
-    for (int d = 0; d < gpu_devices; d++) {
-        if (!(gpu_peers[d] & GPU_PEER_ACCESS))
-            limits |= KIND_NODE_UNREACHABLE;
-        else if (!(gpu_peers[d] & GPU_PEER_ATOMICS) && gpu_rt->kind->atomic)
-            limits |= KIND_NODE_OWNER_ATOMICS;
-    }
-    return limits;
+    return gpu_limits;
 }
 
 int gpu_use(const struct gpu_runtime *rt, const struct kind_gpu_setup *setup, char *why,
