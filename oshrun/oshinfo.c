@@ -1,6 +1,7 @@
 /* oshinfo: what this Strata build is and how it is configured right now. */
 #include "../spaces/discovery.h"
 #include "../src/knobs.h"
+#include "../transports/transport.h"
 
 #include <config.h>
 #include <shmem.h>
@@ -34,7 +35,9 @@ int main(int argc, char **argv)
     printf("Prefix:          %s\n", STRATA_PREFIX);
     printf("Configure args:  %s\n", STRATA_CONFIGURE_ARGS);
     printf("Sanitizers:      %s\n", STRATA_SANITIZERS);
-    printf("Transports:      direct load/store on the node, UCX\n");
+    printf(
+        "Transports:      direct load/store on the node, and between nodes (SHMEM_TRANSPORT):\n");
+    transport_describe(stdout);
     printf("Memory kinds:    host (shared memory)%s%s, test device (a testing aid)\n",
            STRATA_KIND_CUDA, STRATA_KIND_HIP);
     printf("Knobs (environment):\n");

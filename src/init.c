@@ -78,6 +78,9 @@ int runtime_transport_start(void)
         .n_pes = rt.n_pes,
         .thread_safe = rt.thread_level == SHMEM_THREAD_MULTIPLE || rt.knobs.PROGRESS_THREAD != 0,
         .bulk_lane = rt.knobs.BULK_LANE && rt.boot.local_size < rt.n_pes, /* PEs on other nodes */
+        .atomics_by_message = rt.knobs.TEST_ATOMICS_BY_MESSAGE,
+        .network = rt.knobs.TRANSPORT,
+        .provider = rt.knobs.OFI_PROVIDER,
         .exchange = {init_publish, init_fetch},
     };
     if (transport_init(&config, &rt.transport))
@@ -115,7 +118,7 @@ static void init_transport(void)
     /* A device default space of several PEs is reached through active messages. */
     int device_default = strcmp(rt.knobs.DEFAULT_SPACE, "cpu") != 0 && job->n_pes > 1;
     if ((!all_mapped || device_default) && runtime_transport_start())
-        init_fail("cannot initialize the UCX transport");
+        init_fail("cannot initialize the transport (SHMEM_TRANSPORT=%s)", rt.knobs.TRANSPORT);
 }
 
 /* The library's own symmetric words, carved from the library space's heap: the team slots, the
@@ -505,7 +508,7 @@ static void runtime_start(int requested)
         "spin %u times), heap %zu bytes at %p, static data %s, transport %s",
         rt.n_pes, rt.boot.local_size, rt.n_nodes, rt.pes_on_machine, rt.pes_on_my_cpus,
         wait_spins_before_yield, rt.default_space->heap.size, (void *)rt.default_space->heap.base,
-        "mapped", rt.transport ? "UCX" : "none (all PEs mapped)");
+        "mapped", rt.transport ? transport_network_name(rt.transport) : "none (all PEs mapped)");
     init_report();
 }
 

@@ -138,6 +138,22 @@ static int knob_parse_devtype(const char *text, const char **value)
     return -1;
 }
 
+static int knob_parse_network(const char *text, const char **value)
+{
+    static const char *const names[] = {"auto", "ucx", "ofi"};
+    *value = text;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcmp(text, names[i]))
+            return 0;
+    return -1;
+}
+
+static int knob_parse_name(const char *text, const char **value)
+{
+    *value = text;
+    return 0;
+}
+
 static int knob_devmap_item(const char *item, size_t len)
 {
     return (len == 1 && *item == '-') || knob_is_number(item, len);

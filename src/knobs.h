@@ -15,11 +15,18 @@
     X(VERSION, bool, "0", "Print the library version at start-up")                                 \
     X(INFO, bool, "0", "Print every knob and its value at start-up")                               \
     X(NODE_DIRECT, bool, "1",                                                                      \
-      "Reach PEs on the same node by load/store into their mapped memory (0: through UCX)")        \
+      "Reach PEs on the same node by load/store into their mapped memory (0: through the "         \
+      "network)")                                                                                  \
     X(PROGRESS_THREAD, switch, "auto",                                                             \
-      "Transport progress thread: 1, 0, or auto (on when UCX carries any traffic)")                \
+      "Transport progress thread: 1, 0, or auto (on when the network carries any traffic)")        \
     X(PROGRESS_INTERVAL_US, size, "100",                                                           \
       "Shortest pause between the progress thread's looks (the longest: 16x), in microseconds")    \
+    X(TRANSPORT, network, "auto",                                                                  \
+      "Network between nodes: ucx, ofi (libfabric), or auto (libfabric where the node has a "      \
+      "fabric UCX cannot drive: cxi, efa, opx or psm3; UCX otherwise)")                            \
+    X(OFI_PROVIDER, name, "",                                                                      \
+      "libfabric provider to use, e.g. cxi or tcp;ofi_rxm (empty: the first with RMA and "         \
+      "atomics)")                                                                                  \
     X(BULK_LANE, bool, "1",                                                                        \
       "Send collectives' large messages to peers reached over TCP on a connection of their own")   \
     X(LOG, logcats, "", "Comma-separated log categories: init, mem, rma, team, or all")            \
@@ -38,7 +45,10 @@
     X(TEST_HIP_RUNTIME, path, "",                                                                  \
       "Testing aid: a library loaded instead of libamdhip64 (the runtime's test double)")          \
     X(TEST_COLLECT_ROUND, size, "1024",                                                            \
-      "Testing aid: members per round of a team collect's size exchange (1 to 1024)")
+      "Testing aid: members per round of a team collect's size exchange (1 to 1024)")              \
+    X(TEST_ATOMICS_BY_MESSAGE, bool, "0",                                                          \
+      "Testing aid: atomics between nodes performed by their targets, as where the network has "   \
+      "none")
 
 /* X(type, C type of the field, accepted forms): each has a parser knob_parse_<type>. */
 #define STRATA_KNOB_TYPES(X)                                                                       \
@@ -48,6 +58,8 @@
     X(switch, int, "auto, or one of 1/0, yes/no, on/off, true/false")                              \
     X(logcats, const char *, "init, mem, rma, team or all, separated by commas")                   \
     X(devtype, const char *, "one of cpu, gpu, cuda, hip")                                         \
+    X(network, const char *, "one of auto, ucx, ofi")                                              \
+    X(name, const char *, "any text")                                                              \
     X(devmap, const char *,                                                                        \
       "device numbers or - (no device), one per local rank, separated by commas, e.g. 1,0")        \
     X(pelist, const char *, "PE numbers and ranges separated by commas, e.g. 0,2 or 1-3")          \

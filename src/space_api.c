@@ -335,7 +335,8 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
         log_fatal("shmem_space_create", "out of memory for a plan of %d PEs", rt.n_pes);
     int rc = space_plan_make(config, offers, &plan);
     if (rc == 0 && !rt.transport && space_needs_transport(&plan) && runtime_transport_start_late())
-        log_fatal("shmem_space_create", "cannot start the UCX transport");
+        log_fatal("shmem_space_create", "cannot start the transport (SHMEM_TRANSPORT=%s)",
+                  rt.knobs.TRANSPORT);
     struct space *space = NULL;
     if (rc == 0)
         rc = space_build(config, &plan, kind, &space);

@@ -4,8 +4,9 @@
 # placed in blocks, the tests that depend on placement again placed cyclically and over three nodes,
 # the collectives' algorithms with three PEs on each node, atomics, signals and collectives with
 # UCX's shared memory between the nodes (RMA and atomics of the transport's own, as InfiniBand
-# has), the host-memory group again under Open MPI's mpirun with two faked hosts (and oshrun's
-# hand-off to it there), and the launcher's own cluster tests where there are any.
+# has), the suite's host-memory, network and device groups again over libfabric (tcp;ofi_rxm), the
+# host-memory group again under Open MPI's mpirun with two faked hosts (and oshrun's hand-off to it
+# there), and the launcher's own cluster tests where there are any.
 # Usage: run_multinode.sh BUILDDIR SRCDIR. Ends with "N passed, N failed"; where this host cannot
 # run the cluster it says "SKIPPED: why" and "0 passed, 0 failed".
 set -u
@@ -83,10 +84,26 @@ run "spmd/coll_algos -np 4 over 2 nodes, PE 0 without the bulk lane" "${launch[@
     bash -c '[ "$PMIX_RANK" != 0 ] || export SHMEM_BULK_LANE=0; exec "$@"' _ \
     "$build/tests/spmd/coll_algos"
 spmd_tests
-spmd_via_ucx_tests
+spmd_network_tests
+spmd_via_network_tests
 spmd_device_tests
 spmd_cuda_tests
 spmd_hip_tests
+# The same between the nodes over libfabric's tcp;ofi_rxm, where the build has it.
+if network_built ofi; then
+    network_use ofi
+    export SHMEM_TRANSPORT=ofi "SHMEM_OFI_PROVIDER=tcp;ofi_rxm"
+    run_label=" (libfabric between nodes)"
+    spmd_tests
+    spmd_network_tests
+    spmd_via_network_tests
+    spmd_device_tests
+    run_label=""
+    unset SHMEM_TRANSPORT SHMEM_OFI_PROVIDER
+    network_use ucx
+else
+    echo "SKIP: the libfabric network (built without libfabric-dev)"
+fi
 # Node peers that are not neighbours in world order.
 placed srun cyclic
 for t in team ptr_access coll coll_algos; do

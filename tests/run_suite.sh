@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test suite: unit tests, SPMD tests under oshrun on 1, 2, 3 and 4 PEs (and the transport path
-# with node-direct mapping off), launcher failure handling and error reporting.
+# with node-direct mapping off, over each network built in), launcher failure handling and error
+# reporting.
 # Usage: run_suite.sh BUILDDIR SRCDIR UNIT_TEST... (the unit tests as Makefile.am lists them, so
 # that a new one cannot be built and never run). Prints one line per test and ends with
 # "N passed, N failed".
@@ -28,7 +29,17 @@ for t in "$@"; do
 done
 
 spmd_tests
-spmd_via_ucx_tests
+spmd_network_tests
+spmd_via_network_tests
+# The same through libfabric, where the build has it.
+if network_built ofi; then
+    network_use ofi
+    spmd_network_tests
+    spmd_via_network_tests
+    network_use ucx
+else
+    echo "SKIP: the libfabric network (built without libfabric-dev)"
+fi
 spmd_device_tests
 spmd_cuda_tests
 spmd_hip_tests
@@ -62,6 +73,27 @@ run "oshinfo names the memory kinds this build has" bash -c \
     "line=\$('$build/oshrun/oshinfo' | grep '^Memory kinds:'); echo \"\$line\";
      [ \$(grep -c 'CUDA GPUs' <<<\"\$line\") -eq $([ -f "$cuda_double" ] && echo 1 || echo 0) ] &&
      [ \$(grep -c 'HIP (AMD) GPUs' <<<\"\$line\") -eq $([ -f "$hip_double" ] && echo 1 || echo 0) ]"
+run "oshinfo lists the networks built in and what each sees" bash -c \
+    "out=\$('$build/oshrun/oshinfo'); echo \"\$out\"; grep -qx '  ucx' <<<\"\$out\" &&
+     grep -q '^    UCX [0-9]' <<<\"\$out\" &&
+     { ! grep -q 'STRATA_HAVE_OFI' '$build/Makefile' ||
+       { grep -qx '  ofi' <<<\"\$out\" && grep -q '^    provider tcp;ofi_rxm, domain' <<<\"\$out\"; }; }"
+if network_built ofi; then
+    # SHMEM_TRANSPORT=auto takes libfabric only where the node has a device of a network UCX
+    # cannot drive and libfabric a provider for it: here a fake sysfs shows an EFA device.
+    sysfs=$(mktemp -d "$TMPDIR/sysfs.XXXXXX")
+    mkdir -p "$sysfs/class/infiniband/rdmap0s6/device"
+    ln -s ../../../../bus/pci/drivers/efa "$sysfs/class/infiniband/rdmap0s6/device/driver"
+    run "SHMEM_TRANSPORT=auto: UCX beside an EFA device that libfabric has no provider for" \
+        bash -c "out=\$(SHMEM_LOG=init STRATA_TEST_SYSFS='$sysfs' SHMEM_NODE_DIRECT=0 \
+            '$oshrun' -np 2 '$build/tests/spmd/rma_put_get' 2>&1); rc=\$?; echo \"\$out\";
+            [ \$rc = 0 ] && [ \$(grep -c 'transport: network ucx' <<<\"\$out\") = 2 ] &&
+            [ \$(grep -c 'a device for libfabric.s efa here, but no such provider' <<<\"\$out\") = 2 ]"
+    run "SHMEM_TRANSPORT=ofi with a provider libfabric lacks fails on every PE, naming it" \
+        bash -c "out=\$(SHMEM_TRANSPORT=ofi SHMEM_OFI_PROVIDER=nonesuch SHMEM_NODE_DIRECT=0 \
+            '$oshrun' -np 2 '$build/tests/spmd/hello' 2>&1); rc=\$?; echo \"\$out\";
+            [ \$rc != 0 ] && grep -q 'no libfabric provider named nonesuch' <<<\"\$out\""
+fi
 # The README's knob table is generated from the knob table in the code: it must match.
 run "README knob table matches oshinfo" bash -c \
     "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,/^\$/p' '$src/README.md' | sed '/^\$/d')"

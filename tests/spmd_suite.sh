@@ -1,13 +1,41 @@
 # shellcheck shell=bash
 # The SPMD tests, sourced after suite_lib.sh, in groups that run every program on several PE
 # counts under the launcher the caller chose: spmd_tests (host memory, node peers by load/store),
-# spmd_via_ucx_tests (the same with node peers through UCX), spmd_device_tests (device spaces on
+# spmd_via_network_tests (the same with node peers through the network network_use chose),
+# spmd_network_tests (what depends on the network, for each of them), spmd_device_tests (device spaces on
 # the test device kind), spmd_cuda_tests and spmd_hip_tests (the CUDA and HIP kinds on their
 # runtimes' test doubles).
 #   launch=(COMMAND...)  run as "${launch[@]}" NP PROG ARGS (default: oshrun -np NP PROG ARGS)
 #   min_pes=N            PE counts below N are left out (a launcher over two nodes needs 2)
 launch=("$oshrun" -np)
 min_pes=1
+
+# network_use NETWORK: the network (ucx, ofi) that the tests reaching node peers through one use:
+# via_env/via_label for node peers through it, tcp_env/tcp_label for node peers through it over
+# TCP, where every operation needs the target's progress.
+network_use() {
+    network=$1
+    case $1 in
+    ucx)
+        via_label=UCX
+        via_env=(SHMEM_NODE_DIRECT=0 SHMEM_TRANSPORT=ucx)
+        tcp_label="UCX over TCP"
+        tcp_env=("${via_env[@]}" UCX_TLS=tcp,self)
+        ;;
+    ofi)
+        via_label="libfabric (tcp;ofi_rxm)"
+        via_env=(SHMEM_NODE_DIRECT=0 SHMEM_TRANSPORT=ofi "SHMEM_OFI_PROVIDER=tcp;ofi_rxm")
+        tcp_label=$via_label
+        tcp_env=("${via_env[@]}")
+        ;;
+    esac
+}
+network_use ucx
+
+# network_built NAME: whether this build has the network NAME (oshinfo lists it).
+network_built() {
+    "$build/oshrun/oshinfo" | grep -qx "  $1"
+}
 
 # nps N...: those of the PE counts N... that the launcher can run.
 nps() {
@@ -50,82 +78,12 @@ spmd_tests() {
             run "spmd/$t -np $np" "${launch[@]}" "$np" "$build/tests/spmd/$t"
         done
     done
-    # Finalize while a peer computes, over TCP without the progress thread: 8 runs in 10 hung
-    # before the fence progressed the transport, so three runs.
-    for i in 1 2 3; do
-        run "spmd/finalize_busy -np 2 via UCX over TCP, no progress thread (run $i)" timeout 30 \
-            env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self SHMEM_PROGRESS_THREAD=0 "${launch[@]}" 2 \
-            "$build/tests/spmd/finalize_busy"
-    done
-    # Every pair of PEs makes its first contact from both ends at once, puts under way: over TCP
-    # a race in UCX 1.13's TCP put protocol crashed a PE in a few jobs of 100 (the library turns
-    # that protocol off), so several jobs.
-    for i in 1 2 3 4; do
-        run "spmd/first_contact -np 4 via UCX over TCP (job $i)" env SHMEM_NODE_DIRECT=0 \
-            UCX_TLS=tcp,self "${launch[@]}" 4 "$build/tests/spmd/first_contact"
-    done
-    # Between PEs that UCX reaches over TCP, puts-with-signal, signals, non-fetching atomics and
-    # short non-blocking puts (gathered per peer, and in a batch session short blocking puts and
-    # non-fetching atomics too) travel as one-way messages that a quiet confirms, and gets of
-    # 4 KiB and more as this library's own requests: on one node too.
-    for t in rma_signal amo_types rma_nbi rma_put_get sessions sessions_threads rma_mix; do
-        run "spmd/$t -np 3 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
-            "${launch[@]}" 3 "$build/tests/spmd/$t"
-    done
-    run "spmd/rma_mix -np 3 via UCX over TCP, 3 threads" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
-        "${launch[@]}" 3 "$build/tests/spmd/rma_mix" 200 0x5eed 3
-    # There a root's one-way messages let it run calls ahead (a team of two's eager broadcasts).
-    run "spmd/coll_algos -np 2 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
-        "${launch[@]}" 2 "$build/tests/spmd/coll_algos"
-    # A PE computing without library calls is served by its progress thread (over TCP every
-    # operation needs the target's progress); without the thread this one waits out its deadline.
-    for np in 2 3; do
-        run "spmd/busy_target -np $np via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
-            "${launch[@]}" "$np" "$build/tests/spmd/busy_target"
-    done
+    # What the PEs do while peers compute, on mapped memory (through a network: spmd_network_tests).
     run "spmd/busy_target -np 2" "${launch[@]}" 2 "$build/tests/spmd/busy_target"
-    # The same for what a computing PE itself issued on a context: its progress thread moves it on.
-    for np in $(nps 2 3); do
-        run "spmd/busy_initiator -np $np via UCX over TCP" env SHMEM_NODE_DIRECT=0 \
-            UCX_TLS=tcp,self "${launch[@]}" "$np" "$build/tests/spmd/busy_initiator"
-    done
     run "spmd/busy_initiator -np 2" "${launch[@]}" 2 "$build/tests/spmd/busy_initiator"
-    # While the PEs progress the transport themselves their progress threads stay asleep. Two PEs
-    # on two cores: with more PEs than cores a PE taken off its core mid-wait lets its thread
-    # look, as it must (the wait may be one that does not progress this transport).
-    run "spmd/progress_rest -np 2 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
-        SHMEM_PROGRESS_THREAD=1 "${launch[@]}" 2 "$build/tests/spmd/progress_rest"
-    # Beside busy threads on every core a wait that progresses the transport sleeps on its events
-    # between spins; on mapped memory it yields.
-    run "spmd/contended_waits -np 2 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
-        "${launch[@]}" 2 "$build/tests/spmd/contended_waits"
     run "spmd/contended_waits -np 2" "${launch[@]}" 2 "$build/tests/spmd/contended_waits"
-    # A flag put lands once: reset by its target once it arrived, it stays reset (copies that
-    # stored a short block's bytes twice brought it back), by load/store and through UCX.
     for np in $(nps 2 4); do
         run "spmd/flag_reset -np $np" "${launch[@]}" "$np" "$build/tests/spmd/flag_reset"
-    done
-    run "spmd/flag_reset -np 3 via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
-        "${launch[@]}" 3 "$build/tests/spmd/flag_reset"
-    # Over TCP a quiet confirms the program's one-way messages with a flush (4 per PE here), but
-    # not a collective's, which their targets wait for (SHMEM_LOG=rma prints each flush).
-    for np in 2 3; do
-        # shellcheck disable=SC2016 # expanded by the inner shell
-        run "spmd/coll_flush -np $np via UCX over TCP: a quiet after collectives flushes nothing" \
-            bash -c 'out=$("$@" coll 2>&1) && [ "$(grep -c "a flush asks PE" <<<"$out")" = 0 ]' \
-            _ env SHMEM_LOG=rma SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self "${launch[@]}" "$np" \
-            "$build/tests/spmd/coll_flush"
-        # shellcheck disable=SC2016 # expanded by the inner shell
-        run "spmd/coll_flush -np $np via UCX over TCP: a quiet flushes signals and atomics" \
-            bash -c 'out=$("${@:2}" user 2>&1) &&
-                     [ "$(grep -c "a flush asks PE" <<<"$out")" = $((4 * $1)) ]' \
-            _ "$np" env SHMEM_LOG=rma SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self "${launch[@]}" "$np" \
-            "$build/tests/spmd/coll_flush"
-    done
-    # Contexts made and destroyed a hundred times over TCP: their workers' connections stay up.
-    for np in 2 3; do
-        run "spmd/ctx_reuse -np $np via UCX over TCP" env SHMEM_NODE_DIRECT=0 UCX_TLS=tcp,self \
-            "${launch[@]}" "$np" "$build/tests/spmd/ctx_reuse"
     done
     run "spmd/ctx_reuse -np 4" "${launch[@]}" 4 "$build/tests/spmd/ctx_reuse"
     run "spmd/lazy_heap -np 2 (4 GiB heap)" env SHMEM_SYMMETRIC_SIZE=4G "${launch[@]}" 2 \
@@ -137,7 +95,7 @@ spmd_tests() {
     # Reductions keep no large private memory: on one node, and through the transport (a team of
     # two's direct reduction in place).
     run "spmd/coll_scratch -np 2" "${launch[@]}" 2 "$build/tests/spmd/coll_scratch"
-    run "spmd/coll_scratch -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 2 \
+    run "spmd/coll_scratch -np 2 via $via_label" env "${via_env[@]}" "${launch[@]}" 2 \
         "$build/tests/spmd/coll_scratch"
     # A thousand create/use/destroy cycles leave nothing behind.
     for np in 2 4; do
@@ -162,45 +120,126 @@ spmd_tests() {
     done
 }
 
-# Node peers through UCX instead of direct load/store, as between nodes.
-spmd_via_ucx_tests() {
+# What depends on the network that network_use chose: node peers reached through it over TCP,
+# where every operation needs the target's progress.
+spmd_network_tests() {
+    local t np i
+    # Finalize while a peer computes, over TCP without the progress thread: 8 runs in 10 hung
+    # before the fence progressed the transport, so three runs.
+    for i in 1 2 3; do
+        run "spmd/finalize_busy -np 2 via $tcp_label, no progress thread (run $i)" timeout 30 \
+            env "${tcp_env[@]}" SHMEM_PROGRESS_THREAD=0 "${launch[@]}" 2 \
+            "$build/tests/spmd/finalize_busy"
+    done
+    # Every pair of PEs makes its first contact from both ends at once, puts under way: over TCP
+    # a race in UCX 1.13's TCP put protocol crashed a PE in a few jobs of 100 (the library turns
+    # that protocol off), so several jobs.
+    for i in 1 2 3 4; do
+        run "spmd/first_contact -np 4 via $tcp_label (job $i)" env "${tcp_env[@]}" "${launch[@]}" 4 "$build/tests/spmd/first_contact"
+    done
+    # Between PEs that UCX reaches over TCP, puts-with-signal, signals, non-fetching atomics and
+    # short non-blocking puts (gathered per peer, and in a batch session short blocking puts and
+    # non-fetching atomics too) travel as one-way messages that a quiet confirms, and gets of
+    # 4 KiB and more as this library's own requests: on one node too.
+    for t in rma_signal amo_types rma_nbi rma_put_get sessions sessions_threads rma_mix; do
+        run "spmd/$t -np 3 via $tcp_label" env "${tcp_env[@]}" \
+            "${launch[@]}" 3 "$build/tests/spmd/$t"
+    done
+    run "spmd/rma_mix -np 3 via $tcp_label, 3 threads" env "${tcp_env[@]}" \
+        "${launch[@]}" 3 "$build/tests/spmd/rma_mix" 200 0x5eed 3
+    # There a root's one-way messages let it run calls ahead (a team of two's eager broadcasts).
+    run "spmd/coll_algos -np 2 via $tcp_label" env "${tcp_env[@]}" \
+        "${launch[@]}" 2 "$build/tests/spmd/coll_algos"
+    # A PE computing without library calls is served by its progress thread (over TCP every
+    # operation needs the target's progress); without the thread this one waits out its deadline.
+    for np in 2 3; do
+        run "spmd/busy_target -np $np via $tcp_label" env "${tcp_env[@]}" \
+            "${launch[@]}" "$np" "$build/tests/spmd/busy_target"
+    done
+    # The same for what a computing PE itself issued on a context: its progress thread moves it on.
+    for np in $(nps 2 3); do
+        run "spmd/busy_initiator -np $np via $tcp_label" env "${tcp_env[@]}" "${launch[@]}" "$np" "$build/tests/spmd/busy_initiator"
+    done
+    # While the PEs progress the transport themselves their progress threads stay asleep. Two PEs
+    # on two cores: with more PEs than cores a PE taken off its core mid-wait lets its thread
+    # look, as it must (the wait may be one that does not progress this transport).
+    run "spmd/progress_rest -np 2 via $tcp_label" env "${tcp_env[@]}" \
+        SHMEM_PROGRESS_THREAD=1 "${launch[@]}" 2 "$build/tests/spmd/progress_rest"
+    # Beside busy threads on every core a wait that progresses the transport sleeps on its events
+    # between spins; on mapped memory it yields.
+    run "spmd/contended_waits -np 2 via $tcp_label" env "${tcp_env[@]}" \
+        "${launch[@]}" 2 "$build/tests/spmd/contended_waits"
+    # A flag put lands once: reset by its target once it arrived, it stays reset (copies that
+    # stored a short block's bytes twice brought it back), by load/store and through UCX.
+    run "spmd/flag_reset -np 3 via $tcp_label" env "${tcp_env[@]}" \
+        "${launch[@]}" 3 "$build/tests/spmd/flag_reset"
+    # Over TCP a quiet confirms the program's one-way messages with a flush (4 per PE here), but
+    # not a collective's, which their targets wait for (SHMEM_LOG=rma prints each flush).
+    for np in $([ "$network" = ucx ] && echo 2 3); do
+        # shellcheck disable=SC2016 # expanded by the inner shell
+        run "spmd/coll_flush -np $np via $tcp_label: a quiet after collectives flushes nothing" \
+            bash -c 'out=$("$@" coll 2>&1) && [ "$(grep -c "a flush asks PE" <<<"$out")" = 0 ]' \
+            _ env SHMEM_LOG=rma "${tcp_env[@]}" "${launch[@]}" "$np" \
+            "$build/tests/spmd/coll_flush"
+        # shellcheck disable=SC2016 # expanded by the inner shell
+        run "spmd/coll_flush -np $np via $tcp_label: a quiet flushes signals and atomics" \
+            bash -c 'out=$("${@:2}" user 2>&1) &&
+                     [ "$(grep -c "a flush asks PE" <<<"$out")" = $((4 * $1)) ]' \
+            _ "$np" env SHMEM_LOG=rma "${tcp_env[@]}" "${launch[@]}" "$np" \
+            "$build/tests/spmd/coll_flush"
+    done
+    # Contexts made and destroyed a hundred times over TCP: their workers' connections stay up.
+    for np in 2 3; do
+        run "spmd/ctx_reuse -np $np via $tcp_label" env "${tcp_env[@]}" \
+            "${launch[@]}" "$np" "$build/tests/spmd/ctx_reuse"
+    done
+
+    # Where the network has no atomics of its own (EFA's), their targets perform them all.
+    for t in amo_types amo_contention lock rma_mix; do
+        run "spmd/$t -np 3 via $via_label, atomics by message" env "${via_env[@]}" \
+            SHMEM_TEST_ATOMICS_BY_MESSAGE=1 "${launch[@]}" 3 "$build/tests/spmd/$t"
+    done
+}
+
+# Node peers through the network instead of direct load/store, as between nodes.
+spmd_via_network_tests() {
     local t
     for t in rma_put_get rma_p_g rma_strided rma_nbi rma_signal rma_static order_barrier \
              ptr_access amo_types amo_contention p2p_wait lock sessions rma_mix; do
-        run "spmd/$t -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 2 \
+        run "spmd/$t -np 2 via $via_label" env "${via_env[@]}" "${launch[@]}" 2 \
             "$build/tests/spmd/$t"
     done
     for t in team ctx coll coll_legacy coll_algos spaces spaces_cycles; do
-        run "spmd/$t -np 3 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 3 \
+        run "spmd/$t -np 3 via $via_label" env "${via_env[@]}" "${launch[@]}" 3 \
             "$build/tests/spmd/$t"
     done
     # Collectives' transport algorithms on a power of two too (no fold), and on a team of two
     # (a broadcast's data stands for its root's lagged-sync notification).
     for t in coll coll_algos; do
-        run "spmd/$t -np 4 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 4 \
+        run "spmd/$t -np 4 via $via_label" env "${via_env[@]}" "${launch[@]}" 4 \
             "$build/tests/spmd/$t"
     done
-    run "spmd/coll -np 2 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 2 "$build/tests/spmd/coll"
+    run "spmd/coll -np 2 via $via_label" env "${via_env[@]}" "${launch[@]}" 2 "$build/tests/spmd/coll"
     # A team collect's sizes in rounds of 1 and 3 members, as teams above 1024 members do.
     for round in 1 3; do
-        run "spmd/coll -np 4 via UCX, collect sizes in rounds of $round" env SHMEM_NODE_DIRECT=0 \
+        run "spmd/coll -np 4 via $via_label, collect sizes in rounds of $round" env "${via_env[@]}" \
             SHMEM_TEST_COLLECT_ROUND=$round "${launch[@]}" 4 "$build/tests/spmd/coll"
     done
-    run "spmd/ctx -np 4 via UCX (a worker per context)" env SHMEM_NODE_DIRECT=0 \
+    run "spmd/ctx -np 4 via $via_label (a worker per context)" env "${via_env[@]}" \
         "${launch[@]}" 4 "$build/tests/spmd/ctx"
     # rma_mix: a context's first atomic on a new connection waited there for the context's quiet.
     for t in amo_contention lock rma_mix; do
-        run "spmd/$t -np 4 via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 4 \
+        run "spmd/$t -np 4 via $via_label" env "${via_env[@]}" "${launch[@]}" 4 \
             "$build/tests/spmd/$t"
     done
-    run "spmd/rma_mix -np 3 via UCX, 3 threads" env SHMEM_NODE_DIRECT=0 "${launch[@]}" 3 \
+    run "spmd/rma_mix -np 3 via $via_label, 3 threads" env "${via_env[@]}" "${launch[@]}" 3 \
         "$build/tests/spmd/rma_mix" 200 0x5eed 3
     # ... and stayed there while its PE computed: the progress thread serves contexts' workers.
     for np in $(nps 2 3); do
-        run "spmd/busy_initiator -np $np via UCX" env SHMEM_NODE_DIRECT=0 "${launch[@]}" "$np" \
+        run "spmd/busy_initiator -np $np via $via_label" env "${via_env[@]}" "${launch[@]}" "$np" \
             "$build/tests/spmd/busy_initiator"
     done
-    run "spmd/private_device -np 2 via UCX" env SHMEM_TEST_DEVICE_PES=0-1 SHMEM_NODE_DIRECT=0 \
+    run "spmd/private_device -np 2 via $via_label" env SHMEM_TEST_DEVICE_PES=0-1 "${via_env[@]}" \
         "${launch[@]}" 2 "$build/tests/spmd/private_device"
 }
 
@@ -233,8 +272,8 @@ spmd_device_tests() {
     # Random sequences into a device window beside host ones, ordered by fences, read back.
     run "spmd/rma_mix -np 4, devices on every PE" env SHMEM_TEST_DEVICE_PES=0-3 "${launch[@]}" 4 \
         "$build/tests/spmd/rma_mix"
-    run "spmd/rma_mix -np 3, devices on every PE, via UCX" env SHMEM_TEST_DEVICE_PES=0-2 \
-        SHMEM_NODE_DIRECT=0 "${launch[@]}" 3 "$build/tests/spmd/rma_mix"
+    run "spmd/rma_mix -np 3, devices on every PE, via $via_label" env SHMEM_TEST_DEVICE_PES=0-2 \
+        "${via_env[@]}" "${launch[@]}" 3 "$build/tests/spmd/rma_mix"
     run "examples/spaces_tour -np 4, devices on PEs 0,2" env SHMEM_TEST_DEVICE_PES=0,2 \
         "${launch[@]}" 4 "$build/examples/spaces_tour"
 }
@@ -262,8 +301,8 @@ spmd_gpu_tests() {
     run "spmd/spaces_device -np 4, $name map -,0,0,0, no progress thread" "${with_gpu[@]}" \
         SHMEM_DEVICE_MAP=-,0,0,0 SHMEM_PROGRESS_THREAD=0 "${launch[@]}" 4 \
         "$build/tests/spmd/spaces_device"
-    run "spmd/spaces_device -np 3, $name via UCX (owner route)" "${with_gpu[@]}" \
-        SHMEM_NODE_DIRECT=0 STRATA_TEST_GPU_PES=0-2 "${launch[@]}" 3 \
+    run "spmd/spaces_device -np 3, $name via $via_label (owner route)" "${with_gpu[@]}" \
+        "${via_env[@]}" STRATA_TEST_GPU_PES=0-2 "${launch[@]}" 3 \
         "$build/tests/spmd/spaces_device"
     for np in $(nps 1 2 3); do
         run "spmd/private_device -np $np, $name buffers" "${with_gpu[@]}" "${launch[@]}" "$np" \

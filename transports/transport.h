@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct transport;
 /* A worker carries operations: one per communication context, so completing the operations of
@@ -60,6 +61,11 @@ struct transport_config {
     /* A collective's large messages to a peer reached over TCP go on a connection of their own,
      * which the target reads straight into place (SHMEM_BULK_LANE). */
     int bulk_lane;
+    /* The network: "ucx", "ofi" or "auto" (SHMEM_TRANSPORT), and libfabric's provider
+     * (SHMEM_OFI_PROVIDER, "": any). */
+    const char *network;
+    const char *provider;
+    int atomics_by_message; /* testing aid: as where the network has no atomics */
     struct transport_exchange exchange;
 };
 
@@ -76,6 +82,10 @@ enum transport_amo {
  * peers connect to). Returns 0 or -1 (message printed). */
 int transport_init(const struct transport_config *config, struct transport **out);
 void transport_fini(struct transport *t);
+/* The network t runs on ("ucx", "ofi"). */
+const char *transport_network_name(const struct transport *t);
+/* Prints the networks built in and what each sees here, for oshinfo. */
+void transport_describe(FILE *out);
 struct transport_worker *transport_default_worker(struct transport *t);
 /* Another worker, for a communication context. Where the transport is thread-safe
  * (config.thread_safe), so is every worker: a progress thread, or any of the program's threads
@@ -236,9 +246,9 @@ typedef void (*transport_message_handler)(int from, const void *header, size_t h
 void transport_set_message_handler(struct transport *t, unsigned kind,
                                    transport_message_handler handler);
 void transport_set_served_hook(struct transport *t, void (*served)(void));
-/* Sends header (at most 64 bytes) and len bytes of data to pe's handler of kind: it arrives
- * after everything this PE sent to pe before on w, and wakes pe's progress thread while pe
- * computes. Returns once both may be reused (0), or -1. */
+/* Sends header (at most 64 bytes) and len bytes of data (at most 256 KiB) to pe's handler of
+ * kind: it arrives after everything this PE sent to pe before on w, and wakes pe's progress
+ * thread while pe computes. Returns once both may be reused (0), or -1. */
 int transport_message(struct transport_worker *w, int pe, unsigned kind, const void *header,
                       size_t header_len, const void *data, size_t len);
 

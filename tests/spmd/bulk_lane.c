@@ -1,4 +1,4 @@
-/* The bulk lane between nodes (transports/ucx/ucx_bulk.c), on PEs reached over TCP, each on a
+/* The bulk lane between nodes (transports/bulk_lane.c), on PEs reached over TCP, each on a
  * node of its own (launched over as many nodes as PEs):
  * - every PE first makes connections to every peer's lane that are not a peer's, as a process
  *   of another user that found the port would: a first message with the magic and a PE number
@@ -12,9 +12,9 @@
  * - then the peer has closed the first two connections (read: the end of the stream).
  * With the argument "flood", every PE instead fills each peer's queue of connections to accept
  * (FLOOD connections that say nothing) before the collectives: its own connection to the peer
- * then gets no answer, and its messages must go through UCX, as right as on the lane.
+ * then gets no answer, and its messages must go through the network, as right as on the lane.
  * The port and addresses are read where each PE published them (PMIx, the layout of
- * ucx_bulk.c's struct bulk_published); the secret published there is what these connections
+ * bulk_lane.c's struct bulk_published); the secret published there is what these connections
  * leave out. */
 #include "check.h"
 
@@ -64,7 +64,7 @@ static void intrude(pmix_proc_t *self, int pe, struct intruders *in, int flood)
     PMIX_LOAD_PROCID(&proc, self->nspace, (pmix_rank_t)pe);
     pmix_value_t *value = NULL;
     struct published p = {0};
-    CHECK(PMIx_Get(&proc, "ucx.bulk", NULL, 0, &value) == PMIX_SUCCESS && value &&
+    CHECK(PMIx_Get(&proc, "transport.bulk", NULL, 0, &value) == PMIX_SUCCESS && value &&
               value->type == PMIX_BYTE_OBJECT && value->data.bo.size == sizeof(p),
           "PE %d published no lane", pe);
     if (value && value->type == PMIX_BYTE_OBJECT && value->data.bo.size == sizeof(p))

@@ -1,13 +1,13 @@
-/* The progress thread. Over TCP, and for memory UCX did not allocate, puts, gets and atomics are
- * performed by the target's progress engine, so a PE busy computing would stall every peer that
- * reaches it. This thread serves them, and stays out of the way otherwise:
+/* The progress thread. Over TCP, and for memory the network cannot register, puts, gets and
+ * atomics are performed by the target's progress engine, so a PE busy computing would stall every
+ * peer that reaches it. This thread serves them, and stays out of the way otherwise:
  * - while the PE's own threads keep progressing the worker (in their waits, tests and polls), or
  *   keep calling collectives across nodes (which wait for what the thread would otherwise take
  *   in), it does not touch the worker, nor even wake: each of those pushes the thread's next
- *   look back (ucx_progress_postpone). Two threads progressing one worker only
+ *   look back (progress_thread_postpone). Two threads progressing one worker only
  *   fight for its lock, and on a core shared by several PEs or by another job every wake-up of
  *   this thread is taken from one of them;
- * - a look that comes due (as a batch thread, ucx_progress_schedule) finds the PE computing, or
+ * - a look that comes due (as a batch thread, progress_thread_schedule) finds the PE computing, or
  *   off its core, or in a wait that pushes nothing back (one that progresses no transport, or
  *   another): it looks again after a pause that grows while such a wait lasts, and serves once a
  *   look finds no wait under way nor begun since the one before;
@@ -17,7 +17,7 @@
  * The PE's own waits sleep on the same event descriptors between spins when other threads want
  * the machine's cores (transport_wait_idle). */
 #define _GNU_SOURCE /* SCHED_BATCH, ppoll */
-#include "ucx_internal.h"
+#include "transport_internal.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -28,14 +28,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#define UCX_WAIT_BEGUN (UINT64_C(1) << 32) /* one wait ever begun, in ucx_progress.waits */
-#define UCX_WAITS_UNDER_WAY(waits) ((uint32_t)(waits))
-#define UCX_PAUSE_GROWTH_MAX 16 /* the longest pause, in intervals */
-#define UCX_PUSH_COST_SHARE 256 /* pushing the look back takes at most 1/256 of a PE's time */
+#define PROGRESS_WAIT_BEGUN                                                                        \
+    (UINT64_C(1) << 32) /* one wait ever begun, in transport_progress.waits */
+#define PROGRESS_WAITS_UNDER_WAY(waits) ((uint32_t)(waits))
+#define PROGRESS_PAUSE_GROWTH_MAX 16 /* the longest pause, in intervals */
+#define PROGRESS_PUSH_COST_SHARE                                                                   \
+    256 /* pushing the look back takes at most 1/256 of a PE's time                                \
+         */
 
 /* Sets the thread's next look (timer_fd: p's, as loaded) pause_ns after now_ns (wait_now_ns). */
-static void ucx_progress_arm(struct ucx_progress *p, int timer_fd, long long now_ns,
-                             long long pause_ns)
+static void progress_thread_arm(struct transport_progress *p, int timer_fd, long long now_ns,
+                                long long pause_ns)
 {
     struct itimerspec when = {
         .it_value = {.tv_sec = pause_ns / 1000000000, .tv_nsec = pause_ns % 1000000000}};
@@ -49,21 +52,21 @@ static void ucx_progress_arm(struct ucx_progress *p, int timer_fd, long long now
  * How much further depends on what a push costs: moving a timer that is the next to expire on its
  * CPU reprograms the CPU's timer, 15-25 us on this VM, where pushing the look 1.6 ms ahead every
  * 0.4 ms took 3.6-5.3% of a PE's time in loops of gets, barriers and collectives between two
- * nodes. So the pushes are spaced UCX_PUSH_COST_SHARE times the last one's cost apart (0.4 ms
+ * nodes. So the pushes are spaced PROGRESS_PUSH_COST_SHARE times the last one's cost apart (0.4 ms
  * at least, where timers are cheap, and 6.4 ms at most, since a PE that begins to compute is
  * served only after the look), beyond the longest pause. */
-void ucx_progress_postpone(struct ucx_progress *p)
+void progress_thread_postpone(struct transport_progress *p)
 {
     int timer_fd = __atomic_load_n(&p->timer_fd, __ATOMIC_RELAXED);
     if (timer_fd < 0)
         return;
     long long now_ns = wait_now_ns();
-    long long longest_ns = (long long)p->interval_us * UCX_PAUSE_GROWTH_MAX * 1000;
+    long long longest_ns = (long long)p->interval_us * PROGRESS_PAUSE_GROWTH_MAX * 1000;
     if (__atomic_load_n(&p->look_due_ns, __ATOMIC_RELAXED) - now_ns > longest_ns)
         return;
     long long spacing_ns = __atomic_load_n(&p->push_spacing_ns, __ATOMIC_RELAXED);
-    ucx_progress_arm(p, timer_fd, now_ns, longest_ns + spacing_ns);
-    spacing_ns = (wait_now_ns() - now_ns) * UCX_PUSH_COST_SHARE;
+    progress_thread_arm(p, timer_fd, now_ns, longest_ns + spacing_ns);
+    spacing_ns = (wait_now_ns() - now_ns) * PROGRESS_PUSH_COST_SHARE;
     spacing_ns = spacing_ns < longest_ns / 4   ? longest_ns / 4
                  : spacing_ns > longest_ns * 4 ? longest_ns * 4
                                                : spacing_ns;
@@ -72,7 +75,7 @@ void ucx_progress_postpone(struct ucx_progress *p)
 
 void transport_wait_enter(struct transport *t)
 {
-    __atomic_add_fetch(&t->progress.waits, UCX_WAIT_BEGUN + 1, __ATOMIC_ACQ_REL);
+    __atomic_add_fetch(&t->progress.waits, PROGRESS_WAIT_BEGUN + 1, __ATOMIC_ACQ_REL);
 }
 
 void transport_wait_leave(struct transport *t)
@@ -82,15 +85,15 @@ void transport_wait_leave(struct transport *t)
 
 /* A serving thread may take the answer of a PE's operation before the PE looks for it: the PE
  * then begins no wait, and the thread, woken by each message, would go on serving beside it. */
-void ucx_progress_called(struct transport *t)
+void transport_progress_called(struct transport *t)
 {
-    __atomic_add_fetch(&t->progress.waits, UCX_WAIT_BEGUN, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&t->progress.waits, PROGRESS_WAIT_BEGUN, __ATOMIC_RELAXED);
 }
 
 void transport_collective_begun(struct transport *t)
 {
-    ucx_progress_called(t);
-    ucx_progress_postpone(&t->progress);
+    transport_progress_called(t);
+    progress_thread_postpone(&t->progress);
 }
 
 /* A PE that waits may be waiting for what its batched puts carry (a peer polling the data
@@ -99,20 +102,20 @@ void transport_collective_begun(struct transport *t)
 unsigned transport_progress(struct transport_worker *w)
 {
     if (__atomic_load_n(&w->batch.n, __ATOMIC_ACQUIRE))
-        ucx_am_batch_send(w, 1);
+        am_batch_send(w, 1);
     if (__atomic_load_n(&w->t->batch_hints, __ATOMIC_ACQUIRE))
-        ucx_batch_send_sessions(w->t);
-    ucx_progress_postpone(&w->t->progress);
-    return ucp_worker_progress(w->worker);
+        am_batch_send_sessions(w->t);
+    progress_thread_postpone(&w->t->progress);
+    return w->t->ops->progress(w->net);
 }
 
-static int ucx_progress_stopping(const struct ucx_progress *p)
+static int progress_thread_stopping(const struct transport_progress *p)
 {
     return __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE);
 }
 
 /* Reads what fd (an eventfd or a timer descriptor) holds, so that it stops waking the thread. */
-static void ucx_progress_drain(int fd)
+static void progress_thread_drain(int fd)
 {
     uint64_t count;
     ssize_t got = read(fd, &count, sizeof(count)); /* EAGAIN: nothing, or the timer pushed back */
@@ -120,20 +123,20 @@ static void ucx_progress_drain(int fd)
 }
 
 /* Sleeps until the next look is due; 0 once the thread is stopped. */
-static int ucx_progress_await_look(struct ucx_progress *p)
+static int progress_thread_await_look(struct transport_progress *p)
 {
     struct pollfd fds[2] = {{.fd = p->timer_fd, .events = POLLIN},
                             {.fd = p->wake_fd, .events = POLLIN}};
     while (poll(fds, 2, -1) < 0 && errno == EINTR)
         ;
-    ucx_progress_drain(p->timer_fd);
-    ucx_progress_drain(p->wake_fd); /* work added as the thread stopped serving */
-    return !ucx_progress_stopping(p);
+    progress_thread_drain(p->timer_fd);
+    progress_thread_drain(p->wake_fd); /* work added as the thread stopped serving */
+    return !progress_thread_stopping(p);
 }
 
-void ucx_progress_work_added(struct transport *t)
+void progress_thread_work_added(struct transport *t)
 {
-    struct ucx_progress *p = &t->progress;
+    struct transport_progress *p = &t->progress;
     /* Either this sees the thread wanting a wake, or the thread, which says so before it lists
      * the workers and looks at their batches, sees this work. */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -144,20 +147,18 @@ void ucx_progress_work_added(struct transport *t)
         log_error("transport", "cannot wake the progress thread for new work");
 }
 
-int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_fd,
-                      short extra_events, const struct timespec *timeout)
+int progress_workers_sleep(struct transport_worker *const *workers, int n, int extra_fd,
+                           short extra_events, const struct timespec *timeout)
 {
     struct pollfd fds[n + 1];
     int n_fds = 0;
     for (int i = 0; i < n; i++) {
-        if (workers[i]->event_fd < 0)
-            return -1;
-        ucs_status_t status = ucp_worker_arm(workers[i]->worker);
-        if (status == UCS_ERR_BUSY)
-            return 0; /* something arrived meanwhile */
-        if (status != UCS_OK)
-            return -1;
-        fds[n_fds++] = (struct pollfd){.fd = workers[i]->event_fd, .events = POLLIN};
+        const struct network_ops *ops = workers[i]->t->ops;
+        int fd = ops->event_fd(workers[i]->net);
+        int armed = fd < 0 ? -1 : ops->arm(workers[i]->net);
+        if (armed)
+            return armed > 0 ? 0 : -1; /* something arrived meanwhile, or no sleep */
+        fds[n_fds++] = (struct pollfd){.fd = fd, .events = POLLIN};
     }
     if (extra_fd >= 0)
         fds[n_fds++] = (struct pollfd){.fd = extra_fd, .events = extra_events};
@@ -168,19 +169,21 @@ int ucx_workers_sleep(struct transport_worker *const *workers, int n, int extra_
 
 /* Events the transport does not signal (none are known) cost a waiter this much, not a hang; a
  * peer that answers through mapped memory is seen this late at most. */
-#define UCX_WAIT_SLEEP_NS 200000
+#define PROGRESS_WAIT_SLEEP_NS 200000
 
-#define UCX_SPIN_MIN_NS 10000
-#define UCX_SPIN_MAX_NS 5000000 /* the longest a caller asks for: a copy's wait, 25 x 200 us */
+#define PROGRESS_SPIN_MIN_NS 10000
+#define PROGRESS_SPIN_MAX_NS                                                                       \
+    5000000 /* the longest a caller asks for: a copy's wait, 25 x 200 us                           \
+             */
 
 /* This thread's spin before a sleep, when shorter than the caller's (0: not shortened). */
-static __thread long long ucx_thread_spin_ns;
+static __thread long long progress_thread_spin_ns;
 
-static __thread int ucx_thread_write_fd = -1;
+static __thread int progress_thread_write_fd = -1;
 
-void ucx_wait_also_writable(int fd)
+void progress_wait_also_writable(int fd)
 {
-    ucx_thread_write_fd = fd;
+    progress_thread_write_fd = fd;
 }
 
 void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle, unsigned events,
@@ -193,8 +196,8 @@ void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle
     long long now = wait_now_ns();
     if (!idle->since_ns)
         idle->since_ns = now;
-    if (ucx_thread_spin_ns && ucx_thread_spin_ns < spin_ns)
-        spin_ns = ucx_thread_spin_ns;
+    if (progress_thread_spin_ns && progress_thread_spin_ns < spin_ns)
+        spin_ns = progress_thread_spin_ns;
     if (now - idle->since_ns < spin_ns) {
         idle->spun = 1;
         wait_pause();
@@ -202,7 +205,7 @@ void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle
     }
     idle->since_ns = 0;
     struct transport_worker *workers[2] = {w->t->workers, w};
-    const struct timespec timeout = {0, UCX_WAIT_SLEEP_NS};
+    const struct timespec timeout = {0, PROGRESS_WAIT_SLEEP_NS};
     if (!wait_cores_contended()) {
         sched_yield();
         return;
@@ -214,29 +217,31 @@ void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle
      * nodes on 2 cores take 22-27 s instead of 2.6 s. */
     if (!wait_machine_oversubscribed() && !wait_core_shared(now))
         return;
-    if (ucx_workers_sleep(workers, w == workers[0] ? 1 : 2, ucx_thread_write_fd, POLLOUT,
-                          &timeout)) {
+    if (progress_workers_sleep(workers, w == workers[0] ? 1 : 2, progress_thread_write_fd, POLLOUT,
+                               &timeout)) {
         sched_yield();
         return;
     }
     idle->slept = 1;
-    ucx_thread_spin_ns = spin_ns / 2 > UCX_SPIN_MIN_NS ? spin_ns / 2 : UCX_SPIN_MIN_NS;
+    progress_thread_spin_ns =
+        spin_ns / 2 > PROGRESS_SPIN_MIN_NS ? spin_ns / 2 : PROGRESS_SPIN_MIN_NS;
 }
 
 void transport_wait_finish(struct transport_idle *idle)
 {
-    if (idle->spun && !idle->slept && ucx_thread_spin_ns)
-        ucx_thread_spin_ns = ucx_thread_spin_ns < UCX_SPIN_MAX_NS ? ucx_thread_spin_ns * 2 : 0;
+    if (idle->spun && !idle->slept && progress_thread_spin_ns)
+        progress_thread_spin_ns =
+            progress_thread_spin_ns < PROGRESS_SPIN_MAX_NS ? progress_thread_spin_ns * 2 : 0;
 }
 
 /* Whether none of the PE's threads has begun a wait since waits was seen. */
-static int ucx_progress_unwaited(struct ucx_progress *p, uint64_t seen)
+static int progress_thread_unwaited(struct transport_progress *p, uint64_t seen)
 {
     return __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE) == seen;
 }
 
 /* The workers the thread serves. */
-struct ucx_served {
+struct progress_served {
     struct transport_worker **workers;
     int n, capacity;
     /* How long it sleeps while batches are left: an interval, doubled (up to the longest pause)
@@ -249,7 +254,7 @@ struct ucx_served {
 };
 
 /* Doubles the room for workers in served (8 at first). Returns 0 or -1. */
-static int ucx_served_grow(struct ucx_served *served)
+static int progress_served_grow(struct progress_served *served)
 {
     int capacity = served->capacity ? 2 * served->capacity : 8;
     void *grown = realloc(served->workers, (size_t)capacity * sizeof(*served->workers));
@@ -263,14 +268,14 @@ static int ucx_served_grow(struct ucx_served *served)
 /* Lists the default worker, which peers' requests reach, and every context's worker with
  * operations a quiet has yet to complete: they can wait there after their call has returned (a
  * new connection's wire-up, a full socket), and while the PE computes nothing else moves them. */
-static void ucx_progress_gather(struct transport *t, struct ucx_served *served)
+static void progress_thread_gather(struct transport *t, struct progress_served *served)
 {
     served->n = 0;
     pthread_mutex_lock(&t->workers_lock);
     for (struct transport_worker *w = t->workers; w; w = w->next) {
         if (w != t->workers && !transport_flush_needed(w))
             continue;
-        if (served->n == served->capacity && ucx_served_grow(served))
+        if (served->n == served->capacity && progress_served_grow(served))
             break; /* the default worker is listed (room for it was made first): others later */
         served->workers[served->n++] = w;
     }
@@ -282,7 +287,8 @@ static void ucx_progress_gather(struct transport *t, struct ucx_served *served)
  * put_nbi back all that time, from a peer that polls for it (section 4.1 of the specification).
  * A batch still growing is left to grow, and the next look comes later. Returns whether batches
  * are left. */
-static int ucx_progress_send_idle_batches(const struct ucx_progress *p, struct ucx_served *served)
+static int progress_thread_send_idle_batches(const struct transport_progress *p,
+                                             struct progress_served *served)
 {
     int left = 0, growing = 0;
     for (int i = 0; i < served->n; i++) {
@@ -291,7 +297,7 @@ static int ucx_progress_send_idle_batches(const struct ucx_progress *p, struct u
             continue;
         unsigned long issued = __atomic_load_n(&w->counts.issued, __ATOMIC_ACQUIRE);
         if (issued == w->batch_seen_issued)
-            ucx_am_batch_send(w, 1); /* tried: the PE's own send, under way, needs no help */
+            am_batch_send(w, 1); /* tried: the PE's own send, under way, needs no help */
         else
             growing = 1;
         w->batch_seen_issued = issued;
@@ -299,24 +305,24 @@ static int ucx_progress_send_idle_batches(const struct ucx_progress *p, struct u
     }
     if (!growing)
         served->batch_pause_us = p->interval_us;
-    else if (served->batch_pause_us < p->interval_us * UCX_PAUSE_GROWTH_MAX)
+    else if (served->batch_pause_us < p->interval_us * PROGRESS_PAUSE_GROWTH_MAX)
         served->batch_pause_us *= 2;
     return left;
 }
 
 /* Sleeps on the served workers and the wake descriptor, for a while where batches are left (to
- * send them once idle; work added meanwhile waits for that). Returns what ucx_workers_sleep
+ * send them once idle; work added meanwhile waits for that). Returns what progress_workers_sleep
  * does. */
-static int ucx_progress_sleep(struct ucx_progress *p, struct ucx_served *served)
+static int progress_thread_sleep(struct transport_progress *p, struct progress_served *served)
 {
-    int batches_left = ucx_progress_send_idle_batches(p, served);
+    int batches_left = progress_thread_send_idle_batches(p, served);
     if (batches_left)
         __atomic_store_n(&p->wake_wanted, 0, __ATOMIC_RELAXED);
     const struct timespec pause = {.tv_sec = served->batch_pause_us / 1000000,
                                    .tv_nsec = (long)(served->batch_pause_us % 1000000) * 1000};
-    int rc = ucx_workers_sleep(served->workers, served->n, p->wake_fd, POLLIN,
-                               batches_left ? &pause : NULL);
-    ucx_progress_drain(p->wake_fd);
+    int rc = progress_workers_sleep(served->workers, served->n, p->wake_fd, POLLIN,
+                                    batches_left ? &pause : NULL);
+    progress_thread_drain(p->wake_fd);
     return rc;
 }
 
@@ -324,25 +330,26 @@ static int ucx_progress_sleep(struct ucx_progress *p, struct ucx_served *served)
  * thread is stopped, or a worker cannot be slept on. A serving thread asleep had missed a
  * context's first atomic issued after it listed the workers (once in `make check`): the PE's
  * first operation on a worker since its flush now wakes it, as a batch's first record does. */
-static void ucx_progress_serve(struct transport *t, uint64_t seen, struct ucx_served *served)
+static void progress_thread_serve(struct transport *t, uint64_t seen,
+                                  struct progress_served *served)
 {
-    struct ucx_progress *p = &t->progress;
+    struct transport_progress *p = &t->progress;
     for (;;) {
         __atomic_store_n(&p->wake_wanted, 1, __ATOMIC_RELAXED);
-        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* see ucx_progress_work_added */
-        ucx_progress_gather(t, served);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* see progress_thread_work_added */
+        progress_thread_gather(t, served);
         /* The PE's own wait takes over at once: while peers keep sending, serving until nothing
          * is left had kept this thread on the worker beside it, fighting for its lock. */
         unsigned events = 1;
-        while (events && ucx_progress_unwaited(p, seen)) {
+        while (events && progress_thread_unwaited(p, seen)) {
             events = 0;
             for (int i = 0; i < served->n; i++)
-                events += ucp_worker_progress(served->workers[i]->worker);
+                events += t->ops->progress(served->workers[i]->net);
         }
         if (t->served_hook)
             t->served_hook();
-        if (!ucx_progress_unwaited(p, seen) || ucx_progress_stopping(p) ||
-            ucx_progress_sleep(p, served))
+        if (!progress_thread_unwaited(p, seen) || progress_thread_stopping(p) ||
+            progress_thread_sleep(p, served))
             break;
     }
     __atomic_store_n(&p->wake_wanted, 0, __ATOMIC_RELAXED);
@@ -352,47 +359,47 @@ static void ucx_progress_serve(struct transport *t, uint64_t seen, struct ucx_se
  * preempt the PE spinning on its core (one every 1.6 ms had cost a round trip between two nodes
  * 0.4-0.8 us). While it serves a computing PE it is a normal thread again, so that a peer's
  * request wakes it at once. A system that forbids the switch leaves it as it was. */
-static void ucx_progress_schedule(int policy)
+static void progress_thread_schedule(int policy)
 {
     struct sched_param param = {0};
     pthread_setschedparam(pthread_self(), policy, &param);
 }
 
-static void *ucx_progress_loop(void *arg)
+static void *progress_thread_loop(void *arg)
 {
     struct transport *t = arg;
-    struct ucx_progress *p = &t->progress;
-    struct ucx_served served = {.batch_pause_us = p->interval_us};
-    if (ucx_served_grow(&served)) {
+    struct transport_progress *p = &t->progress;
+    struct progress_served served = {.batch_pause_us = p->interval_us};
+    if (progress_served_grow(&served)) {
         log_error("transport", "out of memory: no progress thread serves this PE");
         return NULL;
     }
     unsigned pause_us = p->interval_us;
     uint64_t seen = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
-    ucx_progress_schedule(SCHED_BATCH);
-    ucx_progress_arm(p, p->timer_fd, wait_now_ns(), pause_us * 1000LL);
-    while (ucx_progress_await_look(p)) {
+    progress_thread_schedule(SCHED_BATCH);
+    progress_thread_arm(p, p->timer_fd, wait_now_ns(), pause_us * 1000LL);
+    while (progress_thread_await_look(p)) {
         uint64_t waits = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
-        if (waits != seen || UCX_WAITS_UNDER_WAY(waits)) {
+        if (waits != seen || PROGRESS_WAITS_UNDER_WAY(waits)) {
             /* Off its core, in a wait that pushes nothing back, or between two calls: the PE
              * waited since the last look, or still does. */
-            if (pause_us < p->interval_us * UCX_PAUSE_GROWTH_MAX)
+            if (pause_us < p->interval_us * PROGRESS_PAUSE_GROWTH_MAX)
                 pause_us *= 2;
         } else {
             pause_us = p->interval_us;
-            ucx_progress_schedule(SCHED_OTHER);
-            ucx_progress_serve(t, seen, &served);
-            ucx_progress_schedule(SCHED_BATCH);
+            progress_thread_schedule(SCHED_OTHER);
+            progress_thread_serve(t, seen, &served);
+            progress_thread_schedule(SCHED_BATCH);
             waits = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
         }
         seen = waits;
-        ucx_progress_arm(p, p->timer_fd, wait_now_ns(), pause_us * 1000LL);
+        progress_thread_arm(p, p->timer_fd, wait_now_ns(), pause_us * 1000LL);
     }
     free(served.workers);
     return NULL;
 }
 
-static void ucx_progress_close_fds(struct ucx_progress *p)
+static void progress_thread_close_fds(struct transport_progress *p)
 {
     int timer_fd = __atomic_exchange_n(&p->timer_fd, -1, __ATOMIC_RELAXED);
     if (timer_fd >= 0)
@@ -404,7 +411,7 @@ static void ucx_progress_close_fds(struct ucx_progress *p)
 
 int transport_progress_thread_start(struct transport *t, unsigned interval_us)
 {
-    struct ucx_progress *p = &t->progress;
+    struct transport_progress *p = &t->progress;
     if (p->running)
         return 0;
     if (!t->config.thread_safe) {
@@ -415,8 +422,9 @@ int transport_progress_thread_start(struct transport *t, unsigned interval_us)
     p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     int timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     __atomic_store_n(&p->timer_fd, timer_fd, __ATOMIC_RELAXED);
-    if (p->wake_fd < 0 || timer_fd < 0 || pthread_create(&p->thread, NULL, ucx_progress_loop, t)) {
-        ucx_progress_close_fds(p);
+    if (p->wake_fd < 0 || timer_fd < 0 ||
+        pthread_create(&p->thread, NULL, progress_thread_loop, t)) {
+        progress_thread_close_fds(p);
         return -1;
     }
     pthread_setname_np(p->thread, "shmem-progress"); /* top -H, ps -L; named before it runs */
@@ -424,9 +432,9 @@ int transport_progress_thread_start(struct transport *t, unsigned interval_us)
     return 0;
 }
 
-void ucx_progress_stop(struct transport *t)
+void progress_thread_stop(struct transport *t)
 {
-    struct ucx_progress *p = &t->progress;
+    struct transport_progress *p = &t->progress;
     if (!p->running)
         return;
     __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
@@ -434,6 +442,6 @@ void ucx_progress_stop(struct transport *t)
     if (write(p->wake_fd, &one, sizeof(one)) < 0)
         log_error("transport", "cannot wake the progress thread to stop it");
     pthread_join(p->thread, NULL);
-    ucx_progress_close_fds(p);
+    progress_thread_close_fds(p);
     p->running = 0;
 }

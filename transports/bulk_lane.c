@@ -1,20 +1,20 @@
-/* The bulk lane (ucx_internal.h): a TCP connection from this PE to each peer it sends large
+/* The bulk lane (transport_internal.h): a TCP connection from this PE to each peer it sends large
  * one-way messages to, read by the peer only inside its handler of each message's header, which
- * came through UCX in order with everything else. So the lane needs no order of its own and no
- * poller: the data of the headers a peer handles, in turn, is the stream of that peer's
+ * came through the network in order with everything else. So the lane needs no order of its own and
+ * no poller: the data of the headers a peer handles, in turn, is the stream of that peer's
  * connection.
  *
  * Who may write into a PE's memory: a connection's first bytes say which PE made it and carry
  * the secret the target published through the exchange (the job's own PEs read it there); a
  * connection without them is closed once they fail to match, and never read otherwise.
  *
- * Nothing waits on a peer without writing its own messages: a sender progresses UCX (where
+ * Nothing waits on a peer without writing its own messages: a sender progresses the network (where
  * handlers run) while its data goes out, and a handler that waits for one peer's data keeps
  * writing every message of this PE under way. Two PEs that send to each other at once (an
  * fcollect's exchange) then each read the other's data while writing their own, instead of both
  * waiting on full sockets. */
 #define _GNU_SOURCE /* accept4 */
-#include "ucx_internal.h"
+#include "transport_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,7 +30,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define BULK_KEY "ucx.bulk"
+#define BULK_KEY "transport.bulk"
 #define BULK_SECRET_BYTES 16
 #define BULK_MAX_ADDRS 8
 #define BULK_MAGIC 0x4b4c554241525453ULL /* "STRABULK" */
@@ -66,24 +66,24 @@ struct bulk_hello {
 
 /* This PE's connection to one peer, made for a peer it sends to. */
 struct bulk_out {
-    pthread_mutex_t send_lock;  /* one message at a time, from ucx_bulk_begin to its end */
+    pthread_mutex_t send_lock;  /* one message at a time, from bulk_lane_begin to its end */
     pthread_mutex_t write_lock; /* around each write of data */
     int fd;                     /* -1 until the first message */
-    int unreachable;            /* its messages go through UCX */
+    int unreachable;            /* its messages go through the network */
     const char *data;           /* what is left of the message under way */
     size_t left;
     int error; /* errno of a failed write */
 };
 
-struct ucx_bulk {
-    int off; /* a peer's lane did not answer: this PE sends everything through UCX */
+struct bulk_lane {
+    int off; /* a peer's lane did not answer: this PE sends everything through the network */
     int listen_fd;
     uint8_t secret[BULK_SECRET_BYTES];
     pthread_mutex_t out_lock; /* makes each out */
     struct bulk_out **out;    /* per PE: NULL until this PE sends it a message */
-    /* The receiving side, used by the default worker's handlers alone (which UCX runs one at a
-     * time): each peer's connection (-1: none yet), and those accepted that have not said whose
-     * they are. */
+    /* The receiving side, used by the default worker's handlers alone (which the network runs one
+     * at a time): each peer's connection (-1: none yet), and those accepted that have not said
+     * whose they are. */
     int *in;
     int unnamed[BULK_MAX_UNNAMED];
     int n_unnamed;
@@ -96,14 +96,13 @@ struct ucx_bulk {
     int n_writing;
 };
 
-/* The IPv4 addresses of the interfaces UCX may use (UCX_NET_DEVICES names them; every one up
+/* The IPv4 addresses of the interfaces the network may use (devices names them; every one up
  * but loopback otherwise, or when none it names has one). Returns how many. */
-static int bulk_local_addrs(uint32_t addrs[BULK_MAX_ADDRS])
+static int bulk_local_addrs(const char *devices, uint32_t addrs[BULK_MAX_ADDRS])
 {
     struct ifaddrs *list;
     if (getifaddrs(&list))
         return 0;
-    const char *devices = getenv("UCX_NET_DEVICES");
     int n = 0;
     for (int filtered = devices && *devices && strcmp(devices, "all"); n == 0 && filtered >= 0;
          filtered--) {
@@ -111,7 +110,7 @@ static int bulk_local_addrs(uint32_t addrs[BULK_MAX_ADDRS])
             if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP) ||
                 (i->ifa_flags & IFF_LOOPBACK))
                 continue;
-            if (filtered && !ucx_list_names(devices, i->ifa_name))
+            if (filtered && !transport_list_names(devices, i->ifa_name))
                 continue;
             addrs[n++] = ((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr;
         }
@@ -136,15 +135,16 @@ static int bulk_listen(uint16_t *port)
     return fd;
 }
 
-static struct ucx_bulk *bulk_create(int n_pes, struct bulk_published *published)
+static struct bulk_lane *bulk_create(int n_pes, const char *devices,
+                                     struct bulk_published *published)
 {
-    struct ucx_bulk *b = calloc(1, sizeof(*b));
+    struct bulk_lane *b = calloc(1, sizeof(*b));
     if (!b)
         return NULL;
     b->out = calloc((size_t)n_pes, sizeof(*b->out));
     b->in = malloc((size_t)n_pes * sizeof(*b->in));
     b->writing = malloc((size_t)n_pes * sizeof(*b->writing));
-    published->n_addrs = (uint16_t)bulk_local_addrs(published->addrs);
+    published->n_addrs = (uint16_t)bulk_local_addrs(devices, published->addrs);
     b->listen_fd = published->n_addrs ? bulk_listen(&published->port) : -1;
     if (!b->out || !b->in || !b->writing || b->listen_fd < 0 ||
         getrandom(b->secret, sizeof(b->secret), 0) != (ssize_t)sizeof(b->secret)) {
@@ -164,11 +164,11 @@ static struct ucx_bulk *bulk_create(int n_pes, struct bulk_published *published)
     return b;
 }
 
-int ucx_bulk_init(struct transport *t)
+int bulk_lane_init(struct transport *t, const struct network_attr *attr)
 {
     struct bulk_published published = {0};
-    if (t->config.bulk_lane) {
-        t->bulk = bulk_create(t->config.n_pes, &published);
+    if (t->config.bulk_lane && attr->tcp) {
+        t->bulk = bulk_create(t->config.n_pes, attr->tcp_devices, &published);
         if (!t->bulk)
             published.n_addrs = 0;
         LOG(LOG_INIT, "transport", "bulk lane: %s (%u addresses)", t->bulk ? "listening" : "none",
@@ -177,9 +177,9 @@ int ucx_bulk_init(struct transport *t)
     return t->config.exchange.publish(BULK_KEY, &published, sizeof(published));
 }
 
-void ucx_bulk_fini(struct transport *t)
+void bulk_lane_fini(struct transport *t)
 {
-    struct ucx_bulk *b = t->bulk;
+    struct bulk_lane *b = t->bulk;
     if (!b)
         return;
     for (int pe = 0; pe < t->config.n_pes; pe++) {
@@ -320,7 +320,7 @@ static int bulk_write_some(struct bulk_out *out)
     return bulk_write_upto(out, SIZE_MAX);
 }
 
-static void bulk_writing_set(struct ucx_bulk *b, int pe, int on)
+static void bulk_writing_set(struct bulk_lane *b, int pe, int on)
 {
     pthread_mutex_lock(&b->writing_lock);
     if (on) {
@@ -336,7 +336,7 @@ static void bulk_writing_set(struct ucx_bulk *b, int pe, int on)
 }
 
 /* This PE's connection state for pe, made on the first message to it; NULL without memory. */
-static struct bulk_out *bulk_out_of(struct ucx_bulk *b, int pe)
+static struct bulk_out *bulk_out_of(struct bulk_lane *b, int pe)
 {
     struct bulk_out *out = __atomic_load_n(&b->out[pe], __ATOMIC_ACQUIRE);
     if (out)
@@ -353,9 +353,9 @@ static struct bulk_out *bulk_out_of(struct ucx_bulk *b, int pe)
     return out;
 }
 
-int ucx_bulk_begin(struct transport_worker *w, int pe, const void *src, size_t len)
+int bulk_lane_begin(struct transport_worker *w, int pe, const void *src, size_t len)
 {
-    struct ucx_bulk *b = w->t->bulk;
+    struct bulk_lane *b = w->t->bulk;
     /* One lane to each peer, whose data must come in the order of the headers: the default
      * worker's alone (a context's messages go on endpoints of their own, in no order with it). */
     if (!b || w != w->t->workers)
@@ -366,7 +366,8 @@ int ucx_bulk_begin(struct transport_worker *w, int pe, const void *src, size_t l
         return 1;
     pthread_mutex_lock(&out->send_lock);
     if (out->fd < 0 && bulk_connect(w->t, pe, out)) {
-        LOG(LOG_INIT, "transport", "bulk lane: none to PE %d, its messages go through UCX", pe);
+        LOG(LOG_INIT, "transport", "bulk lane: none to PE %d, its messages go through the network",
+            pe);
         __atomic_store_n(&out->unreachable, 1, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&out->send_lock);
         return 1;
@@ -381,14 +382,14 @@ int ucx_bulk_begin(struct transport_worker *w, int pe, const void *src, size_t l
     return 0;
 }
 
-int ucx_bulk_finish(struct transport_worker *w, int pe, int announced)
+int bulk_lane_finish(struct transport_worker *w, int pe, int announced)
 {
-    struct ucx_bulk *b = w->t->bulk;
+    struct bulk_lane *b = w->t->bulk;
     struct bulk_out *out = b->out[pe];
     if (announced) {
-        ucx_wait_also_writable(out->fd);
-        UCX_WAIT_WHILE(w, bulk_write_some(out));
-        ucx_wait_also_writable(-1);
+        progress_wait_also_writable(out->fd);
+        TRANSPORT_WAIT_WHILE(w, bulk_write_some(out));
+        progress_wait_also_writable(-1);
     }
     bulk_writing_set(b, pe, 0);
     int error = announced ? out->error : ECANCELED;
@@ -406,7 +407,7 @@ int ucx_bulk_finish(struct transport_worker *w, int pe, int announced)
 /* Writes what the sockets take of this PE's messages under way, and makes b->fds a poll entry
  * for each one still unfinished, with room for BULK_MAX_UNNAMED + 1 more after them. Returns how
  * many it made, or -1 without memory for them. */
-static int bulk_write_all_under_way(struct ucx_bulk *b)
+static int bulk_write_all_under_way(struct bulk_lane *b)
 {
     int n = 0;
     pthread_mutex_lock(&b->writing_lock);
@@ -425,7 +426,7 @@ static int bulk_write_all_under_way(struct ucx_bulk *b)
     return grown ? n : -1;
 }
 
-static void bulk_unnamed_drop(struct ucx_bulk *b, int i, int close_it)
+static void bulk_unnamed_drop(struct bulk_lane *b, int i, int close_it)
 {
     if (close_it)
         close(b->unnamed[i]);
@@ -446,7 +447,7 @@ static void bulk_refused(int fd)
 
 /* Accepts the connections waiting, and names those whose hello has come: a peer's, with this
  * PE's secret, becomes its connection; any other is closed. */
-static void bulk_accept(struct ucx_bulk *b, int n_pes)
+static void bulk_accept(struct bulk_lane *b, int n_pes)
 {
     int fd;
     while ((fd = accept4(b->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
@@ -498,9 +499,9 @@ static int bulk_read_some(int fd, char *dest, size_t len, size_t *got)
     return 0;
 }
 
-void ucx_bulk_receive(struct transport *t, int pe, void *dest, size_t len)
+void bulk_lane_receive(struct transport *t, int pe, void *dest, size_t len)
 {
-    struct ucx_bulk *b = t->bulk;
+    struct bulk_lane *b = t->bulk;
     int n_pes = t->config.n_pes;
     if (!b || pe < 0 || pe >= n_pes)
         log_fatal("transport", "a bulk message from PE %d, which has no lane here", pe);

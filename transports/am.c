@@ -1,14 +1,14 @@
-/* Active messages, performed at the target by its progress engine through the callbacks the
- * layer above installed:
- * - for memory only its owner can touch (device memory that UCX cannot register here): the
- *   initiator sends the request with its data in host memory; the target answers on the reply
- *   endpoint: an acknowledgement for a put (so fence and quiet know it is done), the data for a
- *   get, the old value for an atomic;
- * - one-way puts and atomics to peers that UCX reaches by message anyway (ucx_internal.h), and
- *   the flush that confirms them.
- * Messages are forced eager and cut into chunks, so a handler always holds its whole payload and
- * never has to pull a rendezvous. */
-#include "ucx_internal.h"
+/* Protocols over the network's active messages, performed at the target by its progress engine
+ * through the callbacks the layer above installed:
+ * - for memory only its owner can touch (device memory that the network cannot register here):
+ *   the initiator sends the request with its data in host memory; the target answers: an
+ *   acknowledgement for a put (so fence and quiet know it is done), the data for a get, the old
+ *   value for an atomic;
+ * - one-way puts and atomics to peers that the network reaches by message anyway
+ *   (transport_internal.h), and the flush that confirms them;
+ * - the messages of the layer above (transport_message).
+ * Messages are cut into chunks, so a handler always holds its whole payload. */
+#include "transport_internal.h"
 
 #include <sched.h>
 #include <stddef.h>
@@ -17,8 +17,9 @@
 #include <string.h>
 
 /* Over TCP each message costs the sender a system call or two whatever its size: 256 KiB
- * chunks moved a 1 MiB put at 3.1-3.5 GB/s between two nodes where 64 KiB ones gave 2.2-2.6. */
-#define AM_CHUNK ((size_t)256 * 1024)
+ * chunks moved a 1 MiB put at 3.1-3.5 GB/s between two nodes over UCX where 64 KiB ones gave
+ * 2.2-2.6. */
+#define AM_CHUNK NETWORK_AM_DATA_MAX
 
 /* Bytes of the chunk of a len-byte transfer that starts at done. */
 static size_t am_chunk(size_t len, size_t done)
@@ -42,16 +43,16 @@ enum am_id {
 };
 
 /* A batch's payload: records of a header and len bytes of data each: a put's data, or, where op
- * is not UCX_POST_NO_OP, the operand of an atomic on the len-byte word at (id, offset). */
+ * is not AM_POST_NO_OP, the operand of an atomic on the len-byte word at (id, offset). */
 struct am_batch_record {
     uint64_t offset;
     int32_t id;
-    uint16_t len; /* at most UCX_BATCH_PUT_MAX */
+    uint16_t len; /* at most AM_BATCH_PUT_MAX */
     int16_t op;
 };
 
 /* Up to one UCX TCP segment (8 KiB by default): one system call sends it. */
-#define UCX_BATCH_BYTES 8000
+#define AM_BATCH_BYTES 8000
 
 /* What an initiator waits on: the reply handler fills it in and sets done last. A non-blocking
  * get's chunk has nobody waiting on it: its handler frees it and counts it off its worker's
@@ -81,7 +82,7 @@ struct am_message_header {
     char header[AM_MESSAGE_HEADER_MAX];
 };
 
-/* A one-way message: its payload written at (id, offset), then op (unless UCX_POST_NO_OP) on the
+/* A one-way message: its payload written at (id, offset), then op (unless AM_POST_NO_OP) on the
  * word at (sig_id, sig_offset). */
 struct am_post_header {
     uint64_t offset, sig_offset, value;
@@ -101,36 +102,9 @@ struct am_reply_header {
     int32_t status;
 };
 
-static void am_send_done(void *request, ucs_status_t status, void *buffer)
-{
-    (void)status;
-    free(buffer);
-    ucp_request_free(request);
-}
-
-/* Sends an answer made in buffer (malloc'd: the header, then len bytes of payload) from inside
- * a handler, which may not wait: the send completion frees it. */
-static void am_reply_send(ucp_ep_h ep, unsigned id, char *buffer, size_t len)
-{
-    ucp_request_param_t param = {
-        .op_attr_mask =
-            UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .flags = UCP_AM_SEND_FLAG_EAGER,
-        .cb.send = am_send_done,
-        .user_data = buffer,
-    };
-    size_t header_len = sizeof(struct am_reply_header);
-    ucs_status_ptr_t request =
-        ucp_am_send_nbx(ep, id, buffer, header_len, buffer + header_len, len, &param);
-    if (UCS_PTR_IS_ERR(request))
-        ucx_fail("ucp_am_send_nbx (reply)", UCS_PTR_STATUS(request));
-    if (!UCS_PTR_IS_PTR(request))
-        free(buffer);
-}
-
 /* Answers a request with header and a copy of len bytes of payload. */
-static void am_reply(ucp_ep_h ep, unsigned id, const struct am_reply_header *header,
-                     const void *payload, size_t len)
+static void am_reply(struct transport_worker *w, const struct network_source *source, unsigned id,
+                     const struct am_reply_header *header, const void *payload, size_t len)
 {
     char *buffer = malloc(sizeof(*header) + len);
     if (!buffer) {
@@ -140,64 +114,46 @@ static void am_reply(ucp_ep_h ep, unsigned id, const struct am_reply_header *hea
     memcpy(buffer, header, sizeof(*header));
     if (len)
         memcpy(buffer + sizeof(*header), payload, len);
-    am_reply_send(ep, id, buffer, len);
+    w->t->ops->am_reply(source, id, buffer, sizeof(*header), len);
 }
 
-static int am_payload_ok(const ucp_am_recv_param_t *param)
-{
-    if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
-        log_error("transport", "unexpected rendezvous active message");
-        return 0;
-    }
-    return 1;
-}
-
-static ucs_status_t am_on_put(void *arg, const void *header, size_t header_len, void *data,
-                              size_t len, const ucp_am_recv_param_t *param)
+static void am_on_put(struct transport_worker *w, const void *header, size_t header_len, void *data,
+                      size_t len, const struct network_source *source)
 {
     (void)header_len;
-    struct transport_worker *w = arg;
-    struct am_request_header h_copy, *h = &h_copy;
-    memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
+    const struct am_request_header *h = header;
     struct am_reply_header reply = {h->token, 0, -1};
-    if (am_payload_ok(param))
+    if (data || !len)
         reply.status = w->t->target_ops->write(h->id, h->offset, data, len);
-    am_reply(param->reply_ep, AM_PUT_ACK, &reply, NULL, 0);
-    return UCS_OK;
+    am_reply(w, source, AM_PUT_ACK, &reply, NULL, 0);
 }
 
-static ucs_status_t am_on_get(void *arg, const void *header, size_t header_len, void *data,
-                              size_t len, const ucp_am_recv_param_t *param)
+static void am_on_get(struct transport_worker *w, const void *header, size_t header_len, void *data,
+                      size_t len, const struct network_source *source)
 {
     (void)header_len, (void)data, (void)len;
-    struct transport_worker *w = arg;
-    struct am_request_header h_copy, *h = &h_copy;
-    memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
+    const struct am_request_header *h = header;
     struct am_reply_header reply = {h->token, 0, -1};
     /* The data is read straight into the answer, behind its header: one copy. */
     char *buffer = malloc(sizeof(reply) + h->len);
     if (!buffer) {
-        am_reply(param->reply_ep, AM_GET_REPLY, &reply, NULL, 0);
-        return UCS_OK;
+        am_reply(w, source, AM_GET_REPLY, &reply, NULL, 0);
+        return;
     }
     reply.status = w->t->target_ops->read(h->id, h->offset, buffer + sizeof(reply), h->len);
     memcpy(buffer, &reply, sizeof(reply));
-    am_reply_send(param->reply_ep, AM_GET_REPLY, buffer, reply.status ? 0 : h->len);
-    return UCS_OK;
+    w->t->ops->am_reply(source, AM_GET_REPLY, buffer, sizeof(reply), reply.status ? 0 : h->len);
 }
 
-static ucs_status_t am_on_atomic(void *arg, const void *header, size_t header_len, void *data,
-                                 size_t len, const ucp_am_recv_param_t *param)
+static void am_on_atomic(struct transport_worker *w, const void *header, size_t header_len,
+                         void *data, size_t len, const struct network_source *source)
 {
     (void)header_len, (void)data, (void)len;
-    struct transport_worker *w = arg;
-    struct am_request_header h_copy, *h = &h_copy;
-    memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
+    const struct am_request_header *h = header;
     struct am_reply_header reply = {h->token, 0, 0};
     reply.status = w->t->target_ops->atomic(h->id, h->offset, (enum transport_amo)h->op, h->value,
                                             h->compare, (size_t)h->size, &reply.old);
-    am_reply(param->reply_ep, AM_ATOMIC_REPLY, &reply, NULL, 0);
-    return UCS_OK;
+    am_reply(w, source, AM_ATOMIC_REPLY, &reply, NULL, 0);
 }
 
 /* Performs a one-way message: its len bytes of data (none where data is NULL: already in
@@ -208,37 +164,31 @@ static void am_post_perform(struct transport_worker *w, const struct am_post_hea
     const struct transport_target_ops *ops = w->t->target_ops;
     uint64_t old;
     if (!ok || (data && len && ops->write(h->id, h->offset, data, len)) ||
-        (h->op != UCX_POST_NO_OP && ops->atomic(h->sig_id, h->sig_offset, (enum transport_amo)h->op,
-                                                h->value, 0, (size_t)h->size, &old)))
+        (h->op != AM_POST_NO_OP && ops->atomic(h->sig_id, h->sig_offset, (enum transport_amo)h->op,
+                                               h->value, 0, (size_t)h->size, &old)))
         log_error("transport", "a peer's one-way put or atomic (region %d) could not be performed",
                   h->id);
 }
 
-static ucs_status_t am_on_post(void *arg, const void *header, size_t header_len, void *data,
-                               size_t len, const ucp_am_recv_param_t *param)
+static void am_on_post(struct transport_worker *w, const void *header, size_t header_len,
+                       void *data, size_t len, const struct network_source *source)
 {
-    (void)header_len;
-    struct am_post_header h;
-    memcpy(&h, header, sizeof(h)); /* UCX does not align headers */
-    am_post_perform(arg, &h, data, len, am_payload_ok(param));
-    return UCS_OK;
+    (void)header_len, (void)source;
+    am_post_perform(w, header, data, len, data || !len);
 }
 
 /* The data is read from the sender's lane straight into place where that is host memory, else
  * into a buffer that the target's write takes it from. */
-static ucs_status_t am_on_bulk(void *arg, const void *header, size_t header_len, void *data,
-                               size_t len, const ucp_am_recv_param_t *param)
+static void am_on_bulk(struct transport_worker *w, const void *header, size_t header_len,
+                       void *data, size_t len, const struct network_source *source)
 {
-    (void)header_len, (void)data, (void)len, (void)param;
-    struct transport_worker *w = arg;
-    struct am_bulk_header h;
-    memcpy(&h, header, sizeof(h)); /* UCX does not align headers */
-    void *place = w->t->target_ops->host_place(h.post.id, h.post.offset, h.len);
-    void *buffer = place ? NULL : malloc(h.len);
-    ucx_bulk_receive(w->t, h.from, place ? place : buffer, h.len);
-    am_post_perform(w, &h.post, buffer, h.len, place || buffer);
+    (void)header_len, (void)data, (void)len, (void)source;
+    const struct am_bulk_header *h = header;
+    void *place = w->t->target_ops->host_place(h->post.id, h->post.offset, h->len);
+    void *buffer = place ? NULL : malloc(h->len);
+    bulk_lane_receive(w->t, h->from, place ? place : buffer, h->len);
+    am_post_perform(w, &h->post, buffer, h->len, place || buffer);
     free(buffer);
-    return UCS_OK;
 }
 
 /* Performs a batch's record, whose data follows it. Returns 0 or -1. */
@@ -246,7 +196,7 @@ static int am_batch_perform(struct transport_worker *w, const struct am_batch_re
                             const char *data)
 {
     const struct transport_target_ops *ops = w->t->target_ops;
-    if (r->op == UCX_POST_NO_OP)
+    if (r->op == AM_POST_NO_OP)
         return ops->write(r->id, r->offset, data, r->len);
     uint64_t operand = 0, old; /* in the width of the operation: the low bytes */
     if (r->len > sizeof(operand))
@@ -255,13 +205,12 @@ static int am_batch_perform(struct transport_worker *w, const struct am_batch_re
     return ops->atomic(r->id, r->offset, (enum transport_amo)r->op, operand, 0, r->len, &old);
 }
 
-static ucs_status_t am_on_batch(void *arg, const void *header, size_t header_len, void *data,
-                                size_t len, const ucp_am_recv_param_t *param)
+static void am_on_batch(struct transport_worker *w, const void *header, size_t header_len,
+                        void *data, size_t len, const struct network_source *source)
 {
-    (void)header, (void)header_len;
-    struct transport_worker *w = arg;
+    (void)header, (void)header_len, (void)source;
     const char *at = data, *end = at + len;
-    int failed = !am_payload_ok(param);
+    int failed = !data && len;
     while (!failed && end - at >= (ptrdiff_t)sizeof(struct am_batch_record)) {
         struct am_batch_record r;
         memcpy(&r, at, sizeof(r)); /* records are packed */
@@ -271,113 +220,87 @@ static ucs_status_t am_on_batch(void *arg, const void *header, size_t header_len
     }
     if (failed || at != end)
         log_error("transport", "a peer's batch of one-way puts and atomics could not be performed");
-    return UCS_OK;
 }
 
 /* Everything the same initiator sent before the flush on this lane has been handled. */
-static ucs_status_t am_on_flush(void *arg, const void *header, size_t header_len, void *data,
-                                size_t len, const ucp_am_recv_param_t *param)
+static void am_on_flush(struct transport_worker *w, const void *header, size_t header_len,
+                        void *data, size_t len, const struct network_source *source)
 {
-    (void)arg, (void)header_len, (void)data, (void)len;
+    (void)header_len, (void)data, (void)len;
     struct am_reply_header reply = {0, 0, 0};
     memcpy(&reply.token, header, sizeof(reply.token));
-    am_reply(param->reply_ep, AM_FLUSH_REPLY, &reply, NULL, 0);
-    return UCS_OK;
+    am_reply(w, source, AM_FLUSH_REPLY, &reply, NULL, 0);
 }
 
-static ucs_status_t am_on_flush_reply(void *arg, const void *header, size_t header_len, void *data,
-                                      size_t len, const ucp_am_recv_param_t *param)
+static void am_on_flush_reply(struct transport_worker *w, const void *header, size_t header_len,
+                              void *data, size_t len, const struct network_source *source)
 {
-    (void)arg, (void)header_len, (void)data, (void)len, (void)param;
-    struct am_reply_header h;
-    memcpy(&h, header, sizeof(h)); /* UCX does not align headers */
-    __atomic_fetch_sub((uint64_t *)(uintptr_t)h.token, 1, __ATOMIC_RELEASE);
-    return UCS_OK;
+    (void)w, (void)header_len, (void)data, (void)len, (void)source;
+    const struct am_reply_header *h = header;
+    __atomic_fetch_sub((uint64_t *)(uintptr_t)h->token, 1, __ATOMIC_RELEASE);
 }
 
-static ucs_status_t am_on_put_ack(void *arg, const void *header, size_t header_len, void *data,
-                                  size_t len, const ucp_am_recv_param_t *param)
+static void am_on_put_ack(struct transport_worker *w, const void *header, size_t header_len,
+                          void *data, size_t len, const struct network_source *source)
 {
-    (void)arg, (void)header_len, (void)data, (void)len, (void)param;
-    struct am_reply_header h_copy, *h = &h_copy;
-    memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
+    (void)w, (void)header_len, (void)data, (void)len, (void)source;
+    const struct am_reply_header *h = header;
     if (h->status)
         log_error("transport", "a target failed to write an active-message put");
     __atomic_fetch_sub((uint64_t *)(uintptr_t)h->token, 1, __ATOMIC_RELEASE); /* its count */
-    return UCS_OK;
 }
 
-static ucs_status_t am_on_reply(void *arg, const void *header, size_t header_len, void *data,
-                                size_t len, const ucp_am_recv_param_t *param)
+static void am_on_reply(struct transport_worker *w, const void *header, size_t header_len,
+                        void *data, size_t len, const struct network_source *source)
 {
-    (void)arg, (void)header_len, (void)param;
-    struct am_reply_header h_copy, *h = &h_copy;
-    memcpy(h, header, sizeof(*h)); /* UCX does not align headers */
+    (void)w, (void)header_len, (void)source;
+    const struct am_reply_header *h = header;
     struct am_wait *wait = (struct am_wait *)(uintptr_t)h->token;
-    wait->status = h->status;
+    int status = h->status || (!data && len) ? -1 : 0;
+    wait->status = status;
     wait->old = h->old;
-    if (!h->status && wait->dest)
+    if (!status && wait->dest)
         memcpy(wait->dest, data, len < wait->len ? len : wait->len);
     struct transport_worker *nbi_worker = wait->nbi_worker;
     if (nbi_worker) {
-        if (h->status)
+        if (status)
             __atomic_store_n(&nbi_worker->gets_failed, 1, __ATOMIC_RELAXED);
         free(wait);
         __atomic_fetch_sub(&nbi_worker->gets_unanswered, 1, __ATOMIC_RELEASE);
-        return UCS_OK;
+        return;
     }
     __atomic_store_n(&wait->done, 1, __ATOMIC_RELEASE);
-    return UCS_OK;
 }
 
-static ucs_status_t am_on_message(void *arg, const void *header, size_t header_len, void *data,
-                                  size_t len, const ucp_am_recv_param_t *param)
+static void am_on_message(struct transport_worker *w, const void *header, size_t header_len,
+                          void *data, size_t len, const struct network_source *source)
 {
-    struct transport_worker *w = arg;
+    (void)source;
     struct am_message_header h = {0};
-    memcpy(&h, header, header_len < sizeof(h) ? header_len : sizeof(h)); /* UCX does not align */
+    memcpy(&h, header, header_len < sizeof(h) ? header_len : sizeof(h));
     transport_message_handler handler =
         h.kind < TRANSPORT_MESSAGE_KINDS ? w->t->message_handlers[h.kind] : NULL;
-    if (am_payload_ok(param) && handler && h.header_len <= AM_MESSAGE_HEADER_MAX)
+    if ((data || !len) && handler && h.header_len <= AM_MESSAGE_HEADER_MAX)
         handler(h.from, h.header, h.header_len, data, len);
     else
         log_error("transport", "a message of kind %u from PE %d could not be delivered", h.kind,
                   (int)h.from);
-    return UCS_OK;
 }
 
-int ucx_am_worker_init(struct transport_worker *w)
+void am_handlers(network_am_handler handlers[NETWORK_AM_IDS])
 {
-    static const struct {
-        enum am_id id;
-        ucp_am_recv_callback_t cb;
-    } handlers[] = {
-        {AM_PUT, am_on_put},
-        {AM_PUT_ACK, am_on_put_ack},
-        {AM_GET, am_on_get},
-        {AM_GET_REPLY, am_on_reply},
-        {AM_ATOMIC, am_on_atomic},
-        {AM_ATOMIC_REPLY, am_on_reply},
-        {AM_POST, am_on_post},
-        {AM_FLUSH, am_on_flush},
-        {AM_FLUSH_REPLY, am_on_flush_reply},
-        {AM_BATCH, am_on_batch},
-        {AM_MESSAGE, am_on_message},
-        {AM_BULK, am_on_bulk},
-    };
-    for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
-        ucp_am_handler_param_t param = {
-            .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                          UCP_AM_HANDLER_PARAM_FIELD_ARG,
-            .id = handlers[i].id,
-            .cb = handlers[i].cb,
-            .arg = w,
-        };
-        ucs_status_t status = ucp_worker_set_am_recv_handler(w->worker, &param);
-        if (status != UCS_OK)
-            return ucx_fail("ucp_worker_set_am_recv_handler", status);
-    }
-    return 0;
+    handlers[AM_PUT] = am_on_put;
+    handlers[AM_PUT_ACK] = am_on_put_ack;
+    handlers[AM_GET] = am_on_get;
+    handlers[AM_GET_REPLY] = am_on_reply;
+    handlers[AM_ATOMIC] = am_on_atomic;
+    handlers[AM_ATOMIC_REPLY] = am_on_reply;
+    handlers[AM_POST] = am_on_post;
+    handlers[AM_FLUSH] = am_on_flush;
+    handlers[AM_FLUSH_REPLY] = am_on_flush_reply;
+    handlers[AM_BATCH] = am_on_batch;
+    handlers[AM_MESSAGE] = am_on_message;
+    handlers[AM_BULK] = am_on_bulk;
 }
 
 void transport_set_target_ops(struct transport *t, const struct transport_target_ops *ops)
@@ -389,15 +312,7 @@ void transport_set_target_ops(struct transport *t, const struct transport_target
 static int am_send_now(struct transport_worker *w, int pe, enum am_id id, const void *header,
                        size_t header_len, const void *data, size_t len, int reply)
 {
-    ucp_ep_h ep = ucx_endpoint_get(w, pe);
-    if (!ep)
-        return -1;
-    ucp_request_param_t param = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-        .flags = UCP_AM_SEND_FLAG_EAGER | (reply ? UCP_AM_SEND_FLAG_REPLY : 0),
-    };
-    return ucx_wait(w, ucp_am_send_nbx(ep, id, header, header_len, data, len, &param),
-                    "ucp_am_send_nbx");
+    return w->t->ops->am_send(w->net, pe, id, header, header_len, data, len, reply);
 }
 
 void transport_set_message_handler(struct transport *t, unsigned kind,
@@ -414,9 +329,9 @@ void transport_set_served_hook(struct transport *t, void (*served)(void))
 /* Under the batch lock: sends the batch at slot i of the list and takes its peer off it. */
 static int am_batch_send_locked(struct transport_worker *w, size_t i)
 {
-    struct ucx_batch *b = &w->batch;
+    struct transport_batch *b = &w->batch;
     int pe = b->pes[i];
-    struct ucx_peer *peer = &w->peers[pe];
+    struct transport_peer *peer = &w->peers[pe];
     int rc = am_send_now(w, pe, AM_BATCH, NULL, 0, peer->batch, peer->batch_len, 0);
     __atomic_store_n(&peer->batch_len, 0, __ATOMIC_RELEASE);
     int last = b->pes[b->n - 1];
@@ -426,9 +341,9 @@ static int am_batch_send_locked(struct transport_worker *w, size_t i)
     return rc;
 }
 
-int ucx_am_batch_send(struct transport_worker *w, int try)
+int am_batch_send(struct transport_worker *w, int try)
 {
-    struct ucx_batch *b = &w->batch;
+    struct transport_batch *b = &w->batch;
     if (!__atomic_load_n(&b->n, __ATOMIC_ACQUIRE))
         return 0;
     if (try ? pthread_mutex_trylock(&b->lock) : pthread_mutex_lock(&b->lock))
@@ -440,9 +355,9 @@ int ucx_am_batch_send(struct transport_worker *w, int try)
     return rc;
 }
 
-int ucx_am_batch_before(struct transport_worker *w, int pe)
+int am_batch_before(struct transport_worker *w, int pe)
 {
-    struct ucx_peer *peer = &w->peers[pe];
+    struct transport_peer *peer = &w->peers[pe];
     if (!__atomic_load_n(&peer->batch_len, __ATOMIC_ACQUIRE))
         return 0;
     pthread_mutex_lock(&w->batch.lock);
@@ -456,7 +371,7 @@ int ucx_am_batch_before(struct transport_worker *w, int pe)
 static int am_send_message(struct transport_worker *w, int pe, enum am_id id, const void *header,
                            size_t header_len, const void *data, size_t len, int reply)
 {
-    if (ucx_am_batch_before(w, pe))
+    if (am_batch_before(w, pe))
         return -1;
     return am_send_now(w, pe, id, header, header_len, data, len, reply);
 }
@@ -466,14 +381,14 @@ static int am_send_message(struct transport_worker *w, int pe, enum am_id id, co
 static int am_batch_add(struct transport_worker *w, int pe, const struct am_batch_record *r,
                         const void *data)
 {
-    struct ucx_batch *b = &w->batch;
-    struct ucx_peer *peer = &w->peers[pe];
+    struct transport_batch *b = &w->batch;
+    struct transport_peer *peer = &w->peers[pe];
     int rc = 0;
     pthread_mutex_lock(&b->lock);
     if ((!b->pes && !(b->pes = malloc((size_t)w->t->config.n_pes * sizeof(*b->pes)))) ||
-        (!peer->batch && !(peer->batch = malloc(UCX_BATCH_BYTES))))
+        (!peer->batch && !(peer->batch = malloc(AM_BATCH_BYTES))))
         rc = -1;
-    else if (peer->batch_len + sizeof(*r) + r->len > UCX_BATCH_BYTES)
+    else if (peer->batch_len + sizeof(*r) + r->len > AM_BATCH_BYTES)
         rc = am_batch_send_locked(w, peer->batch_slot);
     if (!rc) {
         int begun = !b->n;
@@ -485,9 +400,9 @@ static int am_batch_add(struct transport_worker *w, int pe, const struct am_batc
         memcpy(peer->batch + peer->batch_len, r, sizeof(*r));
         memcpy(peer->batch + peer->batch_len + sizeof(*r), data, r->len);
         __atomic_store_n(&peer->batch_len, peer->batch_len + sizeof(*r) + r->len, __ATOMIC_RELEASE);
-        ucx_posted(w, pe);
+        am_posted(w, pe);
         if (begun)
-            ucx_progress_work_added(w->t);
+            progress_thread_work_added(w->t);
     }
     pthread_mutex_unlock(&b->lock);
     if (rc)
@@ -495,16 +410,16 @@ static int am_batch_add(struct transport_worker *w, int pe, const struct am_batc
     return rc;
 }
 
-int ucx_am_batch_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
-                     size_t len)
+int am_batch_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
+                 size_t len)
 {
     struct am_batch_record r = {
-        .offset = offset, .id = id, .len = (uint16_t)len, .op = UCX_POST_NO_OP};
+        .offset = offset, .id = id, .len = (uint16_t)len, .op = AM_POST_NO_OP};
     return am_batch_add(w, pe, &r, src);
 }
 
-int ucx_am_batch_atomic(struct transport_worker *w, int pe, int id, size_t offset, int op,
-                        uint64_t value, size_t size)
+int am_batch_atomic(struct transport_worker *w, int pe, int id, size_t offset, int op,
+                    uint64_t value, size_t size)
 {
     struct am_batch_record r = {
         .offset = offset, .id = id, .len = (uint16_t)size, .op = (int16_t)op};
@@ -521,13 +436,13 @@ static int am_send(struct transport_worker *w, int pe, enum am_id id,
  * run the reply handler; done is the only thing read here. */
 static int am_wait_reply(struct transport_worker *w, struct am_wait *wait)
 {
-    UCX_WAIT_WHILE(w, !__atomic_load_n(&wait->done, __ATOMIC_ACQUIRE));
+    TRANSPORT_WAIT_WHILE(w, !__atomic_load_n(&wait->done, __ATOMIC_ACQUIRE));
     return wait->status ? -1 : 0;
 }
 
-int ucx_am_wait_acks(struct transport_worker *w)
+int am_wait_acks(struct transport_worker *w)
 {
-    UCX_WAIT_WHILE(w, __atomic_load_n(&w->am_unacked, __ATOMIC_ACQUIRE));
+    TRANSPORT_WAIT_WHILE(w, __atomic_load_n(&w->am_unacked, __ATOMIC_ACQUIRE));
     return 0;
 }
 
@@ -544,7 +459,7 @@ static int am_put_acknowledged(struct transport_worker *w, int pe, int id, size_
             __atomic_fetch_sub(unacked, 1, __ATOMIC_RELAXED);
             return -1;
         }
-        ucx_issued(w);
+        transport_count_issued(w);
     }
     return 0;
 }
@@ -555,16 +470,15 @@ int transport_am_put(struct transport_worker *w, int pe, int id, size_t offset, 
     return am_put_acknowledged(w, pe, id, offset, src, len, &w->am_unacked);
 }
 
-int ucx_am_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
-               size_t len)
+int am_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src, size_t len)
 {
     return am_put_acknowledged(w, pe, id, offset, src, len, &w->puts_unacked);
 }
 
-int ucx_am_wait_answers(struct transport_worker *w)
+int am_wait_answers(struct transport_worker *w)
 {
-    UCX_WAIT_WHILE(w, __atomic_load_n(&w->puts_unacked, __ATOMIC_ACQUIRE) ||
-                          __atomic_load_n(&w->gets_unanswered, __ATOMIC_ACQUIRE));
+    TRANSPORT_WAIT_WHILE(w, __atomic_load_n(&w->puts_unacked, __ATOMIC_ACQUIRE) ||
+                                __atomic_load_n(&w->gets_unanswered, __ATOMIC_ACQUIRE));
     if (__atomic_exchange_n(&w->gets_failed, 0, __ATOMIC_ACQ_REL)) {
         log_error("transport", "a target could not read the data of a non-blocking get");
         return -1;
@@ -616,11 +530,11 @@ int transport_am_get(struct transport_worker *w, int pe, int id, size_t offset, 
  * that a stream of them cannot make its targets hold unbounded answers (4 MiB). */
 #define AM_GET_NBI_MAX 16
 
-int ucx_am_get_nbi(struct transport_worker *w, int pe, int id, size_t offset, void *dest,
-                   size_t len)
+int am_get_nbi(struct transport_worker *w, int pe, int id, size_t offset, void *dest, size_t len)
 {
     for (size_t at = 0; at < len; at += AM_CHUNK) {
-        UCX_WAIT_WHILE(w, __atomic_load_n(&w->gets_unanswered, __ATOMIC_ACQUIRE) >= AM_GET_NBI_MAX);
+        TRANSPORT_WAIT_WHILE(w, __atomic_load_n(&w->gets_unanswered, __ATOMIC_ACQUIRE) >=
+                                    AM_GET_NBI_MAX);
         struct am_wait *wait = malloc(sizeof(*wait));
         if (!wait)
             return -1;
@@ -632,7 +546,7 @@ int ucx_am_get_nbi(struct transport_worker *w, int pe, int id, size_t offset, vo
             free(wait);
             return -1;
         }
-        ucx_issued(w);
+        transport_count_issued(w);
     }
     return 0;
 }
@@ -657,22 +571,21 @@ int transport_am_atomic(struct transport_worker *w, enum transport_amo op, int p
 }
 
 /* A collective's large message on the bulk lane (begun): its header here, its data on the lane,
- * whose first part ucx_bulk_begin sent ahead, so that the target finds it there. */
+ * whose first part bulk_lane_begin sent ahead, so that the target finds it there. */
 static int am_post_bulk(struct transport_worker *w, int pe, const struct am_post_header *h,
                         size_t len)
 {
     struct am_bulk_header bulk = {.post = *h, .len = len, .from = w->t->config.my_pe};
     int rc = am_send_message(w, pe, AM_BULK, &bulk, sizeof(bulk), NULL, 0, 0);
-    return ucx_bulk_finish(w, pe, !rc);
+    return bulk_lane_finish(w, pe, !rc);
 }
 
 /* A collective's large message on the bulk lane where it can go there; otherwise the data in
  * chunks, the atomic with the last one: in order on the peer's one lane. */
-int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
-                size_t len, int sig_id, size_t sig_offset, int op, uint64_t value, size_t size,
-                int awaited)
+int am_post(struct transport_worker *w, int pe, int id, size_t offset, const void *src, size_t len,
+            int sig_id, size_t sig_offset, int op, uint64_t value, size_t size, int awaited)
 {
-    if (!awaited && len >= UCX_BULK_MIN && !ucx_bulk_begin(w, pe, src, len)) {
+    if (!awaited && len >= BULK_LANE_MIN && !bulk_lane_begin(w, pe, src, len)) {
         struct am_post_header h = {.offset = offset,
                                    .sig_offset = sig_offset,
                                    .value = value,
@@ -692,7 +605,7 @@ int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const
             .value = value,
             .id = id,
             .sig_id = sig_id,
-            .op = last ? op : UCX_POST_NO_OP,
+            .op = last ? op : AM_POST_NO_OP,
             .size = (int32_t)size,
         };
         const char *piece = len ? (const char *)src + done : NULL; /* a bare atomic: no src */
@@ -701,7 +614,7 @@ int ucx_am_post(struct transport_worker *w, int pe, int id, size_t offset, const
         done += chunk;
     } while (done < len);
     if (awaited)
-        ucx_posted(w, pe);
+        am_posted(w, pe);
     return 0;
 }
 
@@ -711,7 +624,8 @@ int transport_message(struct transport_worker *w, int pe, unsigned kind, const v
                       size_t header_len, const void *data, size_t len)
 {
     struct am_message_header h = {w->t->config.my_pe, kind, (uint32_t)header_len, {0}};
-    if (kind >= TRANSPORT_MESSAGE_KINDS || header_len > AM_MESSAGE_HEADER_MAX)
+    if (kind >= TRANSPORT_MESSAGE_KINDS || header_len > AM_MESSAGE_HEADER_MAX ||
+        len > NETWORK_AM_DATA_MAX)
         return -1;
     memcpy(h.header, header, header_len);
     return am_send_message(w, pe, AM_MESSAGE, &h,
@@ -720,7 +634,7 @@ int transport_message(struct transport_worker *w, int pe, unsigned kind, const v
 
 /* Raises a peer's confirmed count to what a flush confirmed (another thread's flush may have
  * confirmed more meanwhile). */
-static void am_confirm(struct ucx_peer *peer, uint32_t posted)
+static void am_confirm(struct transport_peer *peer, uint32_t posted)
 {
     uint32_t seen = __atomic_load_n(&peer->confirmed, __ATOMIC_ACQUIRE);
     while ((int32_t)(posted - seen) > 0 &&
@@ -729,16 +643,16 @@ static void am_confirm(struct ucx_peer *peer, uint32_t posted)
         ;
 }
 
-/* Flushes up to UCX_FLUSH_BATCH peers: one flush message to each with unconfirmed messages,
+/* Flushes up to TRANSPORT_FLUSH_BATCH peers: one flush message to each with unconfirmed messages,
  * then a wait for all the answers. */
 static int am_flush_batch(struct transport_worker *w, const int *pes, size_t n)
 {
-    uint32_t posted[UCX_FLUSH_BATCH];
+    uint32_t posted[TRANSPORT_FLUSH_BATCH];
     uint64_t unanswered = 0;
     uint64_t token = (uintptr_t)&unanswered;
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        struct ucx_peer *peer = &w->peers[pes[i]];
+        struct transport_peer *peer = &w->peers[pes[i]];
         posted[i] = __atomic_load_n(&peer->posted, __ATOMIC_ACQUIRE);
         uint32_t confirmed = __atomic_load_n(&peer->confirmed, __ATOMIC_ACQUIRE);
         if (posted[i] == confirmed)
@@ -752,22 +666,22 @@ static int am_flush_batch(struct transport_worker *w, const int *pes, size_t n)
             rc = -1;
         }
     }
-    UCX_WAIT_WHILE(w, __atomic_load_n(&unanswered, __ATOMIC_ACQUIRE));
+    TRANSPORT_WAIT_WHILE(w, __atomic_load_n(&unanswered, __ATOMIC_ACQUIRE));
     for (size_t i = 0; i < n; i++)
         am_confirm(&w->peers[pes[i]], posted[i]);
     return rc;
 }
 
-int ucx_am_flush(struct transport_worker *w, int pe)
+int am_flush(struct transport_worker *w, int pe)
 {
-    if (ucx_am_batch_send(w, 0))
+    if (am_batch_send(w, 0))
         return -1;
     if (pe >= 0)
         return am_flush_batch(w, &pe, 1);
     size_t n = __atomic_load_n(&w->n_connected, __ATOMIC_ACQUIRE);
     int rc = 0;
-    for (size_t first = 0; first < n; first += UCX_FLUSH_BATCH)
+    for (size_t first = 0; first < n; first += TRANSPORT_FLUSH_BATCH)
         rc |= am_flush_batch(w, w->connected + first,
-                             n - first < UCX_FLUSH_BATCH ? n - first : UCX_FLUSH_BATCH);
+                             n - first < TRANSPORT_FLUSH_BATCH ? n - first : TRANSPORT_FLUSH_BATCH);
     return rc;
 }

@@ -1,0 +1,159 @@
+/* What a network does, and nothing more: the ops table each network module (transports/ucx,
+ * transports/ofi) fills and the transport layer (transport.h) drives. It reaches and connects
+ * peers, registers memory and hands out keys, moves bytes (put, get, atomics, fence, flush) and
+ * carries active messages to handlers registered by id. Everything else the layer above needs
+ * between PEs (batches of short operations, the owner route of memory only its owner can touch,
+ * flushes by message, the progress thread and how waits spin or sleep) is written once, in the
+ * transport layer, over these. */
+#ifndef STRATA_NETWORK_H
+#define STRATA_NETWORK_H
+
+#include "transport.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct network;        /* one network's state in this process */
+struct network_worker; /* a network's share of a transport worker */
+struct network_source; /* where an active message came from: what a reply needs */
+
+/* The active messages the transport layer sends; ids below NETWORK_AM_IDS. */
+#define NETWORK_AM_IDS 16
+/* An active message's header is at most this long; a network hands it to the handler aligned. */
+#define NETWORK_AM_HEADER_MAX 128
+/* And its data: the transport layer cuts what is longer into pieces. */
+#define NETWORK_AM_DATA_MAX ((size_t)256 * 1024)
+
+/* Runs inside the network's progress on worker w (the transport worker it serves), with the
+ * message's header and data (data NULL with len > 0: the payload could not be had). It may not
+ * wait: it answers with network_ops.am_reply. */
+typedef void (*network_am_handler)(struct transport_worker *w, const void *header,
+                                   size_t header_len, void *data, size_t len,
+                                   const struct network_source *source);
+
+struct network_config {
+    int my_pe;
+    int n_pes;
+    int thread_safe;
+    const char *provider; /* the provider to use (libfabric's name), NULL or "": any */
+    struct transport_exchange exchange;
+    network_am_handler handlers[NETWORK_AM_IDS]; /* NULL: no such message */
+};
+
+/* What the transport layer may ask of a network once it is made. */
+struct network_attr {
+    /* Peers may be reached over TCP: the transport's bulk lane is worth opening. */
+    int tcp;
+    /* The interfaces the network was told to use (a list as "eth0,ib0:1"), NULL: any. */
+    const char *tcp_devices;
+    /* Every atomic operation of 4 and 8 bytes is the network's own; otherwise the transport
+     * layer has their targets perform them all (transport_am_atomic), since one word's atomics
+     * are atomic with each other only where one agent does them all. */
+    int atomics;
+};
+
+/* How a put completes at the target: at a flush (PUT), at a flush without the caller waiting
+ * for its local completion either (PUT_NBI), or whenever it arrives, no flush waiting for it
+ * (PUT_NOTIFY: a word its target watches). */
+enum network_put_mode { NETWORK_PUT, NETWORK_PUT_NBI, NETWORK_PUT_NOTIFY };
+
+struct network_ops {
+    const char *name;
+    /* Whether this node's fabric is one that SHMEM_TRANSPORT=auto should use this network for
+     * (NULL: never). */
+    int (*preferred)(void);
+    /* Prints what the network sees here (providers, devices) for oshinfo, a line each. */
+    void (*describe)(FILE *out);
+    /* Makes the network and publishes how peers reach this PE. Returns 0 or -1 (message
+     * printed). */
+    int (*init)(const struct network_config *config, struct network **out);
+    void (*fini)(struct network *net);
+    void (*query)(struct network *net, struct network_attr *attr);
+    int (*reaches_memory)(struct network *net, enum transport_mem_type type);
+
+    /* A worker for transport worker owner; the first one made is the one peers connect to. */
+    int (*worker_create)(struct network *net, struct transport_worker *owner,
+                         struct network_worker **out);
+    void (*worker_destroy)(struct network_worker *nw);
+
+    /* As transport_region_register, _keys_at and _deregister. */
+    int (*region_register)(struct network *net, int id, unsigned generation, void *base, size_t len,
+                           struct transport_key *key);
+    void (*region_keys_at)(struct network *net, int id, int home_id, size_t offset);
+    void (*region_deregister)(struct network *net, int id);
+
+    /* Connects nw to pe (once) and says whether the network reaches it only by message (every
+     * operation performed by the target's progress, in the order sent, on one lane): 1, 0, or
+     * -1 where pe cannot be reached. */
+    int (*by_message)(struct network_worker *nw, int pe);
+
+    /* Blocking unless nbi/PUT_NBI: a blocking put returns when src may be reused, a blocking get
+     * with dest filled. Non-blocking ones complete at flush. */
+    int (*put)(struct network_worker *nw, int pe, int id, size_t offset, const void *src,
+               size_t len, enum network_put_mode mode);
+    int (*get)(struct network_worker *nw, int pe, int id, size_t offset, void *dest, size_t len,
+               int nbi);
+    /* As transport_atomic. A non-fetching one completes at flush. */
+    int (*atomic)(struct network_worker *nw, enum transport_amo op, int pe, int id, size_t offset,
+                  uint64_t value, uint64_t compare, void *fetch, size_t size);
+    /* Orders nw's puts and atomics issued before against those after. */
+    int (*fence)(struct network_worker *nw);
+    /* Completes nw's operations (to pe, or every peer when pe < 0), leaving out peers reached by
+     * message, whose messages the transport layer confirms itself. */
+    int (*flush)(struct network_worker *nw, int pe);
+    /* Completes everything, the network's own bookkeeping and peers reached by message
+     * included, before the worker goes. */
+    int (*flush_all)(struct network_worker *nw);
+
+    /* Sends active message id to pe: it arrives after everything nw sent to pe before by
+     * message. Returns when header and data may be reused. reply: the handler answers. */
+    int (*am_send)(struct network_worker *nw, int pe, unsigned id, const void *header,
+                   size_t header_len, const void *data, size_t len, int reply);
+    /* From inside a handler, never waiting: answers source with message id, whose header_len
+     * bytes of header and len bytes of data lie one after the other in buffer (malloc'd; the
+     * network frees it). */
+    void (*am_reply)(const struct network_source *source, unsigned id, char *buffer,
+                     size_t header_len, size_t len);
+
+    /* Progresses nw: handlers run, operations complete. Returns how many events it handled. */
+    unsigned (*progress)(struct network_worker *nw);
+    /* A descriptor that becomes readable when nw has events once armed (-1: none), and arms it:
+     * 0, or 1 where events came meanwhile (progress instead of sleeping), or -1. */
+    int (*event_fd)(struct network_worker *nw);
+    int (*arm)(struct network_worker *nw);
+};
+
+/* The networks built in, in the order SHMEM_TRANSPORT=auto tries them; NULL-terminated. */
+extern const struct network_ops *const network_builtin[];
+extern const struct network_ops network_ucx_ops;
+extern const struct network_ops network_ofi_ops;
+
+/* ---- What the transport layer gives networks ---- */
+/* One step of a wait on w: progresses it (and the worker peers' requests reach), then spins,
+ * yields or sleeps as transport_wait_idle says. */
+void transport_wait_step(struct transport_worker *w, struct transport_idle *idle);
+/* Counts a blocking call that found its operation done, so that a progress thread serving the
+ * workers leaves them to the PE. */
+void transport_progress_called(struct transport *t);
+struct transport *transport_of(const struct transport_worker *w);
+/* Loops while cond holds, stepping transport_wait_step on w; counts as a wait for the progress
+ * thread. */
+#define TRANSPORT_WAIT_WHILE(w, cond)                                                              \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            transport_progress_called(transport_of(w));                                            \
+            break;                                                                                 \
+        }                                                                                          \
+        struct transport_idle idle_ = {0};                                                         \
+        transport_wait_enter(transport_of(w));                                                     \
+        while (cond)                                                                               \
+            transport_wait_step((w), &idle_);                                                      \
+        transport_wait_finish(&idle_);                                                             \
+        transport_wait_leave(transport_of(w));                                                     \
+    } while (0)
+/* Whether a list as networks' variables take it ("tcp,sm:aux", "eth0,mlx5_0:1": names separated
+ * by commas, each with an optional ":qualifier") names name. */
+int transport_list_names(const char *list, const char *name);
+
+#endif
