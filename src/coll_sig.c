@@ -41,6 +41,9 @@ void coll_sync(struct coll_group *g)
     }
 }
 
+/* Fetching, so done on return: a one-way add to this PE's own count through a network (which
+ * loops it back) may land after the next call began to wait, which would then count this call's
+ * signals as its own. */
 void coll_end(struct coll_group *g)
 {
     if (g->team)
@@ -48,7 +51,7 @@ void coll_end(struct coll_group *g)
     for (int ch = 0; ch < COLL_CHANNELS; ch++)
         if (g->set_expect[ch])
             amo_op(SHMEM_CTX_DEFAULT, g->routine, TRANSPORT_AMO_ADD, &g->flags[ch],
-                   sizeof(uint64_t), -g->set_expect[ch], 0, 0, rt.my_pe);
+                   sizeof(uint64_t), -g->set_expect[ch], 0, 1, rt.my_pe);
 }
 
 uint64_t coll_step(struct coll_group *g)

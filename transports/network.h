@@ -77,10 +77,12 @@ struct network_ops {
                          struct network_worker **out);
     void (*worker_destroy)(struct network_worker *nw);
 
-    /* As transport_region_register, _keys_at and _deregister. */
-    int (*region_register)(struct network *net, int id, unsigned generation, void *base, size_t len,
-                           struct transport_key *key);
-    void (*region_keys_at)(struct network *net, int id, int home_id, size_t offset);
+    /* Registers [base, base+len) as region id and packs what a peer needs to reach it into key
+     * (*len: its room in, NETWORK_KEY_MAX at most; its length out). Peers' keys come from
+     * transport_region_key. */
+    int (*region_register)(struct network *net, int id, void *base, size_t len, void *key,
+                           size_t *len_out);
+    /* Forgets region id: this PE's registration and every peer's key. */
     void (*region_deregister)(struct network *net, int id);
 
     /* Connects nw to pe (once) and says whether the network reaches it only by message (every
@@ -130,6 +132,12 @@ extern const struct network_ops network_ucx_ops;
 extern const struct network_ops network_ofi_ops;
 
 /* ---- What the transport layer gives networks ---- */
+/* A key as long as a network's packed key may be. */
+#define NETWORK_KEY_MAX 4096
+/* Fetches the key pe's network packed for its region id (key: *len bytes of room in, the key's
+ * length out), where the transport layer keeps it: the exchange for a region made at start-up,
+ * the peer's memory for a later one (read through w's network). Returns 0 or -1. */
+int transport_region_key(struct transport_worker *w, int pe, int id, void *key, size_t *len);
 /* One step of a wait on w: progresses it (and the worker peers' requests reach), then spins,
  * yields or sleeps as transport_wait_idle says. */
 void transport_wait_step(struct transport_worker *w, struct transport_idle *idle);

@@ -5,6 +5,7 @@
  * answer per operation. */
 #include "transport_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,20 +220,68 @@ int transport_reaches_memory(struct transport *t, enum transport_mem_type type)
     return t->ops->reaches_memory(t->net, type);
 }
 
+/* The exchange's name of region id's key in its current use. */
+static void transport_region_name(const struct transport *t, int id, char *name, size_t len)
+{
+    snprintf(name, len, "transport.key.%d.%u", id, t->regions[id].generation);
+}
+
 int transport_region_register(struct transport *t, int id, unsigned generation, void *base,
                               size_t len, struct transport_key *key)
 {
-    return t->ops->region_register(t->net, id, generation, base, len, key);
+    if (id < 0 || id >= TRANSPORT_MAX_REGIONS)
+        return -1;
+    t->regions[id] = (struct transport_region){.generation = generation};
+    char packed[NETWORK_KEY_MAX], name[48];
+    size_t packed_len = key ? sizeof(key->bytes) : sizeof(packed);
+    if (t->ops->region_register(t->net, id, base, len, key ? key->bytes : packed, &packed_len)) {
+        if (key)
+            key->len = 0;
+        return -1;
+    }
+    if (key) {
+        key->len = packed_len;
+        return 0;
+    }
+    transport_region_name(t, id, name, sizeof(name));
+    return t->config.exchange.publish(name, packed, packed_len);
 }
 
 void transport_region_keys_at(struct transport *t, int id, int home_id, size_t offset)
 {
-    t->ops->region_keys_at(t->net, id, home_id, offset);
+    if (id < 0 || id >= TRANSPORT_MAX_REGIONS)
+        return;
+    struct transport_region *region = &t->regions[id];
+    region->keys_home = 1;
+    region->home_id = home_id;
+    region->home_offset = offset;
 }
 
 void transport_region_deregister(struct transport *t, int id)
 {
+    if (id >= 0 && id < TRANSPORT_MAX_REGIONS)
+        t->regions[id].keys_home = 0;
     t->ops->region_deregister(t->net, id);
+}
+
+int transport_region_key(struct transport_worker *w, int pe, int id, void *key, size_t *len)
+{
+    struct transport *t = w->t;
+    if (id < 0 || id >= TRANSPORT_MAX_REGIONS)
+        return -1;
+    const struct transport_region *region = &t->regions[id];
+    if (!region->keys_home) {
+        char name[48];
+        transport_region_name(t, id, name, sizeof(name));
+        return t->config.exchange.fetch(pe, name, key, len);
+    }
+    struct transport_key stored;
+    if (t->ops->get(w->net, pe, region->home_id, region->home_offset, &stored, sizeof(stored), 0) ||
+        !stored.len || stored.len > sizeof(stored.bytes) || stored.len > *len)
+        return -1;
+    memcpy(key, stored.bytes, stored.len);
+    *len = stored.len;
+    return 0;
 }
 
 /* Asks the network once per peer and worker, under connect_lock, since several threads may

@@ -87,6 +87,16 @@ struct transport_progress {
 
 struct bulk_lane;
 
+#define TRANSPORT_MAX_REGIONS 64
+/* A region's keys as peers find them: named by generation in the exchange, or, where keys_home,
+ * in each PE's region home_id at home_offset (transport_region_keys_at). */
+struct transport_region {
+    unsigned generation;
+    int keys_home;
+    int home_id;
+    size_t home_offset;
+};
+
 struct transport {
     struct transport_config config;
     const struct network_ops *ops;
@@ -99,6 +109,7 @@ struct transport {
     pthread_mutex_t workers_lock;
     unsigned batch_hints; /* workers whose batch_hint is on */
     int atomics;          /* the network's own (network_attr) */
+    struct transport_region regions[TRANSPORT_MAX_REGIONS];
     struct transport_progress progress;
 };
 

@@ -91,12 +91,6 @@ struct network_worker {
     struct network_worker *next;
 };
 
-struct ofi_key_home {
-    int set;
-    int id;
-    size_t offset;
-};
-
 struct network {
     struct network_config config;
     struct fi_info *info;
@@ -107,8 +101,7 @@ struct network {
     uint64_t put_flags; /* FI_DELIVERY_COMPLETE where offered */
     int atomics;        /* every atomic of 4 and 8 bytes is valid */
     struct fid_mr *regions[OFI_MAX_REGIONS];
-    unsigned region_generation[OFI_MAX_REGIONS];
-    struct ofi_key_home key_homes[OFI_MAX_REGIONS];
+    uint64_t registrations; /* made so far: the keys this module chooses */
     pthread_mutex_t connect_lock;
     fi_addr_t *addrs;                   /* per PE: FI_ADDR_NOTAVAIL until first use */
     struct ofi_remote_region **remotes; /* per PE: OFI_MAX_REGIONS, made with the address */
@@ -140,9 +133,12 @@ static struct {
 #undef OFI_FUNCTION_FIELD
 
 /* Loads libfabric; the signal handlers its providers' libraries install as they load are taken
- * back. */
+ * back. Providers read their settings from the environment as they start: ofi_rxm's shared
+ * receive queue would hold 4096 bounce buffers of 16 KiB, 64 MiB of every PE's memory; 256 of
+ * them, unless the user sets it. */
 static void ofi_library_open(void)
 {
+    setenv("FI_OFI_RXM_MSG_RX_SIZE", "256", 0);
     struct sigaction before[NSIG];
     for (int sig = 1; sig < NSIG; sig++)
         sigaction(sig, NULL, &before[sig]);
@@ -363,16 +359,7 @@ static int ofi_by_message(struct network_worker *nw, int pe)
     return ofi_peer(nw, pe) == FI_ADDR_NOTAVAIL ? -1 : 0;
 }
 
-static void ofi_region_name(const struct network *net, int id, char *name, size_t len)
-{
-    snprintf(name, len, "ofi.rkey.%d.%u", id, net->region_generation[id]);
-}
-
-static int ofi_read_blocking(struct network_worker *nw, int pe, void *dest, size_t len,
-                             const struct ofi_remote_region *remote, size_t offset);
-
-/* pe's region id as this PE names it, read on first use: from the exchange for a start-up
- * region, from the peer's memory (transport_region_keys_at) for a later one. */
+/* pe's region id as this PE names it, its key fetched on first use. */
 static const struct ofi_remote_region *ofi_remote(struct network_worker *nw, int pe, int id)
 {
     struct network *net = nw->net;
@@ -381,87 +368,48 @@ static const struct ofi_remote_region *ofi_remote(struct network_worker *nw, int
     struct ofi_remote_region *remote = &net->remotes[pe][id];
     if (__atomic_load_n(&remote->known, __ATOMIC_ACQUIRE))
         return remote;
-    struct transport_key key = {0};
-    size_t len = sizeof(key.bytes);
-    int rc;
-    if (net->key_homes[id].set) {
-        const struct ofi_key_home *home = &net->key_homes[id];
-        const struct ofi_remote_region *at = ofi_remote(nw, pe, home->id);
-        rc = !at || ofi_read_blocking(nw, pe, &key, sizeof(key), at, home->offset);
-        len = key.len;
-    } else {
-        char name[48];
-        ofi_region_name(net, id, name, sizeof(name));
-        rc = net->config.exchange.fetch(pe, name, key.bytes, &len);
-    }
-    struct ofi_remote_region found;
-    if (rc || len != 2 * sizeof(uint64_t)) {
+    uint64_t key[2];
+    size_t len = sizeof(key);
+    if (transport_region_key(nw->owner, pe, id, key, &len) || len != sizeof(key)) {
         log_error("transport", "no key for region %d from PE %d", id, pe);
         return NULL;
     }
-    memcpy(&found.addr, key.bytes, sizeof(uint64_t));
-    memcpy(&found.key, key.bytes + sizeof(uint64_t), sizeof(uint64_t));
     pthread_mutex_lock(&net->connect_lock);
-    remote->addr = found.addr;
-    remote->key = found.key;
+    remote->addr = key[0];
+    remote->key = key[1];
     __atomic_store_n(&remote->known, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&net->connect_lock);
     return remote;
 }
 
-/* The key of a region, as peers read it: the address a put names its start by, then the key. */
-static int ofi_region_key(struct network *net, int id, void *base, struct transport_key *key)
+/* A region's key as peers need it: the address a put names its start by, then the key. */
+static int ofi_region_register(struct network *net, int id, void *base, size_t len, void *key,
+                               size_t *key_len)
 {
-    uint64_t addr = net->virt_addr ? (uint64_t)(uintptr_t)base : 0,
-             mr_key = fi_mr_key(net->regions[id]);
-    if (mr_key == FI_KEY_NOTAVAIL) {
-        log_error("transport", "the provider's key of region %d is longer than 8 bytes", id);
+    if (id < 0 || id >= OFI_MAX_REGIONS || net->regions[id] || !net->workers ||
+        *key_len < 2 * sizeof(uint64_t))
         return -1;
-    }
-    memcpy(key->bytes, &addr, sizeof(addr));
-    memcpy(key->bytes + sizeof(addr), &mr_key, sizeof(mr_key));
-    key->len = 2 * sizeof(uint64_t);
-    return 0;
-}
-
-static int ofi_region_register(struct network *net, int id, unsigned generation, void *base,
-                               size_t len, struct transport_key *key)
-{
-    if (id < 0 || id >= OFI_MAX_REGIONS || net->regions[id] || !net->workers)
-        return -1;
-    net->region_generation[id] = generation;
-    /* Keys this module chooses: unique among the regions alive (id), and unlike a previous use
-     * of the id's (generation). */
-    uint64_t requested = ((uint64_t)generation << 8) | (uint64_t)id;
+    /* Keys this module chooses: unique among the registrations alive. */
+    uint64_t requested = (++net->registrations << 8) | (uint64_t)id;
     int rc = fi_mr_reg(net->domain, base, len, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, requested, 0,
                        &net->regions[id], NULL);
     if (rc)
         return ofi_fail("fi_mr_reg", rc);
-    if (net->mr_endpoint) {
-        rc = fi_mr_bind(net->regions[id], &net->workers->ep->fid, 0);
-        if (!rc)
-            rc = fi_mr_enable(net->regions[id]);
-        if (rc) {
-            fi_close(&net->regions[id]->fid);
-            net->regions[id] = NULL;
-            return ofi_fail("fi_mr_bind", rc);
-        }
+    if (net->mr_endpoint && ((rc = fi_mr_bind(net->regions[id], &net->workers->ep->fid, 0)) ||
+                             (rc = fi_mr_enable(net->regions[id])))) {
+        fi_close(&net->regions[id]->fid);
+        net->regions[id] = NULL;
+        return ofi_fail("fi_mr_bind", rc);
     }
-    struct transport_key published = {0};
-    struct transport_key *out = key ? key : &published;
-    if (ofi_region_key(net, id, base, out))
+    uint64_t packed[2] = {net->virt_addr ? (uint64_t)(uintptr_t)base : 0,
+                          fi_mr_key(net->regions[id])};
+    if (packed[1] == FI_KEY_NOTAVAIL) {
+        log_error("transport", "the provider's key of region %d is longer than 8 bytes", id);
         return -1;
-    if (key)
-        return 0;
-    char name[48];
-    ofi_region_name(net, id, name, sizeof(name));
-    return net->config.exchange.publish(name, published.bytes, published.len);
-}
-
-static void ofi_region_keys_at(struct network *net, int id, int home_id, size_t offset)
-{
-    if (id >= 0 && id < OFI_MAX_REGIONS)
-        net->key_homes[id] = (struct ofi_key_home){.set = 1, .id = home_id, .offset = offset};
+    }
+    memcpy(key, packed, sizeof(packed));
+    *key_len = sizeof(packed);
+    return 0;
 }
 
 static void ofi_region_deregister(struct network *net, int id)
@@ -473,7 +421,6 @@ static void ofi_region_deregister(struct network *net, int id)
         if (net->remotes && net->remotes[pe])
             net->remotes[pe][id].known = 0;
     pthread_mutex_unlock(&net->connect_lock);
-    net->key_homes[id].set = 0;
     if (net->regions[id])
         fi_close(&net->regions[id]->fid);
     net->regions[id] = NULL;
@@ -541,17 +488,6 @@ static int ofi_rma(struct network_worker *nw, int pe, int id, size_t offset, voi
         return ofi_fail(put ? "fi_writemsg" : "fi_readmsg", rc);
     }
     return counted ? 0 : ofi_wait(nw, op, put ? "a put" : "a get");
-}
-
-static int ofi_read_blocking(struct network_worker *nw, int pe, void *dest, size_t len,
-                             const struct ofi_remote_region *remote, size_t offset)
-{
-    struct ofi_op waited = {.kind = OFI_OP_WAITED};
-    int rc;
-    OFI_POST(nw, rc,
-             fi_read(nw->ep, dest, len, NULL, nw->net->addrs[pe], remote->addr + offset,
-                     remote->key, &waited));
-    return rc ? ofi_fail("fi_read", rc) : ofi_wait(nw, &waited, "a key's read");
 }
 
 static int ofi_put(struct network_worker *nw, int pe, int id, size_t offset, const void *src,
@@ -1060,7 +996,6 @@ const struct network_ops network_ofi_ops = {
     .worker_create = ofi_worker_create,
     .worker_destroy = ofi_worker_destroy,
     .region_register = ofi_region_register,
-    .region_keys_at = ofi_region_keys_at,
     .region_deregister = ofi_region_deregister,
     .by_message = ofi_by_message,
     .put = ofi_put,

@@ -11,7 +11,7 @@
 #include <ucp/api/ucp.h>
 
 #define UCX_MAX_REGIONS 64
-#define UCX_BLOB_MAX 4096
+#define UCX_ADDRESS_MAX 4096
 #define UCX_FLUSH_BATCH 64 /* endpoint flushes in flight at once */
 
 struct ucx_remote_region {
@@ -39,7 +39,7 @@ struct network_worker {
     struct ucx_peer *peers;
     int *connected;               /* the PEs with an endpoint here, in the order they were made */
     size_t n_connected;           /* grows under connect_lock; read without it */
-    pthread_mutex_t connect_lock; /* endpoints and keys are made once, by one thread */
+    pthread_mutex_t connect_lock; /* endpoints and keys are made once, by one thread (recursive) */
     /* Non-blocking puts and gets still in flight, kept until a flush completes them. UCX 1.13
      * does not count them in a worker flush once their requests are released: a put waiting in
      * an endpoint's pending queue (a full shared-memory FIFO) then reads its source after the
@@ -52,20 +52,11 @@ struct network_worker {
     struct network_worker *next;
 };
 
-/* Where peers' keys of a region made after start-up lie (transport_region_keys_at). */
-struct ucx_key_home {
-    int set;
-    int id;        /* the region holding them, whose own keys the exchange has */
-    size_t offset; /* of a struct transport_key there */
-};
-
 struct network {
     struct network_config config;
     int tcp; /* UCX_TLS leaves TCP in */
     ucp_context_h context;
     ucp_mem_h regions[UCX_MAX_REGIONS];
-    unsigned region_generation[UCX_MAX_REGIONS]; /* names the keys of each id's current use */
-    struct ucx_key_home key_homes[UCX_MAX_REGIONS];
     struct network_worker *workers; /* the first made first */
     pthread_mutex_t workers_lock;
 };
@@ -178,7 +169,11 @@ static int ucx_worker_create(struct network *net, struct transport_worker *owner
         return -1;
     nw->owner = owner;
     nw->net = net;
-    pthread_mutex_init(&nw->connect_lock, NULL);
+    pthread_mutexattr_t recursive;
+    pthread_mutexattr_init(&recursive);
+    pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&nw->connect_lock, &recursive);
+    pthread_mutexattr_destroy(&recursive);
     pthread_mutex_init(&nw->pending_lock, NULL);
     nw->peers = calloc((size_t)net->config.n_pes, sizeof(*nw->peers));
     nw->connected = calloc((size_t)net->config.n_pes, sizeof(*nw->connected));
@@ -356,12 +351,6 @@ static int ucx_reaches_memory(struct network *net, enum transport_mem_type type)
     return (attr.memory_types >> ucx_type[type]) & 1;
 }
 
-/* The exchange key of a region id's current use. */
-static void ucx_region_key(const struct network *net, int id, char *key, size_t len)
-{
-    snprintf(key, len, "ucx.rkey.%d.%u", id, net->region_generation[id]);
-}
-
 /* A region's key as peers need it: its base address in this process, then the packed rkey. */
 static int ucx_region_blob(struct network *net, int id, void *base, char *blob, size_t *len)
 {
@@ -385,12 +374,11 @@ static int ucx_region_blob(struct network *net, int id, void *base, char *blob, 
     return rc;
 }
 
-static int ucx_region_register(struct network *net, int id, unsigned generation, void *base,
-                               size_t len, struct transport_key *key)
+static int ucx_region_register(struct network *net, int id, void *base, size_t len, void *key,
+                               size_t *key_len)
 {
     if (id < 0 || id >= UCX_MAX_REGIONS || net->regions[id])
         return -1;
-    net->region_generation[id] = generation;
     ucp_mem_map_params_t params = {
         .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
         .address = base,
@@ -399,24 +387,7 @@ static int ucx_region_register(struct network *net, int id, unsigned generation,
     ucs_status_t status = ucp_mem_map(net->context, &params, &net->regions[id]);
     if (status != UCS_OK)
         return ucx_fail("ucp_mem_map", status);
-    if (key) {
-        size_t key_len = sizeof(key->bytes);
-        int rc = ucx_region_blob(net, id, base, key->bytes, &key_len);
-        key->len = rc ? 0 : key_len;
-        return rc;
-    }
-    char blob[UCX_BLOB_MAX], name[48];
-    size_t blob_len = sizeof(blob);
-    ucx_region_key(net, id, name, sizeof(name));
-    if (ucx_region_blob(net, id, base, blob, &blob_len))
-        return -1;
-    return net->config.exchange.publish(name, blob, blob_len);
-}
-
-static void ucx_region_keys_at(struct network *net, int id, int home_id, size_t offset)
-{
-    if (id >= 0 && id < UCX_MAX_REGIONS)
-        net->key_homes[id] = (struct ucx_key_home){.set = 1, .id = home_id, .offset = offset};
+    return ucx_region_blob(net, id, base, key, key_len);
 }
 
 static void ucx_region_deregister(struct network *net, int id)
@@ -427,7 +398,6 @@ static void ucx_region_deregister(struct network *net, int id)
     for (struct network_worker *nw = net->workers; nw; nw = nw->next)
         ucx_release_keys(nw, id);
     pthread_mutex_unlock(&net->workers_lock);
-    net->key_homes[id].set = 0;
     if (net->regions[id])
         ucp_mem_unmap(net->context, net->regions[id]);
     net->regions[id] = NULL;
@@ -465,7 +435,7 @@ static ucp_ep_h ucx_endpoint(struct network_worker *nw, int pe)
     struct ucx_peer *peer = &nw->peers[pe];
     if (peer->ep)
         return peer->ep;
-    char address[UCX_BLOB_MAX];
+    char address[UCX_ADDRESS_MAX];
     size_t len = sizeof(address);
     if (nw->net->config.exchange.fetch(pe, "ucx.addr", address, &len)) {
         log_error("transport", "no UCX address published by PE %d", pe);
@@ -509,32 +479,9 @@ static int ucx_by_message(struct network_worker *nw, int pe)
     return ucx_endpoint_get(nw, pe) ? nw->peers[pe].by_message : -1;
 }
 
-static int ucx_connect(struct network_worker *nw, int pe, int id);
-
-/* Reads pe's key of region id where transport_region_keys_at says it lies, into blob (*len:
- * its room in, its length out). Returns 0 or -1. */
-static int ucx_key_read(struct network_worker *nw, int pe, int id, char *blob, size_t *len)
-{
-    const struct ucx_key_home *home = &nw->net->key_homes[id];
-    if (ucx_connect(nw, pe, home->id))
-        return -1;
-    const struct ucx_remote_region *remote = &nw->peers[pe].regions[home->id];
-    struct transport_key key;
-    ucp_request_param_t param = {0};
-    if (ucx_wait(nw,
-                 ucp_get_nbx(nw->peers[pe].ep, &key, sizeof(key), remote->base + home->offset,
-                             remote->rkey, &param),
-                 "ucp_get_nbx"))
-        return -1;
-    if (key.len <= sizeof(uint64_t) || key.len > *len || key.len > sizeof(key.bytes))
-        return -1;
-    memcpy(blob, key.bytes, key.len);
-    *len = key.len;
-    return 0;
-}
-
-/* Makes the endpoint to pe and unpacks the key of region id there, once: a start-up region's
- * key comes from the exchange, a later one's from the peer's memory. Returns 0 or -1. */
+/* Makes the endpoint to pe and unpacks the key of region id there, once. A later region's key is
+ * read from the peer's memory, through this worker: connect_lock is recursive for that. Returns
+ * 0 or -1. */
 static int ucx_connect(struct network_worker *nw, int pe, int id)
 {
     ucp_ep_h ep = ucx_endpoint(nw, pe);
@@ -543,16 +490,9 @@ static int ucx_connect(struct network_worker *nw, int pe, int id)
     struct ucx_remote_region *remote = &nw->peers[pe].regions[id];
     if (remote->rkey)
         return 0;
-    char blob[UCX_BLOB_MAX], key[48];
+    char blob[NETWORK_KEY_MAX];
     size_t len = sizeof(blob);
-    int rc;
-    if (nw->net->key_homes[id].set) {
-        rc = ucx_key_read(nw, pe, id, blob, &len);
-    } else {
-        ucx_region_key(nw->net, id, key, sizeof(key));
-        rc = nw->net->config.exchange.fetch(pe, key, blob, &len) || len <= sizeof(uint64_t);
-    }
-    if (rc) {
+    if (transport_region_key(nw->owner, pe, id, blob, &len) || len <= sizeof(uint64_t)) {
         log_error("transport", "no key for region %d from PE %d", id, pe);
         return -1;
     }
@@ -824,7 +764,6 @@ const struct network_ops network_ucx_ops = {
     .worker_create = ucx_worker_create,
     .worker_destroy = ucx_worker_destroy,
     .region_register = ucx_region_register,
-    .region_keys_at = ucx_region_keys_at,
     .region_deregister = ucx_region_deregister,
     .by_message = ucx_by_message,
     .put = ucx_put,
