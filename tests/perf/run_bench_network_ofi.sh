@@ -40,8 +40,8 @@ have_sos=0
 [ -n "${SOS_PREFIX:-}" ] && [ -x "$SOS_PREFIX/bin/oshcc" ] && have_sos=1
 for b in $benches; do
     build_strata "$src/tests/perf/$b.c" "$b"
-    [ "$have_sos" = 0 ] || "$SOS_PREFIX/bin/oshcc" -O2 -o "$work/$b.sos" "$src/tests/perf/$b.c" ||
-        have_sos=0
+    [ "$have_sos" = 0 ] || "$SOS_PREFIX/bin/oshcc" -O2 -Wno-deprecated-declarations \
+        -o "$work/$b.sos" "$src/tests/perf/$b.c" || have_sos=0
 done
 [ "$have_sos" = 1 ] || echo "Sandia OpenSHMEM not given (SOS_PREFIX=its prefix): Strata figures only"
 # shellcheck disable=SC2046 # pkg-config's flags are words
@@ -71,7 +71,7 @@ pingpong() {
     for _ in 1 2 3 4 5 6 7 8 9 10; do
         sleep 0.3
         value=$(srun -N 1 -w n2 timeout 60 fi_pingpong -p "$SHMEM_OFI_PROVIDER" -e rdm -S 8 \
-            -I 10000 -B "$pingpong_port" 127.0.0.1 2>/dev/null | awk '$1 == "8" {print $(NF - 1)}')
+            -I 10000 -P "$pingpong_port" 127.0.0.1 2>/dev/null | awk '$1 == "8" {print $(NF - 1)}')
         [ -n "$value" ] && break
     done
     wait "$server" 2>/dev/null

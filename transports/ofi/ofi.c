@@ -58,8 +58,8 @@ struct ofi_op {
     struct fi_context2 context; /* first: some providers use it (FI_CONTEXT2) */
     enum ofi_op_kind kind;
     int done, failed;
-    char *buffer;                   /* OFI_OP_RECV, OFI_OP_REPLY: the message */
-    struct ofi_op *next;            /* OFI_OP_REPLY: in the worker's deferred list */
+    char *buffer;        /* OFI_OP_RECV, OFI_OP_REPLY: the message */
+    struct ofi_op *next; /* OFI_OP_REPLY: in the deferred list; OFI_OP_RECV: in unposted */
     struct ofi_am_header am_header; /* OFI_OP_REPLY: sent before buffer */
     int pe;
     size_t header_len, len;
@@ -83,6 +83,7 @@ struct network_worker {
     struct ofi_op counted; /* the context of every counted operation */
     /* Only the first worker receives: peers' messages and answers all come there. */
     struct ofi_op *receives;
+    struct ofi_op *unposted; /* receive buffers waiting for room (under progress_lock) */
     /* Answers a handler could not send at once (the provider said again), in order. */
     pthread_mutex_t deferred_lock;
     struct ofi_op *deferred, **deferred_tail;
@@ -173,16 +174,30 @@ static int ofi_fail(const char *what, int rc)
 
 /* ---- Completions ---- */
 
+/* Posts a receive buffer; one the provider has no room for yet waits in the worker's list for
+ * the next progress (reading the queue meanwhile would take completions nobody counts). */
 static void ofi_recv_post(struct network_worker *nw, struct ofi_op *op)
 {
     op->kind = OFI_OP_RECV;
-    ssize_t rc;
-    /* Inside the worker's progress: the provider frees room as it runs. */
-    while ((rc = fi_recv(nw->ep, op->buffer, OFI_RECV_BYTES, NULL, FI_ADDR_UNSPEC, op)) ==
-           -FI_EAGAIN)
-        fi_cq_read(nw->cq, NULL, 0);
-    if (rc)
+    ssize_t rc = fi_recv(nw->ep, op->buffer, OFI_RECV_BYTES, NULL, FI_ADDR_UNSPEC, op);
+    if (rc == -FI_EAGAIN) {
+        op->next = nw->unposted;
+        nw->unposted = op;
+    } else if (rc) {
         ofi_fail("fi_recv", (int)rc);
+    }
+}
+
+/* Under progress_lock: posts the receive buffers that waited. */
+static void ofi_recv_post_waiting(struct network_worker *nw)
+{
+    struct ofi_op *waiting = nw->unposted;
+    nw->unposted = NULL;
+    while (waiting) {
+        struct ofi_op *op = waiting;
+        waiting = op->next;
+        ofi_recv_post(nw, op);
+    }
 }
 
 static void ofi_dispatch(struct network_worker *nw, struct ofi_op *op, size_t len)
@@ -264,6 +279,8 @@ static unsigned ofi_progress(struct network_worker *nw)
         return 0; /* another thread is at it: what it finds is what this one would */
     if (__atomic_load_n(&nw->deferred, __ATOMIC_RELAXED))
         ofi_deferred_send(nw);
+    if (nw->unposted)
+        ofi_recv_post_waiting(nw);
     unsigned events = 0;
     for (;;) {
         struct fi_cq_msg_entry entries[OFI_CQ_BATCH];
