@@ -280,7 +280,7 @@ static void words_open(struct words *args, enum engine engine, const struct hand
             words_add(args, "%s", engines[engine].oversubscribe[i]);
     }
     for (char **e = environ; *e; e++) {
-        if (!strncmp(*e, "SHMEM_", 6) || !strncmp(*e, "UCX_", 4)) {
+        if (!strncmp(*e, "SHMEM_", 6) || !strncmp(*e, "UCX_", 4) || !strncmp(*e, "FI_", 3)) {
             words_add(args, "-x");
             words_add(args, "%.*s", (int)strcspn(*e, "="), *e);
         }

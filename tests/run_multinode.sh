@@ -159,14 +159,16 @@ if command -v mpirun >/dev/null; then
     run_label=""
     placed mpirun cyclic
     run "spmd/team -np 3 under mpirun, cyclic" "${launch[@]}" 3 "$build/tests/spmd/team"
-    # oshrun's own hand-off to mpirun on the same two hosts: a PE there gets SHMEM_* and UCX_*
-    # (which oshrun forwards) and nothing else of the environment, and a job runs.
+    # oshrun's own hand-off to mpirun on the same two hosts: a PE there gets SHMEM_*, UCX_* and
+    # FI_* (which oshrun forwards) and nothing else of the environment, and a job runs.
     export OSHRUN=$oshrun
     placed oshrun block
     # shellcheck disable=SC2016 # expanded by the PEs' shell
-    run "oshrun -> mpirun on two hosts: every PE gets SHMEM_* and UCX_*, nothing else" \
-        bash -c '[ "$(SHMEM_PROBE=s UCX_PROBE=u OTHER_PROBE=o "$@" | grep -cx "probe s u -")" = 4 ]' \
-        _ "${launch[@]}" 4 sh -c 'echo "probe ${SHMEM_PROBE:--} ${UCX_PROBE:--} ${OTHER_PROBE:--}"'
+    run "oshrun -> mpirun on two hosts: every PE gets SHMEM_*, UCX_* and FI_*, nothing else" \
+        bash -c '[ "$(SHMEM_PROBE=s UCX_PROBE=u FI_PROBE=f OTHER_PROBE=o "$@" |
+                      grep -cx "probe s u f -")" = 4 ]' \
+        _ "${launch[@]}" 4 \
+        sh -c 'echo "probe ${SHMEM_PROBE:--} ${UCX_PROBE:--} ${FI_PROBE:--} ${OTHER_PROBE:--}"'
     run "spmd/rma_put_get -np 4, oshrun -> mpirun on two hosts" "${launch[@]}" 4 \
         "$build/tests/spmd/rma_put_get"
     # A PE's death, shmem_global_exit and a return without finalize end the job there too, with

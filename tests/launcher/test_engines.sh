@@ -110,9 +110,9 @@ translated "mpirun: a host file's slots, a host named twice once" "$mp" \
 translated "mpirun: host file and host list together" "$mp" \
     "-n|6|--host|a:3,b:1,c:2,d:2|$prog|ok" "$mp" -- --hostfile "$work/hosts" --host d -np 6 \
     "$prog" ok
-translated "mpirun: SHMEM_* and UCX_* forwarded with -x, nothing else" "$mp" \
-    "-n|2|--host|a:1,b:1|-x|SHMEM_SYMMETRIC_SIZE|-x|UCX_TLS|$prog" "$mp" \
-    SHMEM_SYMMETRIC_SIZE=1G OTHER=1 UCX_TLS=tcp -- --host a,b -np 2 "$prog"
+translated "mpirun: SHMEM_*, UCX_* and FI_* forwarded with -x, nothing else" "$mp" \
+    "-n|2|--host|a:1,b:1|-x|SHMEM_SYMMETRIC_SIZE|-x|UCX_TLS|-x|FI_PROVIDER|$prog" "$mp" \
+    SHMEM_SYMMETRIC_SIZE=1G OTHER=1 UCX_TLS=tcp FI_PROVIDER=cxi -- --host a,b -np 2 "$prog"
 translated "mpirun: the program's arguments as given, quoted in the dry run" "$mp" \
     "-n|2|--host|a:1,b:1|$prog|it's|a b|*" "$mp" -- --host a,b -np 2 "$prog" "it's" "a b" "*"
 osh "$mp" -- --dry-run --host a,b -np 2 "$prog" "it's" "a b"
