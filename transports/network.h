@@ -53,10 +53,19 @@ struct network_attr {
     int atomics;
 };
 
-/* How a put completes at the target: at a flush (PUT), at a flush without the caller waiting
- * for its local completion either (PUT_NBI), or whenever it arrives, no flush waiting for it
- * (PUT_NOTIFY: a word its target watches). */
-enum network_put_mode { NETWORK_PUT, NETWORK_PUT_NBI, NETWORK_PUT_NOTIFY };
+/* A put or a get, and how it completes. A blocking put returns when its source may be reused
+ * and completes at the target at a flush; PUT_NBI does not wait for its source either; a
+ * PUT_NOTIFY arrives whenever it does, no flush waiting for it (a word its target watches). A
+ * blocking get returns with its destination filled, GET_NBI's is filled at a flush. */
+enum network_rma {
+    NETWORK_GET,
+    NETWORK_GET_NBI,
+    NETWORK_PUT,
+    NETWORK_PUT_NBI,
+    NETWORK_PUT_NOTIFY,
+};
+#define NETWORK_RMA_IS_PUT(op) ((op) >= NETWORK_PUT)
+#define NETWORK_RMA_IS_NBI(op) ((op) == NETWORK_GET_NBI || (op) == NETWORK_PUT_NBI)
 
 struct network_ops {
     const char *name;
@@ -90,12 +99,9 @@ struct network_ops {
      * -1 where pe cannot be reached. */
     int (*by_message)(struct network_worker *nw, int pe);
 
-    /* Blocking unless nbi/PUT_NBI: a blocking put returns when src may be reused, a blocking get
-     * with dest filled. Non-blocking ones complete at flush. */
-    int (*put)(struct network_worker *nw, int pe, int id, size_t offset, const void *src,
-               size_t len, enum network_put_mode mode);
-    int (*get)(struct network_worker *nw, int pe, int id, size_t offset, void *dest, size_t len,
-               int nbi);
+    /* A put from buf or a get into buf of len bytes at (pe, id, offset), as op says. */
+    int (*rma)(struct network_worker *nw, int pe, int id, size_t offset, void *buf, size_t len,
+               enum network_rma op);
     /* As transport_atomic. A non-fetching one completes at flush. */
     int (*atomic)(struct network_worker *nw, enum transport_amo op, int pe, int id, size_t offset,
                   uint64_t value, uint64_t compare, void *fetch, size_t size);

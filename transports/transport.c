@@ -276,7 +276,8 @@ int transport_region_key(struct transport_worker *w, int pe, int id, void *key, 
         return t->config.exchange.fetch(pe, name, key, len);
     }
     struct transport_key stored;
-    if (t->ops->get(w->net, pe, region->home_id, region->home_offset, &stored, sizeof(stored), 0) ||
+    if (t->ops->rma(w->net, pe, region->home_id, region->home_offset, &stored, sizeof(stored),
+                    NETWORK_GET) ||
         !stored.len || stored.len > sizeof(stored.bytes) || stored.len > *len)
         return -1;
     memcpy(key, stored.bytes, stored.len);
@@ -329,8 +330,8 @@ int transport_put(struct transport_worker *w, int pe, int id, size_t offset, con
                    ? am_batch_put(w, pe, id, offset, src, len)
                : !nbi ? am_put(w, pe, id, offset, src, len)
                       : am_post(w, pe, id, offset, src, len, 0, 0, AM_POST_NO_OP, 0, 0, 1);
-    if (am_batch_before(w, pe) ||
-        w->t->ops->put(w->net, pe, id, offset, src, len, nbi ? NETWORK_PUT_NBI : NETWORK_PUT))
+    if (am_batch_before(w, pe) || w->t->ops->rma(w->net, pe, id, offset, (void *)src, len,
+                                                 nbi ? NETWORK_PUT_NBI : NETWORK_PUT))
         return -1;
     transport_count_issued(w);
     return 0;
@@ -350,7 +351,7 @@ int transport_put_notify(struct transport_worker *w, int pe, int id, size_t offs
     }
     if (am_batch_before(w, pe))
         return -1;
-    return w->t->ops->put(w->net, pe, id, offset, src, len, NETWORK_PUT_NOTIFY);
+    return w->t->ops->rma(w->net, pe, id, offset, (void *)src, len, NETWORK_PUT_NOTIFY);
 }
 
 /* The network's emulated get over a message lane answers in its transmit segments (UCX: 8 KiB),
@@ -364,7 +365,7 @@ int transport_get(struct transport_worker *w, int pe, int id, size_t offset, voi
     if (by_message && len >= AM_GET_MIN)
         return nbi ? am_get_nbi(w, pe, id, offset, dest, len)
                    : transport_am_get(w, pe, id, offset, dest, len);
-    if (w->t->ops->get(w->net, pe, id, offset, dest, len, nbi))
+    if (w->t->ops->rma(w->net, pe, id, offset, dest, len, nbi ? NETWORK_GET_NBI : NETWORK_GET))
         return -1;
     if (nbi)
         transport_count_issued(w);

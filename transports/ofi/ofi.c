@@ -475,8 +475,9 @@ static void ofi_counted_cancel(struct network_worker *nw, struct ofi_op *op)
 }
 
 static int ofi_rma(struct network_worker *nw, int pe, int id, size_t offset, void *buf, size_t len,
-                   int nbi, int put)
+                   enum network_rma rma_op)
 {
+    int nbi = NETWORK_RMA_IS_NBI(rma_op), put = NETWORK_RMA_IS_PUT(rma_op);
     const struct ofi_remote_region *remote = ofi_remote(nw, pe, id);
     if (!remote)
         return -1;
@@ -505,18 +506,6 @@ static int ofi_rma(struct network_worker *nw, int pe, int id, size_t offset, voi
         return ofi_fail(put ? "fi_writemsg" : "fi_readmsg", rc);
     }
     return counted ? 0 : ofi_wait(nw, op, put ? "a put" : "a get");
-}
-
-static int ofi_put(struct network_worker *nw, int pe, int id, size_t offset, const void *src,
-                   size_t len, enum network_put_mode mode)
-{
-    return ofi_rma(nw, pe, id, offset, (void *)src, len, mode == NETWORK_PUT_NBI, 1);
-}
-
-static int ofi_get(struct network_worker *nw, int pe, int id, size_t offset, void *dest, size_t len,
-                   int nbi)
-{
-    return ofi_rma(nw, pe, id, offset, dest, len, nbi, 0);
 }
 
 static const enum fi_op ofi_amo_op[] = {
@@ -1015,8 +1004,7 @@ const struct network_ops network_ofi_ops = {
     .region_register = ofi_region_register,
     .region_deregister = ofi_region_deregister,
     .by_message = ofi_by_message,
-    .put = ofi_put,
-    .get = ofi_get,
+    .rma = ofi_rma,
     .atomic = ofi_atomic,
     .fence = ofi_fence,
     .flush = ofi_flush,

@@ -576,10 +576,11 @@ static int ucx_pending_wait(struct network_worker *nw)
     return rc;
 }
 
-/* A put (from buf) or a get (into buf); nbi keeps the request until a flush. */
+/* A non-blocking one's request is kept until a flush. */
 static int ucx_rma(struct network_worker *nw, int pe, int id, size_t offset, void *buf, size_t len,
-                   int nbi, int put)
+                   enum network_rma op)
 {
+    int nbi = NETWORK_RMA_IS_NBI(op), put = NETWORK_RMA_IS_PUT(op);
     ucp_ep_h ep;
     uint64_t addr;
     ucp_rkey_h rkey;
@@ -592,18 +593,6 @@ static int ucx_rma(struct network_worker *nw, int pe, int id, size_t offset, voi
     if (nbi && UCS_PTR_IS_PTR(request))
         return ucx_pending_add(nw, request, what);
     return ucx_wait(nw, request, what);
-}
-
-static int ucx_put(struct network_worker *nw, int pe, int id, size_t offset, const void *src,
-                   size_t len, enum network_put_mode mode)
-{
-    return ucx_rma(nw, pe, id, offset, (void *)src, len, mode == NETWORK_PUT_NBI, 1);
-}
-
-static int ucx_get(struct network_worker *nw, int pe, int id, size_t offset, void *dest, size_t len,
-                   int nbi)
-{
-    return ucx_rma(nw, pe, id, offset, dest, len, nbi, 0);
 }
 
 static const ucp_atomic_op_t ucx_amo_opcode[] = {
@@ -766,8 +755,7 @@ const struct network_ops network_ucx_ops = {
     .region_register = ucx_region_register,
     .region_deregister = ucx_region_deregister,
     .by_message = ucx_by_message,
-    .put = ucx_put,
-    .get = ucx_get,
+    .rma = ucx_rma,
     .atomic = ucx_atomic,
     .fence = ucx_fence,
     .flush = ucx_flush,
