@@ -194,6 +194,16 @@ spmd_network_tests() {
             "${launch[@]}" "$np" "$build/tests/spmd/ctx_reuse"
     done
 
+    # A provider that takes a message in one part (as some do): libfabric's active messages go
+    # from one buffer (owner-route puts, gets and atomics to device memory, atomics by message).
+    if [ "$network" = ofi ]; then
+        run "spmd/private_device -np 3 via $via_label, messages in one part" env "${via_env[@]}" \
+            STRATA_TEST_OFI_IOV_LIMIT=1 SHMEM_TEST_DEVICE_PES=0-2 "${launch[@]}" 3 \
+            "$build/tests/spmd/private_device"
+        run "spmd/amo_types -np 3 via $via_label, atomics by message in one part" \
+            env "${via_env[@]}" STRATA_TEST_OFI_IOV_LIMIT=1 SHMEM_TEST_ATOMICS_BY_MESSAGE=1 \
+            "${launch[@]}" 3 "$build/tests/spmd/amo_types"
+    fi
     # Where the network has no atomics of its own (EFA's), their targets perform them all.
     for t in amo_types amo_contention lock rma_mix; do
         run "spmd/$t -np 3 via $via_label, atomics by message" env "${via_env[@]}" \

@@ -61,6 +61,7 @@ struct ofi_op {
     char *buffer;        /* OFI_OP_RECV, OFI_OP_REPLY: the message */
     struct ofi_op *next; /* OFI_OP_REPLY: in the deferred list; OFI_OP_RECV: in unposted */
     struct ofi_am_header am_header; /* OFI_OP_REPLY: sent before buffer */
+    char *gathered; /* a message's parts in one buffer, where the provider takes fewer */
     int pe;
     size_t header_len, len;
 };
@@ -100,7 +101,10 @@ struct network {
     struct fid_av *av;
     int virt_addr, prov_key, mr_endpoint;
     uint64_t put_flags; /* FI_DELIVERY_COMPLETE where offered */
-    int atomics;        /* every atomic of 4 and 8 bytes is valid */
+    /* Parts a message may have (tx_attr->iov_limit; STRATA_TEST_OFI_IOV_LIMIT lowers it, a
+     * testing aid for providers that take one, as some do). */
+    size_t iov_limit;
+    int atomics; /* every atomic of 4 and 8 bytes is valid */
     struct fid_mr *regions[OFI_MAX_REGIONS];
     uint64_t registrations; /* made so far: the keys this module chooses */
     pthread_mutex_t connect_lock;
@@ -241,6 +245,7 @@ static void ofi_complete(struct network_worker *nw, struct ofi_op *op, size_t le
         ofi_recv_post(nw, op);
         break;
     case OFI_OP_REPLY:
+        free(op->gathered);
         free(op->buffer);
         free(op);
         break;
@@ -570,10 +575,27 @@ static int ofi_atomic(struct network_worker *nw, enum transport_amo op, int pe, 
 
 /* ---- Active messages ---- */
 
-/* Sends the parts of a message as one, from nw to pe, with op as its context. */
+/* Sends the parts of a message as one, from nw to pe, with op as its context. Where the
+ * provider takes fewer parts than count, they go from one buffer, op->gathered (made once, freed
+ * by op's owner after the completion). */
 static ssize_t ofi_send_parts(struct network_worker *nw, fi_addr_t to, struct iovec *iov,
                               size_t count, struct ofi_op *op)
 {
+    struct iovec whole;
+    if (count > nw->net->iov_limit) {
+        size_t len = 0;
+        for (size_t i = 0; i < count; i++)
+            len += iov[i].iov_len;
+        if (!op->gathered) {
+            if (!(op->gathered = malloc(len ? len : 1)))
+                return -FI_ENOMEM;
+            for (size_t i = 0, at = 0; i < count; at += iov[i++].iov_len)
+                memcpy(op->gathered + at, iov[i].iov_base, iov[i].iov_len);
+        }
+        whole = (struct iovec){op->gathered, len};
+        iov = &whole;
+        count = 1;
+    }
     struct fi_msg msg = {.msg_iov = iov, .iov_count = count, .addr = to, .context = op};
     return fi_sendmsg(nw->ep, &msg, FI_COMPLETION);
 }
@@ -590,7 +612,9 @@ static int ofi_am_send(struct network_worker *nw, int pe, unsigned id, const voi
     struct ofi_op waited = {.kind = OFI_OP_WAITED};
     int rc;
     OFI_POST(nw, rc, ofi_send_parts(nw, to, iov, len ? 3 : 2, &waited));
-    return rc ? ofi_fail("fi_sendmsg", rc) : ofi_wait(nw, &waited, "an active message");
+    rc = rc ? ofi_fail("fi_sendmsg", rc) : ofi_wait(nw, &waited, "an active message");
+    free(waited.gathered);
+    return rc;
 }
 
 /* 0 once posted, or -1 where the provider says again (an error is reported and the answer
@@ -604,6 +628,7 @@ static int ofi_reply_post(struct network_worker *nw, struct ofi_op *op)
         return -1;
     if (rc) {
         ofi_fail("fi_sendmsg (an answer)", (int)rc);
+        free(op->gathered);
         free(op->buffer);
         free(op);
     }
@@ -838,6 +863,10 @@ static int ofi_open(struct network *net)
     net->virt_addr = !!(mr_mode & FI_MR_VIRT_ADDR);
     net->prov_key = !!(mr_mode & FI_MR_PROV_KEY);
     net->mr_endpoint = !!(mr_mode & FI_MR_ENDPOINT);
+    net->iov_limit = net->info->tx_attr->iov_limit;
+    const char *test_limit = getenv("STRATA_TEST_OFI_IOV_LIMIT");
+    if (test_limit && atoi(test_limit) > 0 && (size_t)atoi(test_limit) < net->iov_limit)
+        net->iov_limit = (size_t)atoi(test_limit);
     return 0;
 }
 
