@@ -16,9 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Over TCP each message costs the sender a system call or two whatever its size: 256 KiB
- * chunks moved a 1 MiB put at 3.1-3.5 GB/s between two nodes over UCX where 64 KiB ones gave
- * 2.2-2.6. */
+/* Over TCP each message costs the sender a system call or two whatever its size: large chunks
+ * pay for fewer of them (README, "Transports"). */
 #define AM_CHUNK NETWORK_AM_DATA_MAX
 
 /* Bytes of the chunk of a len-byte transfer that starts at done. */

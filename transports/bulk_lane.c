@@ -41,12 +41,8 @@
 /* A message's data that stops coming for this long means its sender is gone. */
 #define BULK_STALL_MS 120000
 /* What of a message goes on the lane before its header: the target reads only once the header
- * has come, and then reads the rest while the sender writes it. Written whole first, a 1 MiB
- * message took its sender 180-240 us in which the target only waited (two nodes, a stream of
- * broadcasts). Alternated within the job against that: the header after 256 KiB, 1 MiB
- * broadcasts 0.80-0.89 of the time, fcollects 0.96-0.99; after 128 KiB, 1 MiB broadcasts
- * 0.88-0.89 but 256 KiB ones 1.12-1.20; first, 0.79-0.85 and 1.03-1.14 (a 256 KiB broadcast's
- * receiver then waits for its data instead). */
+ * has come, and then reads the rest while the sender writes it, so a message written whole first
+ * leaves the target waiting; the header after its first 256 KiB did best of the splits tried. */
 #define BULK_AHEAD_BYTES ((size_t)256 * 1024)
 
 /* What a PE publishes: no addresses where it has no lane. */

@@ -47,14 +47,11 @@ static void progress_thread_arm(struct transport_progress *p, int timer_fd, long
 }
 
 /* Once the thread's next look is due within the longest pause, pushes it further, so that a PE
- * whose threads keep progressing the worker never wakes it. A look every 1.6 ms on a bound PE's
- * core, which a busy process shared, had cost each of the PE's fetch-adds a fifth of its time.
- * How much further depends on what a push costs: moving a timer that is the next to expire on its
- * CPU reprograms the CPU's timer, 15-25 us on this VM, where pushing the look 1.6 ms ahead every
- * 0.4 ms took 3.6-5.3% of a PE's time in loops of gets, barriers and collectives between two
- * nodes. So the pushes are spaced PROGRESS_PUSH_COST_SHARE times the last one's cost apart (0.4 ms
- * at least, where timers are cheap, and 6.4 ms at most, since a PE that begins to compute is
- * served only after the look), beyond the longest pause. */
+ * whose threads keep progressing the worker never wakes it: every look on a core the PE shares
+ * takes time from it. Moving a timer that is the next to expire on its CPU reprograms that CPU's
+ * timer, which is not cheap everywhere, so the pushes are spaced PROGRESS_PUSH_COST_SHARE times
+ * the last one's cost apart (between a quarter and four times the longest pause: a PE that begins
+ * to compute is served only after the look). */
 void progress_thread_postpone(struct transport_progress *p)
 {
     int timer_fd = __atomic_load_n(&p->timer_fd, __ATOMIC_RELAXED);
@@ -212,9 +209,8 @@ void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle
     }
     /* Where no other thread wants this core a yield hands it to nobody: spin on. Not where the
      * machine has more PEs than CPUs: the PE waited for may be runnable on this very core while
-     * this thread waits little for it (a PE that sleeps often is woken at once), and a spin that
-     * keeps it off for a time slice made a loop of 8-byte puts, gets and quiets on 4 PEs over two
-     * nodes on 2 cores take 22-27 s instead of 2.6 s. */
+     * this thread waits little for it (a PE that sleeps often is woken at once), and a spin would
+     * keep it off for a time slice. */
     if (!wait_machine_oversubscribed() && !wait_core_shared(now))
         return;
     if (progress_workers_sleep(workers, w == workers[0] ? 1 : 2, progress_thread_write_fd, POLLOUT,
@@ -246,10 +242,7 @@ struct progress_served {
     int n, capacity;
     /* How long it sleeps while batches are left: an interval, doubled (up to the longest pause)
      * at each look that finds one still growing, so that a PE which keeps issuing short puts
-     * between bits of computing, a batch always under way, does not wake it every interval:
-     * 8-byte put_nbi calls 0.85 us of computing apart over TCP took 1.15 us each with a look
-     * every interval against 0.87 before any looks, and 1.01 against 1.005 with looks spaced
-     * out so (medians of 3 runs alternated, each pair in a run of its own). */
+     * between bits of computing, a batch always under way, does not wake it every interval. */
     unsigned batch_pause_us;
 };
 
@@ -356,9 +349,9 @@ static void progress_thread_serve(struct transport *t, uint64_t seen,
 }
 
 /* While the thread only looks, it is a batch thread: the kernel then lets none of its wake-ups
- * preempt the PE spinning on its core (one every 1.6 ms had cost a round trip between two nodes
- * 0.4-0.8 us). While it serves a computing PE it is a normal thread again, so that a peer's
- * request wakes it at once. A system that forbids the switch leaves it as it was. */
+ * preempt the PE spinning on its core. While it serves a computing PE it is a normal thread again,
+ * so that a peer's request wakes it at once. A system that forbids the switch leaves it as it was.
+ */
 static void progress_thread_schedule(int policy)
 {
     struct sched_param param = {0};

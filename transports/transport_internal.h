@@ -118,10 +118,9 @@ struct transport {
  * operation since its last flush, or its batch's first record. Wakes the thread where it wants
  * that. */
 void progress_thread_work_added(struct transport *t);
-/* Called by the PE's threads at every step that progresses the workers: keeps the progress thread
- * from waking while they do. Called only from steps without events (with the clock that
- * transport_wait_idle reads anyway), it had the thread wake 21-28 times in 300 ms of fetch-adds
- * in 5 runs of 17 (spmd/progress_rest): steps that serve peers' requests are most of them. */
+/* Called by the PE's threads at every step that progresses the workers, with events or not:
+ * keeps the progress thread from waking while they do (steps that serve peers' requests are most
+ * of them, so calling it only from idle steps let the thread wake). */
 void progress_thread_postpone(struct transport_progress *p);
 /* Stops the progress thread, if it runs (before the workers go). */
 void progress_thread_stop(struct transport *t);
@@ -211,10 +210,7 @@ int am_flush(struct transport_worker *w, int pe);
  * target's handler of the header reads straight into place, where the network's messages land
  * in its receive segment and are copied from there. It costs the sender a send and the target a
  * receive more a message, and saves the target a copy, which pays where the target has no time
- * to spare: between two nodes over UCX, alternated within the job (3 jobs each), fcollects of
- * 256 KiB and 1 MiB per PE took 0.81-0.93 of the time through UCX, broadcasts of 64 KiB
- * 1.16-1.31 (so the lane starts above that), of 256 KiB 0.99-1.09, of 1 MiB 0.83-0.94, and
- * 1 MiB reductions 0.98-1.12 with their 64 KiB messages on the lane. */
+ * to spare: for messages of 256 KiB and more (README, "Transports"). */
 #define BULK_LANE_MIN ((size_t)256 * 1024)
 /* Opens this PE's listening socket and publishes how peers reach it (where config.bulk_lane is
  * on and the network carries TCP; otherwise it publishes that it cannot be reached). Returns 0,

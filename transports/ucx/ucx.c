@@ -158,9 +158,8 @@ static void ucx_worker_free(struct network_worker *nw)
 }
 
 /* A worker is thread-safe where the transport is: a private context's operations can wait there
- * after their call has returned, for the progress thread to move them on. Its lock cost a private
- * context's 8-byte put_nbi through UCX's shared memory 5-10% of its rate. The first worker's
- * address is the one published. */
+ * after their call has returned, for the progress thread to move them on, whatever its lock costs.
+ * The first worker's address is the one published. */
 static int ucx_worker_create(struct network *net, struct transport_worker *owner,
                              struct network_worker **out)
 {
@@ -256,14 +255,12 @@ static int ucx_tls_has_tcp(void)
 
 /* UCX 1.13's TCP put protocol crashes a PE (its receive buffer released twice while an
  * acknowledgement is handled) when two PEs connect to each other at the same moment with puts under
- * way, as a collective's first round does: 3 of 100 jobs of 4 PEs over two nodes, 0 of 300
- * without it. Puts over TCP then go as active messages. The key is the TCP table's own name: UCX
+ * way, as a collective's first round does (README, "Transports"). Puts over TCP then go as active
+ * messages. The key is the TCP table's own name: UCX
  * applies it to the transport's configuration ("TCP_PUT_ENABLE" is rejected as unknown).
  * A receive segment that holds a whole chunk of the transport layer's (its active messages' and
  * their headers): UCX then hands the chunk over where it read it, instead of gathering 64 KiB
- * segments into a buffer of its own first. Between two nodes, alternated: 1 MiB put 363-397 ->
- * 190-224 us, 1 MiB alltoall 660-770 -> 360-400 us, broadcast 450-750 -> 400-410 us. Only pages
- * that a message fills are touched. */
+ * segments into a buffer of its own first. Only pages that a message fills are touched. */
 static void ucx_config_tcp(ucp_config_t *config)
 {
     ucx_config_default(config, "UCX_TCP_PUT_ENABLE", "PUT_ENABLE", "n");
