@@ -36,6 +36,10 @@ struct network_config {
     int my_pe;
     int n_pes;
     int thread_safe;
+    /* Whether the PE's waits will sleep on the workers' event descriptors (its PEs outnumber its
+     * CPUs). Where not, a network may make none, sparing what a descriptor costs it per
+     * completion: the progress thread then looks at its interval instead of sleeping. */
+    int events;
     const char *provider; /* the provider to use (libfabric's name), NULL or "": any */
     struct transport_exchange exchange;
     network_am_handler handlers[NETWORK_AM_IDS]; /* NULL: no such message */
@@ -126,7 +130,8 @@ struct network_ops {
 
     /* Progresses nw: handlers run, operations complete. Returns how many events it handled. */
     unsigned (*progress)(struct network_worker *nw);
-    /* A descriptor that becomes readable when nw has events once armed (-1: none), and arms it:
+    /* A descriptor that becomes readable when nw has events once armed (-1: none, as where
+     * config.events is 0 and it costs), and arms it:
      * 0, or 1 where events came meanwhile (progress instead of sleeping), or -1. */
     int (*event_fd)(struct network_worker *nw);
     int (*arm)(struct network_worker *nw);

@@ -322,30 +322,37 @@ static int progress_thread_sleep(struct transport_progress *p, struct progress_s
 /* Serves the workers until one of the PE's threads begins a wait (waits differs from seen), the
  * thread is stopped, or a worker cannot be slept on. A serving thread asleep had missed a
  * context's first atomic issued after it listed the workers (once in `make check`): the PE's
- * first operation on a worker since its flush now wakes it, as a batch's first record does. */
-static void progress_thread_serve(struct transport *t, uint64_t seen,
-                                  struct progress_served *served)
+ * first operation on a worker since its flush now wakes it, as a batch's first record does.
+ * Returns 1 where it found nothing to do and could not sleep: it only polls, and may look less
+ * often. */
+static int progress_thread_serve(struct transport *t, uint64_t seen, struct progress_served *served)
 {
     struct transport_progress *p = &t->progress;
+    int idle_poll = 0;
     for (;;) {
         __atomic_store_n(&p->wake_wanted, 1, __ATOMIC_RELAXED);
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* see progress_thread_work_added */
         progress_thread_gather(t, served);
         /* The PE's own wait takes over at once: while peers keep sending, serving until nothing
          * is left had kept this thread on the worker beside it, fighting for its lock. */
-        unsigned events = 1;
+        unsigned events = 1, handled = 0;
         while (events && progress_thread_unwaited(p, seen)) {
             events = 0;
             for (int i = 0; i < served->n; i++)
                 events += t->ops->progress(served->workers[i]->net);
+            handled += events;
         }
         if (t->served_hook)
             t->served_hook();
-        if (!progress_thread_unwaited(p, seen) || progress_thread_stopping(p) ||
-            progress_thread_sleep(p, served))
+        if (!progress_thread_unwaited(p, seen) || progress_thread_stopping(p))
             break;
+        if (progress_thread_sleep(p, served)) {
+            idle_poll = !handled;
+            break;
+        }
     }
     __atomic_store_n(&p->wake_wanted, 0, __ATOMIC_RELAXED);
+    return idle_poll;
 }
 
 /* While the thread only looks, it is a batch thread: the kernel then lets none of its wake-ups
@@ -379,9 +386,13 @@ static void *progress_thread_loop(void *arg)
             if (pause_us < p->interval_us * PROGRESS_PAUSE_GROWTH_MAX)
                 pause_us *= 2;
         } else {
-            pause_us = p->interval_us;
             progress_thread_schedule(SCHED_OTHER);
-            progress_thread_serve(t, seen, &served);
+            /* Polling a computing PE's workers that cannot be slept on, it looks less often
+             * while they stay quiet, as while the PE waits. */
+            if (!progress_thread_serve(t, seen, &served))
+                pause_us = p->interval_us;
+            else if (pause_us < p->interval_us * PROGRESS_PAUSE_GROWTH_MAX)
+                pause_us *= 2;
             progress_thread_schedule(SCHED_BATCH);
             waits = __atomic_load_n(&p->waits, __ATOMIC_ACQUIRE);
         }

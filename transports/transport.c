@@ -180,6 +180,7 @@ int transport_init(const struct transport_config *config, struct transport **out
         .my_pe = config->my_pe,
         .n_pes = config->n_pes,
         .thread_safe = config->thread_safe,
+        .events = wait_machine_oversubscribed(),
         .provider = config->provider,
         .exchange = config->exchange,
     };

@@ -300,6 +300,10 @@ static unsigned ofi_progress(struct network_worker *nw)
         for (ssize_t i = 0; i < n; i++)
             ofi_complete(nw, entries[i].op_context, entries[i].len, 0);
         events += (unsigned)n;
+        /* A short read emptied the queue: reading it again would cost another pass of the
+         * provider's progress (a poll of its sockets over tcp) for nothing. */
+        if (n < OFI_CQ_BATCH)
+            break;
     }
     pthread_mutex_unlock(&nw->progress_lock);
     return events;
@@ -697,12 +701,14 @@ static void ofi_worker_free(struct network_worker *nw)
     free(nw);
 }
 
-/* A queue with a descriptor to sleep on where the provider has one, else without. */
+/* A queue with a descriptor to sleep on where waits will sleep and the provider has one, else
+ * without: util-based providers (tcp;ofi_rxm) signal a queue's descriptor with a write and a read
+ * per completion, a syscall pair on every operation. */
 static int ofi_cq_open(struct network *net, struct network_worker *nw)
 {
     struct fi_cq_attr attr = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD};
     nw->wait_fd = -1;
-    if (!fi_cq_open(net->domain, &attr, &nw->cq, NULL)) {
+    if (net->config.events && !fi_cq_open(net->domain, &attr, &nw->cq, NULL)) {
         if (fi_control(&nw->cq->fid, FI_GETWAIT, &nw->wait_fd))
             nw->wait_fd = -1;
         return 0;
