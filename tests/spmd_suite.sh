@@ -9,6 +9,8 @@
 #   min_pes=N            PE counts below N are left out (a launcher over two nodes needs 2)
 launch=("$oshrun" -np)
 min_pes=1
+# The libfabric provider the tests run over: on every Linux host, no special hardware.
+ofi_provider="tcp;ofi_rxm"
 
 # network_use NETWORK: the network (ucx, ofi) that the tests reaching node peers through one use:
 # via_env/via_label for node peers through it, tcp_env/tcp_label for node peers through it over
@@ -23,8 +25,8 @@ network_use() {
         tcp_env=("${via_env[@]}" UCX_TLS=tcp,self)
         ;;
     ofi)
-        via_label="libfabric (tcp;ofi_rxm)"
-        via_env=(SHMEM_NODE_DIRECT=0 SHMEM_TRANSPORT=ofi "SHMEM_OFI_PROVIDER=tcp;ofi_rxm")
+        via_label="libfabric ($ofi_provider)"
+        via_env=(SHMEM_NODE_DIRECT=0 SHMEM_TRANSPORT=ofi "SHMEM_OFI_PROVIDER=$ofi_provider")
         tcp_label=$via_label
         tcp_env=("${via_env[@]}")
         ;;
