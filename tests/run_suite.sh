@@ -32,6 +32,9 @@ for t in "$@"; do
             run "unit/$name ofi ($ofi_provider)" "$build/$t" ofi "$ofi_provider"
             run "unit/$name ofi ($ofi_provider), atomics by message" "$build/$t" ofi \
                 "$ofi_provider" by-message
+            for provider in shm sockets; do # libfabric's others that need no hardware
+                run "unit/$name ofi ($provider)" "$build/$t" ofi "$provider"
+            done
         fi
     else
         run "unit/$name" "$build/$t"
