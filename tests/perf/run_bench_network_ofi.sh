@@ -61,16 +61,20 @@ run_net() {
 run_strata() { run_net SHMEM_TRANSPORT=ofi "$@"; }
 run_sos() { run_net SHMEM_SYMMETRIC_SIZE=512M "$@"; }
 
+# The floors are the provider's as Strata sets it up (ofi.c sets these unless the user does).
+floor_env=("FI_TCP_PREFETCH_RBUF_SIZE=${FI_TCP_PREFETCH_RBUF_SIZE:-0}"
+    "FI_OFI_RXM_MSG_RX_SIZE=${FI_OFI_RXM_MSG_RX_SIZE:-256}")
+
 # pingpong: fi_pingpong's one-way time over the provider (its "usec/xfer"), server on n1.
 pingpong_port=$((30000 + RANDOM % 20000))
 pingpong() {
     pingpong_port=$((pingpong_port + 1))
-    srun -N 1 -w n1 timeout 60 fi_pingpong -p "$SHMEM_OFI_PROVIDER" -e rdm -S 8 -I 10000 \
+    srun -N 1 -w n1 env "${floor_env[@]}" timeout 60 fi_pingpong -p "$SHMEM_OFI_PROVIDER" -e rdm -S 8 -I 10000 \
         -B "$pingpong_port" >/dev/null 2>&1 &
     local server=$! value=""
     for _ in 1 2 3 4 5 6 7 8 9 10; do
         sleep 0.3
-        value=$(srun -N 1 -w n2 timeout 60 fi_pingpong -p "$SHMEM_OFI_PROVIDER" -e rdm -S 8 \
+        value=$(srun -N 1 -w n2 env "${floor_env[@]}" timeout 60 fi_pingpong -p "$SHMEM_OFI_PROVIDER" -e rdm -S 8 \
             -I 10000 -P "$pingpong_port" 127.0.0.1 2>/dev/null | awk '$1 == "8" {print $(NF - 1)}')
         [ -n "$value" ] && break
     done
@@ -80,7 +84,7 @@ pingpong() {
 
 for i in $(seq "$runs"); do
     pingpong >>"$work/limits.txt"
-    run_net "$work/ofi_floor" >>"$work/limits.txt"
+    run_net "${floor_env[@]}" "$work/ofi_floor" >>"$work/limits.txt"
 done
 run_tagged() { # run_tagged WHO BENCH RUN
     "run_$1" "$work/$2.$1" | sed "s/\$/ $3/" >>"$work/$1.txt"

@@ -138,12 +138,15 @@ static struct {
 #undef OFI_FUNCTION_FIELD
 
 /* Loads libfabric; the signal handlers its providers' libraries install as they load are taken
- * back. Providers read their settings from the environment as they start: ofi_rxm's shared
- * receive queue would hold 4096 bounce buffers of 16 KiB, 64 MiB of every PE's memory; 256 of
- * them, unless the user sets it. */
+ * back. Providers read their settings from the environment as they start, and unless the user
+ * sets them: ofi_rxm's shared receive queue would hold 4096 bounce buffers of 16 KiB, 64 MiB of
+ * every PE's memory, so 256 of them; and the tcp provider would copy what it read ahead from the
+ * socket into place with memcpy, which stores a short put's bytes twice (a flag its target has
+ * seen and reset comes back), so it reads puts' data straight into place instead. */
 static void ofi_library_open(void)
 {
     setenv("FI_OFI_RXM_MSG_RX_SIZE", "256", 0);
+    setenv("FI_TCP_PREFETCH_RBUF_SIZE", "0", 0);
     struct sigaction before[NSIG];
     for (int sig = 1; sig < NSIG; sig++)
         sigaction(sig, NULL, &before[sig]);
