@@ -85,6 +85,23 @@ paired_ratios() {
 
 json_num() { [ -z "$1" ] || [ "$1" = - ] && echo null || echo "$1"; }
 
+# bench_row METRIC LIMIT OURS PEERS PEER: the table's row for METRIC, from the runs in files OURS
+# (Strata's) and PEERS (the other library's, named PEER in the JSON): both medians, Strata's to
+# the floor LIMIT, the median and range of the paired runs' ratios, and the peer's to the floor.
+# Appends the row's JSON to $json.
+bench_row() {
+    local metric=$1 limit=$2 ours theirs to_limit to_peer lowest highest pairs spread peer_to_limit
+    ours=$(median "$metric" "$3")
+    theirs=$(median "$metric" "$4")
+    to_limit=$(ratio "$ours" "$limit")
+    read -r to_peer lowest highest pairs <<<"$(paired_ratios "$metric" "$3" "$4")"
+    spread=${lowest:+$lowest-$highest ($pairs)}
+    peer_to_limit=$(ratio "$theirs" "$limit")
+    printf '%-28s %12s %12s %9s %12s %9s %17s %11s\n' "$metric" "$ours" "${limit:--}" "$to_limit" \
+        "${theirs:--}" "${to_peer:--}" "${spread:--}" "$peer_to_limit"
+    json="$json, \"$metric\": {\"strata\": $ours, \"floor\": $(json_num "$limit"), \"to_floor\": $(json_num "$to_limit"), \"$5\": $(json_num "$theirs"), \"to_$5\": $(json_num "$to_peer"), \"to_${5}_lowest\": $(json_num "$lowest"), \"to_${5}_highest\": $(json_num "$highest"), \"paired_runs\": ${pairs:-0}, \"${5}_to_floor\": $(json_num "$peer_to_limit")}"
+}
+
 # The RMA, atomic and collective latency benchmarks, built both ways; their names in $benches.
 build_latency_benches() {
     benches="rma_latency amo_latency coll_latency"

@@ -118,20 +118,12 @@ printf '%-28s %12s %12s %9s %12s %9s %17s %11s\n' "figure" "Strata" "UCX floor" 
     "Open MPI" "/OpenMPI" "runs" "OMPI/floor"
 json="\"ucx_tls\": \"$UCX_TLS\", \"am_round_trip_us\": $(json_num "$round_trip_us"), \"am_bw_1MiB_MBps\": $(json_num "$bw_limit")"
 for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
-    ours=$(median "$metric" "$work/strata.txt")
-    theirs=$(median "$metric" "$work/ompi.txt")
     case "$metric" in
     *_MBps) limit=$bw_limit ;;
     *_ns) limit=$round_trip_ns ;;
     *_us) limit=$round_trip_us ;;
     *) limit="" ;;
     esac
-    to_limit=$(ratio "$ours" "$limit")
-    read -r to_ompi lowest highest pairs <<<"$(paired_ratios "$metric" "$work/strata.txt" "$work/ompi.txt")"
-    spread=${lowest:+$lowest-$highest ($pairs)}
-    ompi_to_limit=$(ratio "$theirs" "$limit")
-    printf '%-28s %12s %12s %9s %12s %9s %17s %11s\n' "$metric" "$ours" "${limit:--}" "$to_limit" \
-        "${theirs:--}" "${to_ompi:--}" "${spread:--}" "$ompi_to_limit"
-    json="$json, \"$metric\": {\"strata\": $ours, \"floor\": $(json_num "$limit"), \"to_floor\": $(json_num "$to_limit"), \"openmpi\": $(json_num "$theirs"), \"to_openmpi\": $(json_num "$to_ompi"), \"to_openmpi_lowest\": $(json_num "$lowest"), \"to_openmpi_highest\": $(json_num "$highest"), \"paired_runs\": ${pairs:-0}, \"openmpi_to_floor\": $(json_num "$ompi_to_limit")}"
+    bench_row "$metric" "$limit" "$work/strata.txt" "$work/ompi.txt" openmpi
 done
 [ "$loaded" = loaded ] && echo "BENCH_NETWORK_LOADED {$json}" || echo "BENCH {$json}"

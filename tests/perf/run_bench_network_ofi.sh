@@ -108,25 +108,17 @@ echo "libfabric between the nodes (SHMEM_OFI_PROVIDER=$SHMEM_OFI_PROVIDER): mess
 [ -s "$work/failed.txt" ] && sed 's/^/a run that did not finish: /' "$work/failed.txt"
 echo "Strata and Sandia OpenSHMEM: medians of $runs runs; /SOS: the median of the runs' ratios," \
     "each Strata run to the SOS run beside it, then their range and (count)"
-printf '%-28s %12s %12s %9s %12s %9s %17s %9s\n' "figure" "Strata" "floor" "/floor" "SOS" \
+printf '%-28s %12s %12s %9s %12s %9s %17s %11s\n' "figure" "Strata" "floor" "/floor" "SOS" \
     "/SOS" "runs" "SOS/floor"
 json="\"provider\": \"$SHMEM_OFI_PROVIDER\", \"msg_round_trip_ns\": $(json_num "$round_trip_ns")"
 touch "$work/sos.txt"
 for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
-    ours=$(median "$metric" "$work/strata.txt")
-    theirs=$(median "$metric" "$work/sos.txt")
     limit=$(median "$metric" "$work/limits.txt")
     if [ -z "$limit" ]; then
         case "$metric" in
         *_ns) limit=$round_trip_ns ;;
         esac
     fi
-    to_limit=$(ratio "$ours" "$limit")
-    read -r to_sos lowest highest pairs <<<"$(paired_ratios "$metric" "$work/strata.txt" "$work/sos.txt")"
-    spread=${lowest:+$lowest-$highest ($pairs)}
-    sos_to_limit=$(ratio "$theirs" "$limit")
-    printf '%-28s %12s %12s %9s %12s %9s %17s %9s\n' "$metric" "$ours" "${limit:--}" "$to_limit" \
-        "${theirs:--}" "${to_sos:--}" "${spread:--}" "$sos_to_limit"
-    json="$json, \"$metric\": {\"strata\": $ours, \"floor\": $(json_num "$limit"), \"to_floor\": $(json_num "$to_limit"), \"sos\": $(json_num "$theirs"), \"to_sos\": $(json_num "$to_sos"), \"to_sos_lowest\": $(json_num "$lowest"), \"to_sos_highest\": $(json_num "$highest"), \"paired_runs\": ${pairs:-0}, \"sos_to_floor\": $(json_num "$sos_to_limit")}"
+    bench_row "$metric" "$limit" "$work/strata.txt" "$work/sos.txt" sos
 done
 echo "BENCH_OFI {$json}"
