@@ -874,8 +874,9 @@ static int ofi_open(struct network *net)
     net->mr_endpoint = !!(mr_mode & FI_MR_ENDPOINT);
     net->iov_limit = net->info->tx_attr->iov_limit;
     const char *test_limit = getenv("STRATA_TEST_OFI_IOV_LIMIT");
-    if (test_limit && atoi(test_limit) > 0 && (size_t)atoi(test_limit) < net->iov_limit)
-        net->iov_limit = (size_t)atoi(test_limit);
+    int limit = test_limit ? atoi(test_limit) : 0;
+    if (limit > 0 && (size_t)limit < net->iov_limit)
+        net->iov_limit = (size_t)limit;
     return 0;
 }
 
