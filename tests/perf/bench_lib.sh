@@ -25,13 +25,84 @@ build_both() {
     fi
 }
 
-run_strata() { # run_strata NPES PROGRAM
-    "$build/oshrun/oshrun" -np "$1" "$2"
+run_strata() { # run_strata NPES PROGRAM [ARG...]
+    "$build/oshrun/oshrun" -np "$1" "${@:2}"
 }
 # Open MPI's OSHMEM segfaults in its own finalize unless its one-sided layer is UCX.
-run_ompi() { # run_ompi NPES PROGRAM
-    OMPI_MCA_osc=ucx timeout 120 "$ompi_run" --allow-run-as-root --oversubscribe -np "$1" "$2" \
+run_ompi() { # run_ompi NPES PROGRAM [ARG...]
+    OMPI_MCA_osc=ucx timeout 120 "$ompi_run" --allow-run-as-root --oversubscribe -np "$1" "${@:2}" \
         2>/dev/null
+}
+
+# Two PEs on two Slurm nodes (tests/cluster/slurm_nodes.sh started, SLURM_CONF set). node_cpu,
+# when set, is a command prefix that binds each node's processes to the node's CPU.
+node_cpu=()
+
+# net_run [VAR=VALUE...] PROGRAM [ARG...]: one PE on each node, its standard output (not its
+# errors). A run that fails or outlasts its limit is listed in $work/failed.txt, printed above the
+# table: the figures it did not print are missing from the medians.
+net_run() {
+    local vars=()
+    while [ $# -gt 1 ] && [[ $1 == *=* ]]; do
+        vars+=("$1")
+        shift
+    done
+    timeout 300 env "${vars[@]}" srun --mpi=pmix -N 2 -n 2 "${node_cpu[@]}" "$@" 2>/dev/null
+    local status=$?
+    [ "$status" = 0 ] || echo "${1##*/}: exit status $status (124: past the 300 s limit)" >>"$work/failed.txt"
+}
+
+# Only the "name value" lines of the library's benchmarks (not a transport's own messages).
+figure_lines() { grep -E '^[A-Za-z][A-Za-z0-9_]* [-0-9.e+]+$'; }
+
+# ucx_floor NAME TEST SIZE ITERS FIELD: "NAME value", ucx_perftest's final figure (FIELD of its
+# "Final:" line: 5 latency, 6 bandwidth, 9 message rate), server on n1, client on n2; ITERS
+# divided as the benchmarks' are (BENCH_ITERATIONS_DIVISOR): under load both its sides poll, and
+# bound beside a busy process each round trip may wait for a time slice on each side.
+perftest_port=$((20000 + RANDOM % 20000))
+ucx_floor() {
+    local name=$1 test=$2 size=$3 iters=$(($4 / ${BENCH_ITERATIONS_DIVISOR:-1})) field=$5
+    perftest_port=$((perftest_port + 1))
+    srun -N 1 -w n1 "${node_cpu[@]}" timeout 60 ucx_perftest -p "$perftest_port" >/dev/null 2>&1 &
+    local server=$!
+    local value=""
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        sleep 0.3
+        value=$(srun -N 1 -w n2 "${node_cpu[@]}" timeout 60 ucx_perftest 127.0.0.1 -p "$perftest_port" -t "$test" \
+            -s "$size" -n "$iters" 2>/dev/null | awk -v f="$field" '/^Final:/ {print $f}')
+        [ -n "$value" ] && break
+    done
+    wait "$server" 2>/dev/null
+    [ -n "$value" ] && echo "$name $value"
+}
+
+# The libfabric provider as Strata sets it up (ofi.c sets these unless the user does), for the
+# floors measured beside it.
+ofi_floor_env=("FI_TCP_PREFETCH_RBUF_SIZE=${FI_TCP_PREFETCH_RBUF_SIZE:-0}"
+    "FI_OFI_RXM_MSG_RX_SIZE=${FI_OFI_RXM_MSG_RX_SIZE:-256}")
+
+# ofi_pingpong: "msg_one_way_us value", fi_pingpong's one-way time over SHMEM_OFI_PROVIDER (its
+# "usec/xfer"), server on n1.
+pingpong_port=$((30000 + RANDOM % 20000))
+ofi_pingpong() {
+    pingpong_port=$((pingpong_port + 1))
+    srun -N 1 -w n1 env "${ofi_floor_env[@]}" timeout 60 fi_pingpong -p "$SHMEM_OFI_PROVIDER" -e rdm -S 8 \
+        -I 10000 -B "$pingpong_port" >/dev/null 2>&1 &
+    local server=$! value=""
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        sleep 0.3
+        value=$(srun -N 1 -w n2 env "${ofi_floor_env[@]}" timeout 60 fi_pingpong -p "$SHMEM_OFI_PROVIDER" -e rdm \
+            -S 8 -I 10000 -P "$pingpong_port" 127.0.0.1 2>/dev/null | awk '$1 == "8" {print $(NF - 1)}')
+        [ -n "$value" ] && break
+    done
+    wait "$server" 2>/dev/null
+    [ -n "$value" ] && echo "msg_one_way_us $value"
+}
+
+# build_ofi_floor: ofi_floor in $work, the provider's one-sided floors.
+build_ofi_floor() {
+    # shellcheck disable=SC2046 # pkg-config's flags are words
+    cc -O2 -o "$work/ofi_floor" "$src/tests/perf/ofi_floor.c" $(pkg-config --cflags --libs libfabric pmix)
 }
 
 # launch_ms NAME COMMAND...: "NAME milliseconds", the wall time of the command, launcher included.

@@ -3,7 +3,8 @@
  * library around it. Process 0 issues, process 1 polls its completion queue (the provider's
  * progress, as a waiting PE's) until process 0 says it is done. Each operation is one call and a
  * wait for its completion, delivery-complete where the provider offers it, as a quiet needs:
- * an 8-byte put, an 8-byte get, an 8-byte fetch-add, a 1 MiB put, and 1 MiB puts 16 in flight.
+ * an 8-byte put, an 8-byte get, an 8-byte fetch-add, a 1 MiB put, and 1 MiB puts 16 in flight;
+ * then the rate of 8-byte puts 16 in flight.
  * Prints "name value" lines named as rma_latency's and amo_latency's figures (heap: the
  * registered buffer), in nanoseconds or MB/s. SHMEM_OFI_PROVIDER names the provider. */
 #include <pmix.h>
@@ -148,6 +149,14 @@ static void measure(char *buf, uint64_t *fetched, int iters)
     }
     complete(WINDOW - 1);
     printf("put_bw_1MiB_MBps %.0f\n", 500.0 * BIG / ((now_ns() - t0) / 1e9) / 1e6);
+    t0 = now_ns();
+    for (int i = 0; i < iters; i++) {
+        POST(fi_write(ep, buf, 8, NULL, peer, remote.addr, remote.key, NULL));
+        if (i >= WINDOW - 1)
+            complete(1);
+    }
+    complete(WINDOW - 1);
+    printf("put8_rate_per_s %.0f\n", iters / ((now_ns() - t0) / 1e9));
 }
 
 int main(int argc, char **argv)

@@ -37,41 +37,12 @@ bash "$src/tests/cluster/slurm_nodes.sh" start "$cluster" || exit 1
 export SLURM_CONF=$cluster/slurm.conf
 build_latency_benches
 
-# run_net PROGRAM: one PE on each node; only its "name value" lines (not UCX's). A run that fails
-# or outlasts its limit is listed in failed.txt, printed above the table: the figures it did not
-# print are missing from the medians, and the table gives each ratio's count of pairs.
-node_cpu=()
 [ "${BENCH_BIND:-0}" = 1 ] && node_cpu=(bash -c 'exec taskset -c $((SLURM_NODEID % $(nproc))) "$@"' _)
-run_net() {
-    timeout 300 srun --mpi=pmix -N 2 -n 2 "${node_cpu[@]}" "$1" 2>/dev/null | grep -E '^[A-Za-z][A-Za-z0-9_]* [-0-9.e+]+$'
-    local status=${PIPESTATUS[0]}
-    [ "$status" = 0 ] || echo "${1##*/}: exit status $status (124: past the 300 s limit)" >>"$work/failed.txt"
-}
+run_net() { net_run "$@" | figure_lines; }
 # Open MPI's OSHMEM segfaults in its own finalize unless its one-sided layer is UCX. Its
 # collectives go through its MPI layer, which would reach the other "node" (this same host) by
 # shared memory: TCP only, as between real nodes.
-run_net_ompi() { OMPI_MCA_osc=ucx OMPI_MCA_btl=self,tcp run_net "$1"; }
-
-# perftest NAME TEST SIZE ITERS FIELD: ucx_perftest's final figure (FIELD of its "Final:" line),
-# server on n1, client on n2; ITERS divided as the benchmarks' are (BENCH_ITERATIONS_DIVISOR):
-# under load both its sides poll, and bound beside a busy process each round trip may wait for
-# a time slice on each side, so 20,000 of them outlasted its 60 s limit.
-perftest_port=$((20000 + RANDOM % 20000))
-perftest() {
-    local name=$1 test=$2 size=$3 iters=$(($4 / ${BENCH_ITERATIONS_DIVISOR:-1})) field=$5
-    perftest_port=$((perftest_port + 1))
-    srun -N 1 -w n1 "${node_cpu[@]}" timeout 60 ucx_perftest -p "$perftest_port" >/dev/null 2>&1 &
-    local server=$!
-    local value=""
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-        sleep 0.3
-        value=$(srun -N 1 -w n2 "${node_cpu[@]}" timeout 60 ucx_perftest 127.0.0.1 -p "$perftest_port" -t "$test" \
-            -s "$size" -n "$iters" 2>/dev/null | awk -v f="$field" '/^Final:/ {print $f}')
-        [ -n "$value" ] && break
-    done
-    wait "$server" 2>/dev/null
-    [ -n "$value" ] && echo "$name $value"
-}
+run_net_ompi() { run_net OMPI_MCA_osc=ucx OMPI_MCA_btl=self,tcp "$1"; }
 
 if [ "$loaded" = loaded ]; then
     # Round trips take about 100 us there: a tenth of the iterations keeps each run in its limit.
@@ -82,8 +53,8 @@ fi
 [ ${#node_cpu[@]} -gt 0 ] && echo "bound: each node's PE and busy process to the node's CPU"
 
 for i in $(seq "$runs"); do
-    perftest am_lat_us ucp_am_lat 8 20000 5 >>"$work/limits.txt"
-    perftest am_bw_1MiB_MBps ucp_am_bw 1048576 500 6 >>"$work/limits.txt"
+    ucx_floor am_lat_us ucp_am_lat 8 20000 5 >>"$work/limits.txt"
+    ucx_floor am_bw_1MiB_MBps ucp_am_bw 1048576 500 6 >>"$work/limits.txt"
 done
 # Alternate the two implementations so that machine noise hits both alike, each going first in
 # every other run (the second of two runs back to back tends to be the slower, whichever it is);

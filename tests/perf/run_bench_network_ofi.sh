@@ -44,47 +44,16 @@ for b in $benches; do
         -o "$work/$b.sos" "$src/tests/perf/$b.c" || have_sos=0
 done
 [ "$have_sos" = 1 ] || echo "Sandia OpenSHMEM not given (SOS_PREFIX=its prefix): Strata figures only"
-# shellcheck disable=SC2046 # pkg-config's flags are words
-cc -O2 -o "$work/ofi_floor" "$src/tests/perf/ofi_floor.c" $(pkg-config --cflags --libs libfabric pmix) ||
-    exit 1
+build_ofi_floor || exit 1
 
-# run_net [ENV...] PROGRAM: one PE on each node; only its "name value" lines. A run that fails or
-# outlasts its limit is listed in failed.txt, printed above the table.
-run_net() {
-    local program=${*: -1} vars=("${@:1:$#-1}")
-    timeout 300 env "${vars[@]}" srun --mpi=pmix -N 2 -n 2 "$program" 2>/dev/null |
-        grep -E '^[A-Za-z][A-Za-z0-9_]* [-0-9.e+]+$'
-    local status=${PIPESTATUS[0]}
-    [ "$status" = 0 ] || echo "${program##*/}: exit status $status (124: past the 300 s limit)" >>"$work/failed.txt"
-}
+run_net() { net_run "$@" | figure_lines; }
 # Unset, each run_net's environment adds to what the caller has; srun takes it to both nodes.
 run_strata() { run_net SHMEM_TRANSPORT=ofi "$@"; }
 run_sos() { run_net SHMEM_SYMMETRIC_SIZE=512M "$@"; }
 
-# The floors are the provider's as Strata sets it up (ofi.c sets these unless the user does).
-floor_env=("FI_TCP_PREFETCH_RBUF_SIZE=${FI_TCP_PREFETCH_RBUF_SIZE:-0}"
-    "FI_OFI_RXM_MSG_RX_SIZE=${FI_OFI_RXM_MSG_RX_SIZE:-256}")
-
-# pingpong: fi_pingpong's one-way time over the provider (its "usec/xfer"), server on n1.
-pingpong_port=$((30000 + RANDOM % 20000))
-pingpong() {
-    pingpong_port=$((pingpong_port + 1))
-    srun -N 1 -w n1 env "${floor_env[@]}" timeout 60 fi_pingpong -p "$SHMEM_OFI_PROVIDER" -e rdm -S 8 -I 10000 \
-        -B "$pingpong_port" >/dev/null 2>&1 &
-    local server=$! value=""
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-        sleep 0.3
-        value=$(srun -N 1 -w n2 env "${floor_env[@]}" timeout 60 fi_pingpong -p "$SHMEM_OFI_PROVIDER" -e rdm -S 8 \
-            -I 10000 -P "$pingpong_port" 127.0.0.1 2>/dev/null | awk '$1 == "8" {print $(NF - 1)}')
-        [ -n "$value" ] && break
-    done
-    wait "$server" 2>/dev/null
-    [ -n "$value" ] && echo "msg_one_way_us $value"
-}
-
 for i in $(seq "$runs"); do
-    pingpong >>"$work/limits.txt"
-    run_net "${floor_env[@]}" "$work/ofi_floor" >>"$work/limits.txt"
+    ofi_pingpong >>"$work/limits.txt"
+    run_net "${ofi_floor_env[@]}" "$work/ofi_floor" >>"$work/limits.txt"
 done
 run_tagged() { # run_tagged WHO BENCH RUN
     "run_$1" "$work/$2.$1" | sed "s/\$/ $3/" >>"$work/$1.txt"
