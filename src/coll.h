@@ -186,15 +186,16 @@ void coll_put_block(struct coll_group *g, void *dest, const void *source, ptrdif
                     ptrdiff_t sst, size_t nelems, size_t elem, int rank, int ch);
 void coll_pairwise_alltoalls(struct coll_group *g, void *dest, const void *source, ptrdiff_t dst,
                              ptrdiff_t sst, size_t nelems, size_t elem);
-/* Begins an exchange, in which each member puts a part to every other member (a pairwise
- * alltoall, the leaders' step of collectives by node), and returns its channel: on a team the
+/* Begins an exchange, in which each member puts a part to every member (a pairwise alltoall, the
+ * leaders' step of collectives by node, collect's sizes), and returns its channel: on a team the
  * channel of the call's parity, so no member is two calls ahead of another (see
  * coll_pairwise_alltoalls); on an active set its pSync's, which no other live call uses.
  * The last put of each part goes by coll_put_signal on it (a put-with-signal lands after the
- * puts to the same member before it), and each member then waits for size - 1 signals. */
+ * puts to the same member before it), and each member then waits for a signal per sender. */
 int coll_exchange_begin(struct coll_group *g);
 /* A member's block offsets in collect's dest: fixed-size blocks, or sizes exchanged through the
- * gather words (synchronizes the group). Returns n + 1 offsets (malloc'd). */
+ * gather words on the exchange channel (every member has entered the call once it returns).
+ * Returns n + 1 offsets (malloc'd). */
 size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed);
 
 /* ---- Teams that go by node (coll_node.c; broadcasts and reductions by node: coll.c) ---- */

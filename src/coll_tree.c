@@ -142,20 +142,21 @@ void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, 
 }
 
 /* Writes the sizes of ranks [first, last) into off[first + 1 .. last], each added to the one
- * before: every member in the round puts its size into every member's gather word. A size word
- * is rewritten only by a later round, which begins after a sync that follows everyone's reading,
- * or by a later collect, which its writer cannot finish before this PE has forwarded (so read the
- * sizes) in this one. */
-static void collect_size_round(struct coll_group *g, size_t bytes, int first, int last, size_t *off)
+ * before: every member in the round puts its size into every member's gather word with a signal
+ * on channel ch, and every member waits for the round's signals, one latency and no round trip.
+ * A size word is rewritten only by a later round, which begins after a sync that follows
+ * everyone's reading, or by a later collect, which its writer cannot finish before this PE has
+ * forwarded (so read the sizes) in this one. */
+static void collect_size_round(struct coll_group *g, size_t bytes, int first, int last, int ch,
+                               size_t *off)
 {
     if (g->my_rank >= first && g->my_rank < last) {
         uint64_t mine = bytes;
         uint64_t *word = &g->gather[g->gather_by_world ? rt.my_pe : g->my_rank - first];
         for (int r = 0; r < g->size; r++)
-            shmem_putmem(word, &mine, sizeof(mine), g->members[r]);
-        shmem_quiet();
+            coll_put_signal(g, word, &mine, sizeof(mine), ch, r);
     }
-    coll_sync(g);
+    coll_wait(g, ch, (uint64_t)(last - first));
     for (int r = first; r < last; r++)
         off[r + 1] = off[r] + g->gather[g->gather_by_world ? g->members[r] : r - first];
 }
@@ -173,11 +174,12 @@ size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed)
     }
     /* Active sets' words are indexed by world rank: one round holds every member. */
     int round = g->gather_by_world ? g->size : team_gather_round();
+    int ch = coll_exchange_begin(g);
     for (int first = 0; first < g->size; first += round) {
         if (first)
             coll_sync(g); /* everyone has read the round before */
         int last = g->size - first < round ? g->size : first + round;
-        collect_size_round(g, bytes, first, last, off);
+        collect_size_round(g, bytes, first, last, ch, off);
     }
     return off;
 }
