@@ -326,11 +326,15 @@ int transport_put(struct transport_worker *w, int pe, int id, size_t offset, con
     int by_message = transport_peer_by_message(w, pe);
     if (by_message < 0)
         return -1;
+    /* A blocking put is acknowledged, so that a put and a quiet take one message each way, unless
+     * an acknowledgement is still on its way: a stream of puts then goes one-way, a send each,
+     * and the quiet that ends it asks for one flush instead of taking an answer per put. */
     if (by_message)
         return (nbi || __atomic_load_n(&w->batch_hint, __ATOMIC_RELAXED)) && len <= AM_BATCH_PUT_MAX
                    ? am_batch_put(w, pe, id, offset, src, len)
-               : !nbi ? am_put(w, pe, id, offset, src, len)
-                      : am_post(w, pe, id, offset, src, len, 0, 0, AM_POST_NO_OP, 0, 0, 1);
+               : !nbi && !__atomic_load_n(&w->puts_unacked, __ATOMIC_ACQUIRE)
+                   ? am_put(w, pe, id, offset, src, len)
+                   : am_post(w, pe, id, offset, src, len, 0, 0, AM_POST_NO_OP, 0, 0, 1);
     if (am_batch_before(w, pe) || w->t->ops->rma(w->net, pe, id, offset, (void *)src, len,
                                                  nbi ? NETWORK_PUT_NBI : NETWORK_PUT))
         return -1;

@@ -144,6 +144,31 @@ static void check_rma(struct transport_worker *w, size_t base, unsigned seed)
     UNIT_CHECK(!memcmp(region + base, &word, 8), "a notifying put arrives");
 }
 
+/* A stream of blocking puts with no flush between them (over a message lane most go one-way
+ * while the first one's acknowledgement is on its way), then one flush: each in place, and of two
+ * puts to the same bytes the later one's. */
+static void check_put_stream(struct transport_worker *w, size_t base, unsigned seed)
+{
+    enum { PUTS = 200, STREAM = 64 * 1024 };
+    static unsigned char src[STREAM], want[STREAM];
+    const size_t lengths[] = {8, 300, 1000};
+    fill(src, STREAM, seed);
+    size_t at = 0;
+    for (int i = 0; i < PUTS && at + lengths[i % 3] <= STREAM; i++) {
+        size_t len = lengths[i % 3];
+        UNIT_CHECK(transport_put(w, 0, REGION, base + at, src + at, len, 0) == 0, "put %d", i);
+        at += len;
+    }
+    memcpy(want, src, at);
+    unsigned char again[8];
+    fill(again, sizeof(again), seed + 1);
+    UNIT_CHECK(transport_put(w, 0, REGION, base, again, sizeof(again), 0) == 0, "the second put");
+    memcpy(want, again, sizeof(again));
+    UNIT_CHECK(transport_flush(w, 0) == 0, "flush");
+    UNIT_CHECK(!memcmp(region + base, want, at), "a stream of %zu bytes of blocking puts in place",
+               at);
+}
+
 /* Every atomic of both sizes on worker w, on START with VALUE: the results worked out by hand
  * (the 4-byte ones are the low halves), compare-and-swap comparing equal. */
 #define START 0x0f0f0f0f12345678ull
@@ -266,6 +291,7 @@ int main(int argc, char **argv)
                "register the region");
     struct transport_worker *w = transport_default_worker(t), *ctx;
     check_rma(w, 0, 1);
+    check_put_stream(w, 0, 7);
     check_atomics(w, 8);
     check_signal(w);
     check_owner_route(w);
@@ -277,6 +303,7 @@ int main(int argc, char **argv)
     /* With the progress thread serving, everything still completes and arrives. */
     UNIT_CHECK(transport_progress_thread_start(t, 100) == 0, "the progress thread");
     check_rma(ctx, 512 * 1024, 80);
+    check_put_stream(ctx, 512 * 1024, 90);
     check_atomics(w, 24);
     check_message(w);
     UNIT_CHECK(transport_flush_all(ctx) == 0 && transport_flush_all(w) == 0, "flush_all");
