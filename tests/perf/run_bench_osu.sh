@@ -25,7 +25,7 @@ where=$4
 runs=${5:-5}
 case $where in node | ucx | ofi) ;; *) echo "run_bench_osu.sh: node, ucx or ofi, not $where" >&2; exit 2 ;; esac
 [ -f "$tarball" ] || {
-    echo "SKIPPED: no OSU OpenSHMEM benchmarks at $tarball (OSU_TARBALL=the snapshot)"
+    echo "SKIPPED: no OSU OpenSHMEM benchmarks at $tarball (make: STRATA_BENCHMARKS_DIR=its folder)"
     exit 0
 }
 work=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-osu.XXXXXX")
@@ -42,15 +42,17 @@ tar -xzf "$tarball" -C "$work" || exit 1
 osu=$(echo "$work"/osu-micro-benchmarks-*)
 osu_flags=(-O2 -DOSHM_1_3 -DPACKAGE_VERSION='"7.4"' -DFIELD_WIDTH=20 -DFLOAT_PRECISION=3
     -I"$osu/c/util")
+# shellcheck disable=SC2054 # the comma belongs to the linker option
 strata_cc=(cc -I"$src/include" -L"$build/.libs" -Wl,-rpath,"$build/.libs")
 benchmarks=""
 for source in "$osu"/c/openshmem/osu_oshm_*.c; do
     name=$(basename "$source" .c)
     [ -z "${OSU_BENCHMARKS:-}" ] || [[ " $OSU_BENCHMARKS " == *" ${name#osu_oshm_} "* ]] || continue
     for lib in strata ompi; do
-        [ "$lib" = strata ] && compiler=("${strata_cc[@]}") || compiler=("$ompi_cc")
+        compiler=("$ompi_cc") libs=(-lm)
+        [ "$lib" = strata ] && compiler=("${strata_cc[@]}") libs=(-lstrata -lm)
         "${compiler[@]}" "${osu_flags[@]}" -o "$work/$name.$lib" "$source" "$osu/c/util/osu_util.c" \
-            "$osu/c/util/osu_util_pgas.c" $([ "$lib" = strata ] && echo -lstrata) -lm || exit 1
+            "$osu/c/util/osu_util_pgas.c" "${libs[@]}" || exit 1
     done
     benchmarks="$benchmarks $name"
 done
