@@ -34,7 +34,27 @@ run_ompi() { # run_ompi NPES PROGRAM [ARG...]
         2>/dev/null
 }
 
-# Two PEs on two Slurm nodes (tests/cluster/slurm_nodes.sh started, SLURM_CONF set). node_cpu,
+# require_tools PACKAGES TOOL...: ends the script with SKIPPED, naming the PACKAGES that bring
+# them, unless every TOOL is on the PATH.
+require_tools() {
+    local packages=$1 tool
+    shift
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || {
+            echo "SKIPPED: $tool not installed ($packages)"
+            exit 0
+        }
+    done
+}
+
+# cluster_start: two Slurm nodes on this host in $cluster (tests/cluster/slurm_nodes.sh), with
+# SLURM_CONF exported for srun.
+cluster_start() {
+    bash "$src/tests/cluster/slurm_nodes.sh" start "$cluster" || exit 1
+    export SLURM_CONF=$cluster/slurm.conf
+}
+
+# Two PEs on two Slurm nodes (cluster_start). node_cpu,
 # when set, is a command prefix that binds each node's processes to the node's CPU.
 node_cpu=()
 

@@ -27,14 +27,8 @@ export UCX_TLS=${UCX_TLS:-tcp,self}
 trap 'stop_load; bash "$src/tests/cluster/slurm_nodes.sh" stop "$cluster"; rm -rf "$work"' EXIT
 bench_lib_init
 
-for tool in srun slurmd ucx_perftest; do
-    command -v "$tool" >/dev/null || {
-        echo "SKIPPED: $tool not installed (slurmd slurmctld slurm-client munge ucx-utils)"
-        exit 0
-    }
-done
-bash "$src/tests/cluster/slurm_nodes.sh" start "$cluster" || exit 1
-export SLURM_CONF=$cluster/slurm.conf
+require_tools "slurmd slurmctld slurm-client munge ucx-utils" srun slurmd ucx_perftest
+cluster_start
 build_latency_benches
 
 [ "${BENCH_BIND:-0}" = 1 ] && node_cpu=(bash -c 'exec taskset -c $((SLURM_NODEID % $(nproc))) "$@"' _)

@@ -21,18 +21,12 @@ export SHMEM_OFI_PROVIDER=${SHMEM_OFI_PROVIDER:-tcp;ofi_rxm}
 . "$src/tests/perf/bench_lib.sh"
 trap 'bash "$src/tests/cluster/slurm_nodes.sh" stop "$cluster"; rm -rf "$work"' EXIT
 
-for tool in srun slurmd fi_pingpong pkg-config; do
-    command -v "$tool" >/dev/null || {
-        echo "SKIPPED: $tool not installed (slurmd slurmctld slurm-client munge libfabric-bin)"
-        exit 0
-    }
-done
+require_tools "slurmd slurmctld slurm-client munge libfabric-bin" srun slurmd fi_pingpong pkg-config
 pkg-config --exists libfabric pmix || {
     echo "SKIPPED: libfabric-dev or libpmix-dev not installed"
     exit 0
 }
-bash "$src/tests/cluster/slurm_nodes.sh" start "$cluster" || exit 1
-export SLURM_CONF=$cluster/slurm.conf
+cluster_start
 
 # The benchmarks with Strata and, where SOS_PREFIX has its oshcc, with Sandia OpenSHMEM.
 benches="rma_latency amo_latency coll_latency"

@@ -75,14 +75,8 @@ osu_args() { case $1 in *put* | *get* | *atomics*) echo heap ;; esac; }
 if [ "$where" = node ]; then
     run_lib() { "run_$1" 2 "${@:2}"; }
 else
-    for tool in srun slurmd; do
-        command -v "$tool" >/dev/null || {
-            echo "SKIPPED: $tool not installed (slurmd slurmctld slurm-client munge)"
-            exit 0
-        }
-    done
-    bash "$src/tests/cluster/slurm_nodes.sh" start "$cluster" || exit 1
-    export SLURM_CONF=$cluster/slurm.conf
+    require_tools "slurmd slurmctld slurm-client munge" srun slurmd
+    cluster_start
     export UCX_TLS=${UCX_TLS:-tcp,self} SHMEM_OFI_PROVIDER=${SHMEM_OFI_PROVIDER:-tcp;ofi_rxm}
     strata_env=()
     [ "$where" = ofi ] && strata_env=(SHMEM_TRANSPORT=ofi)
