@@ -32,6 +32,8 @@
     (UINT64_C(1) << 32) /* one wait ever begun, in transport_progress.waits */
 #define PROGRESS_WAITS_UNDER_WAY(waits) ((uint32_t)(waits))
 #define PROGRESS_PAUSE_GROWTH_MAX 16 /* the longest pause, in intervals */
+/* How often calls that needed no wait progress the workers themselves. */
+#define PROGRESS_CALLED_EVERY_NS 100000
 #define PROGRESS_PUSH_COST_SHARE                                                                   \
     256 /* pushing the look back takes at most 1/256 of a PE's time                                \
          */
@@ -82,14 +84,30 @@ void transport_wait_leave(struct transport *t)
 
 /* A serving thread may take the answer of a PE's operation before the PE looks for it: the PE
  * then begins no wait, and the thread, woken by each message, would go on serving beside it. */
-void transport_progress_called(struct transport *t)
+static void progress_thread_keep_away(struct transport *t)
 {
     __atomic_add_fetch(&t->progress.waits, PROGRESS_WAIT_BEGUN, __ATOMIC_RELAXED);
 }
 
+/* Calls that need no wait keep the thread away as waits do, but progress nothing: a PE spinning
+ * on them (test_lock on a lock whose queue it holds) would serve no peer, nor let its thread do
+ * so, and the peer it waits for could be waiting for it. So such calls progress the workers
+ * peers' requests reach, once every interval. */
+void transport_progress_called(struct transport_worker *w)
+{
+    struct transport_progress *p = &w->t->progress;
+    progress_thread_keep_away(w->t);
+    long long now_ns = wait_now_ns();
+    if (now_ns < __atomic_load_n(&p->called_progress_due_ns, __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&p->called_progress_due_ns, now_ns + PROGRESS_CALLED_EVERY_NS,
+                     __ATOMIC_RELAXED);
+    transport_progress_with_default(w);
+}
+
 void transport_collective_begun(struct transport *t)
 {
-    transport_progress_called(t);
+    progress_thread_keep_away(t);
     progress_thread_postpone(&t->progress);
 }
 

@@ -28,15 +28,21 @@ int transport_list_names(const char *list, const char *name)
     return 0;
 }
 
-void transport_wait_step(struct transport_worker *w, struct transport_idle *idle)
+/* The default worker is gone while the transport is torn down. */
+unsigned transport_progress_with_default(struct transport_worker *w)
 {
     const struct network_ops *ops = w->t->ops;
-    progress_thread_postpone(&w->t->progress);
     unsigned events = ops->progress(w->net);
     struct transport_worker *served = w->t->workers;
-    if (served != w)
+    if (served && served != w)
         events += ops->progress(served->net);
-    transport_wait_idle(w, idle, events, wait_spin_ns);
+    return events;
+}
+
+void transport_wait_step(struct transport_worker *w, struct transport_idle *idle)
+{
+    progress_thread_postpone(&w->t->progress);
+    transport_wait_idle(w, idle, transport_progress_with_default(w), wait_spin_ns);
 }
 
 /* A worker a destroyed context left, or NULL. */

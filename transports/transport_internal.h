@@ -80,9 +80,10 @@ struct transport_progress {
      * those under way, the high half those ever begun, collectives and blocking calls that
      * needed no wait included (so a look tells whether any began since the last look). */
     uint64_t waits;
-    int timer_fd;              /* the thread's next look, pushed back by the PE's waits */
-    long long look_due_ns;     /* when it is set to come (wait_now_ns) */
-    long long push_spacing_ns; /* how far a wait pushes it back beyond the longest pause */
+    int timer_fd;                     /* the thread's next look, pushed back by the PE's waits */
+    long long look_due_ns;            /* when it is set to come (wait_now_ns) */
+    long long push_spacing_ns;        /* how far a wait pushes it back beyond the longest pause */
+    long long called_progress_due_ns; /* when a call that needed no wait progresses next */
 };
 
 struct bulk_lane;
@@ -122,6 +123,8 @@ void progress_thread_work_added(struct transport *t);
  * keeps the progress thread from waking while they do (steps that serve peers' requests are most
  * of them, so calling it only from idle steps let the thread wake). */
 void progress_thread_postpone(struct transport_progress *p);
+/* Progresses w and the default worker, which peers' requests reach. Returns their events. */
+unsigned transport_progress_with_default(struct transport_worker *w);
 /* Stops the progress thread, if it runs (before the workers go). */
 void progress_thread_stop(struct transport *t);
 /* Arms the n workers and sleeps until one of them or extra_fd (-1: none) has an event

@@ -1,16 +1,27 @@
 /* 1.6 section 9.12: set_lock/clear_lock give mutual exclusion: a non-atomic read-modify-write of
- * a counter on PE 0 under the lock loses no update. test_lock acquires only a free lock. Arrays
- * of locks in the static data, the heap and a space created at run time (whose queues live on
- * different PEs) each keep their own counters exact. */
+ * a counter on PE 0 under the lock loses no update. test_lock acquires only a free lock, and PEs
+ * spinning on it all get it in turn within a deadline. Arrays of locks in the static data, the
+ * heap and a space created at run time (whose queues live on different PEs) each keep their own
+ * counters exact. */
 #include "check.h"
 
+#include <time.h>
+
 #define LOCKS 8
+enum { TEST_LOCK_ROUNDS = 20, TEST_LOCK_DEADLINE_S = 10 };
 
 static long lock;
 static long second_lock;
 static long counter;
 static long inside;
 static long static_locks[LOCKS];
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 /* Every PE takes each of the locks in turn, rounds times, and under lock j adds one to
  * counters[j] on PE j % n with a get and a put (not atomic, so only the lock keeps it exact);
@@ -63,6 +74,24 @@ static void check_lock_arrays(void)
     shmem_free(words);
 }
 
+/* Every PE spins with test_lock until it holds the lock, then hands it on. The PE that holds
+ * the lock's queue spins on calls to itself, yet must serve the holder's release. */
+static void spin_with_test_lock(int round)
+{
+    double deadline = now_s() + TEST_LOCK_DEADLINE_S;
+    int held;
+    while ((held = shmem_test_lock(&second_lock)) != 0 && now_s() < deadline)
+        ;
+    CHECK(held == 0, "round %d: test_lock failed for %d s", round, TEST_LOCK_DEADLINE_S);
+    if (held == 0) {
+        long taken = shmem_long_atomic_fetch_inc(&inside, 0);
+        CHECK(taken == 0, "round %d: test_lock: %ld other holders", round, taken);
+        shmem_long_atomic_add(&inside, -1, 0);
+        shmem_clear_lock(&second_lock);
+    }
+    shmem_barrier_all();
+}
+
 int main(void)
 {
     shmem_init();
@@ -91,15 +120,8 @@ int main(void)
     if (me == 0)
         shmem_clear_lock(&second_lock);
     shmem_barrier_all();
-    /* now free: spin with test_lock until this PE holds it, then hand it on */
-    long taken = 0;
-    while (shmem_test_lock(&second_lock) != 0)
-        ;
-    taken = shmem_long_atomic_fetch_inc(&inside, 0);
-    CHECK(taken == 0, "test_lock: %ld other holders", taken);
-    shmem_long_atomic_add(&inside, -1, 0);
-    shmem_clear_lock(&second_lock);
-    shmem_barrier_all();
+    for (int round = 0; round < TEST_LOCK_ROUNDS; round++)
+        spin_with_test_lock(round);
 
     check_lock_arrays();
     return check_finish();

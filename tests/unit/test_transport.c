@@ -6,6 +6,7 @@
  * above's messages, a context's worker, and the progress thread (polling: a PE alone on its node
  * has a CPU, so the networks may make no event descriptor). Every value is checked. */
 #include "../../common/wait.h"
+#include "../../transports/network.h"
 #include "../../transports/transport.h"
 #include "unit.h"
 
@@ -260,6 +261,22 @@ static void check_message(struct transport_worker *w)
                "a message arrives once, whole, from PE 0");
 }
 
+/* A PE spinning on blocking calls that need no wait (a test_lock on a lock whose queue it holds)
+ * still takes in what peers sent it: such calls progress the workers now and then. Here the
+ * message is this PE's own, which only the worker's progress delivers. */
+static void check_served_while_spinning(struct transport_worker *w)
+{
+    const char header[8] = "spin", data[] = "sent before the spin";
+    int before = received.count;
+    UNIT_CHECK(transport_message(w, 0, 2, header, sizeof(header), data, sizeof(data)) == 0,
+               "message before the spin");
+    long long deadline = wait_now_ns() + 2000000000LL;
+    while (__atomic_load_n(&received.count, __ATOMIC_ACQUIRE) == before && wait_now_ns() < deadline)
+        transport_progress_called(w);
+    UNIT_CHECK(received.count == before + 1,
+               "the message arrives while the PE only makes calls that need no wait");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -296,6 +313,7 @@ int main(int argc, char **argv)
     check_signal(w);
     check_owner_route(w);
     check_message(w);
+    check_served_while_spinning(w);
     UNIT_CHECK(transport_worker_create(t, &ctx) == 0, "a context's worker");
     check_rma(ctx, 512 * 1024, 50);
     check_atomics(ctx, 16);
