@@ -151,6 +151,17 @@ int main(int argc, char **argv)
         CHECK(shmem_space_create(NULL, &space, &team) != 0, "a NULL configuration accepted");
         CHECK(space == SHMEM_SPACE_INVALID && team == SHMEM_TEAM_INVALID, "invalid handles");
     }
+    if (!strcmp(mode, "space_null_out")) {
+        /* PE 0 has nowhere to put the space, PE 1 nowhere to put the team: both fail, and the
+         * handle each could store is invalid */
+        shmem_space_config_t config = {SHMEM_DEVICE_CPU, 1 << 16, SHMEM_SPACE_FLAG_DEFAULT};
+        shmem_space_t space = (shmem_space_t)&mode;
+        shmem_team_t team = SHMEM_TEAM_WORLD;
+        int rc = shmem_space_create(&config, me == 0 ? NULL : &space, me == 0 ? &team : NULL);
+        CHECK(rc != 0, "a null out-pointer accepted");
+        CHECK(me == 0 ? team == SHMEM_TEAM_INVALID : space == SHMEM_SPACE_INVALID,
+              "the other out-pointer holds a valid handle");
+    }
     if (!strcmp(mode, "space_destroy_twice")) {
         shmem_space_config_t config = {SHMEM_DEVICE_CPU, 1 << 16, SHMEM_SPACE_FLAG_DEFAULT};
         shmem_space_t space, again;

@@ -147,6 +147,10 @@ expect "NULL space configuration under SHMEM_DEBUG: reported on every PE, no cra
 PE 0 .*shmem_space_create: config is NULL
 PE 1 .*shmem_space_create: config is NULL
 P
+expect "null out-pointer of shmem_space_create: named on its PE, creation fails on every PE" 0 space_null_out <<'P'
+PE 0 .*shmem_space_create: space is a null pointer
+PE 1 .*shmem_space_create: team is a null pointer
+P
 expect "space destroyed twice under SHMEM_DEBUG: reported, the next space unharmed" 0 space_destroy_twice SHMEM_DEBUG=1 <<'P'
 PE 0 .*shmem_space_destroy: space handle .* names no live space
 PE 1 .*shmem_space_destroy: space handle .* names no live space
