@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Copies that store each byte once (copy.h). */
 #include "copy.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Copying into memory that a peer or the program may be watching: the target's copy of a put.
  *
  * memcpy may store a byte more than once: glibc stores a block of 2 to 31 bytes as two

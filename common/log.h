@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The bottom layer (common/), which src/, spaces/ and transports/ all use and which calls none of
  * them: messages, the wait policy (wait.h), and the job's identity as far as messages need it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wait policy's calibration (wait.h). */
 #define _GNU_SOURCE
 #include "wait.h"

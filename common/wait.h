@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wait policy (bottom layer, see log.h): every loop that waits for a peer spins a little,
  * which catches a peer that answers within a few microseconds, then hands the core over,
  * because with more PEs than cores the peer it waits for may need this one. */

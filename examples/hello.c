@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The smallest OpenSHMEM program: every PE says who it is. */
 #include <shmem.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A token travels around a ring of PEs through put-with-signal: each PE waits for its signal,
  * adds its number to the token and passes it on. PE 0 checks the sum at the end. */
 #include <shmem.h>

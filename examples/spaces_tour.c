@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A five-minute tour of memory spaces.
  *
  * Every symmetric heap is a *space*: shmem_malloc uses the default one, and a program can create

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Strata: an OpenSHMEM 1.6 library with dynamic memory spaces.
  *
  * Every typed family is declared once from a type table (X-macros), so the C API, the C11 generic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Strata extensions beyond OpenSHMEM 1.6. The memory-spaces API lives in shmem.h itself, as the
  * spaces proposal specifies. */
 #ifndef SHMEMX_H

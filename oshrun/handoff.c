@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Jobs that leave this node go to an engine that can start PEs there: srun --mpi=pmix under
  * Slurm, PRRTE's prterun, or Open MPI's mpirun. oshrun translates the job into the engine's own
  * terms and replaces itself by it, so the engine's exit status is the job's. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* oshinfo: what this Strata build is and how it is configured right now. */
 #include "../spaces/discovery.h"
 #include "../src/knobs.h"

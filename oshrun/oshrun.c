@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* oshrun: launches an OpenSHMEM job.
  *
  * On one node oshrun is itself the PMIx server: it registers the job, forks the PEs, serves their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the launcher's files share: its error exits, the PATH search, and the hand-off of jobs
  * that leave this node to an engine (handoff.c). */
 #ifndef STRATA_OSHRUN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device discovery (discovery.h). */
 #include "discovery.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device discovery: what memory this PE can reach. At init each PE loads the node's topology
  * (hwloc), asks each device runtime (loaded with dlopen, so none is required) for its devices,
  * and picks one device per family: the closest to its CPU binding, spread over local ranks, or

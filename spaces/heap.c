@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The symmetric allocator.
  *
  * Blocks (live or free) tile [0, size) and are linked in address order, so a freed block merges

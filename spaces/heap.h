@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The symmetric allocator: manages the offsets [0, size) of a symmetric heap.
  *
  * Deterministic: the same sequence of calls gives the same offsets on every PE, so symmetric

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The registry: every region, sorted by local base address. There are a handful of regions, so a
  * binary search over a small array behind a two-entry cache beats any hash.
  *

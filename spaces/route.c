@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Route tables (route.h). */
 #include "route.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Routes: how this PE reaches each member's copy of a region, decided once when the region's
  * peers are known (space creation, start-up) from the kind's capabilities, the transport's reach
  * and locality, and read by every operation. A new kind or transport adds cases here, not tests

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Space life cycle: create this PE's memory and register it, attach node peers and compute the
  * routes, withdraw the handles, destroy. */
 #include "space.h"

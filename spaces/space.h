@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Spaces and regions: where every symmetric object lives.
  *
  * A region is one range of symmetric memory: the same size on every member PE, and the same id,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Symmetric static data. A process cannot map another's data and bss without XPMEM, so at
  * start-up the program's writable segment is copied onto a shared-memory file and the file is
  * mapped over the same addresses. Globals then behave exactly like the heap: node peers map the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Atomic memory operations (1.6 section 9.7): every operation of the standard, extended and
  * bitwise AMO tables, their context, non-blocking and deprecated forms, generated from the tables
  * in shmem.h. Values travel as raw bits of the type's width, so float and double share the integer

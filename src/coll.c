@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Collectives on teams and active sets (1.6 section 9.9): broadcast, collect, fcollect,
  * alltoall(s), reductions and scans for every type of their tables, the untyped mem forms and the
  * legacy active-set forms. This file builds the group a call runs over and picks the algorithm

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Collectives, internal: the group a collective runs over, its signals and scratch, and the
  * algorithms, by placement:
  *   coll_shm.c    every member mapped: copies into mapped buffers, published step counters

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Collectives on device memory (coll.h). */
 #include "coll.h"
 #include "route.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Collectives that move blocks on a team that goes by node (team.h: its node and leaders parts):
  * collects and alltoalls. A node's members meet through their mapped memory and only one leader
  * per node crosses the network, once per run of blocks or per node, where the flat algorithms

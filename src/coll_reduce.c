@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reductions for any placement. Teams of up to 16 members, above 2 KiB: a direct reduce-scatter
  * through each segment owner's buffers, then the results to every member. Other vectors whose
  * per-member segment is large: each member reduces its segment straight from every source. Teams

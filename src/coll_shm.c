@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Collectives when every member is mapped: data is copied straight into the members' mapped
  * buffers, and a member's progress is the step number it publishes in its own collective words,
  * which the others poll. Nothing goes through the transport. */

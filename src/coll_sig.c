@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Signals of the collectives (coll.h): channel counters for any placement, and published step
  * numbers for the shared-memory algorithms. */
 #include "amo.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Broadcast, collect and alltoall for any placement: every transfer is a put (a copy when the
  * target is mapped) and every wait is on this PE's own channel counters, so nothing polls remote
  * memory. */

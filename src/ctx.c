@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Communication contexts (1.6 section 9.5): each has its own transport worker, so quiet on one
  * completes only its own operations, and a team whose numbering its PE arguments use. */
 #include "../transports/transport.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Strata's extensions (shmemx.h). */
 #include "runtime.h"
 

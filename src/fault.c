@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A fault in symmetric memory gets one line that says what happened before the process dies. A
  * SIGBUS there means the node had no room left to commit a page of a heap: host heaps live in
  * /dev/shm, shared by every PE of the node, and are committed as they are touched, so a job whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Library setup, exit and query routines (1.6 section 9.1). */
 #include "../transports/transport.h"
 #include "mailbox.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shmem_global_exit(0): every PE ends the job with status 0 itself.
  * A process manager's abort cannot carry status 0: Slurm cancels the step on PMIx_Abort(0) and
  * srun reports the PEs it killed (status 137), where the spec returns the status to the

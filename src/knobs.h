@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every SHMEM_* environment variable, declared once. The table generates the struct field, the
  * parser call, the validation and the printout of oshinfo and SHMEM_INFO, so documentation cannot
  * drift and no knob is accepted without being checked. */

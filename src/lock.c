@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Distributed locks (1.6 section 9.12): an MCS queue lock, so that waiters queue in arrival order
  * and each spins on its own memory (no thundering herd).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where a distributed lock's queue tail lives (lock.c): a PE chosen by hashing the lock's place
  * in symmetric memory, the same on every PE. Spreading the tails keeps a program with many
  * locks (one per bucket of a table, say) from sending every acquisition to one PE. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Mailboxes (mailbox.h). Mail is delivered inside the transport's message handler, on whichever
  * thread progresses the worker (a PE's own or its progress thread), while the PE's collective
  * waits for it: each box is a list under a lock, and the mail a collective waits for goes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Mailboxes: what peers mailed to this PE (rma_mail), kept per box in the order it came
  * until a collective expects it. A box belongs to one team block (strata_team.mailbox): the eager
  * broadcasts of a team of two whose partner is reached by message go this way, so their root

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Symmetric memory management on the default space (1.6 section 9.3). Allocation is collective:
  * every PE runs the same deterministic allocator on the same calls, so offsets agree without
  * communication, and an out-of-memory result is the same on every PE. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory ordering and whole-job synchronization (1.6 sections 9.9 and 9.11). */
 #include "../transports/transport.h"
 #include "amo.h"

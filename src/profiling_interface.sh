@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The OpenSHMEM profiling interface (the specification's annex on it): every routine the library
 # exports is also reachable under its name with a leading "p" (shmem_long_put -> pshmem_long_put,
 # start_pes -> pstart_pes), so that a tool can define shmem_long_put itself and call the library

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Waiting for peers: progress the transport, then the common wait policy (common/wait.h). */
 #include "../transports/transport.h"
 #include "runtime.h"

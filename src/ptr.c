@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Accessibility queries and direct pointers (1.6 sections 9.1.7, 9.1.8, 9.2.1). */
 #include "runtime.h"
 

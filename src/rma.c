@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Remote memory access (1.6 section 9.5): put, get, p, g, strided and blocked-strided forms,
  * non-blocking forms and put-with-signal. One core routine per operation; every typed, sized and
  * context form is generated from the type tables in shmem.h. */

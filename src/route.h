@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Resolving a symmetric address on a target PE to the route that reaches it (spaces/route.h):
  * the only place in src/ that decides how to reach a peer. RMA, atomics, signals, waits,
  * shmem_ptr and the collectives read what it gives. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The library's state, shared by the src/ files. One instance per process. */
 #ifndef STRATA_RUNTIME_H
 #define STRATA_RUNTIME_H

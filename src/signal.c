@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Signal operations (1.6 sections 9.8.3-9.8.5). */
 #include "amo.h"
 #include "staged.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory spaces (the OpenSHMEM dynamic memory spaces proposal): creation, destruction and the
  * queries. Creating a space is a world collective that agrees, with two reductions, on who can
  * reach the device, which region id names the space, and whether every member made its memory;

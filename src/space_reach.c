@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device types -> memory kinds. SHMEM_DEVICE_GPU is the PE's GPU of any vendor, or, when
  * SHMEM_TEST_DEVICE_PES is set, the test device kind on the PEs it names (a testing aid). */
 #include "space_reach.h"

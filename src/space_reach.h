@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whether this PE can hold a space of a given configuration, and in which memory kind: the
  * bridge between the device types of the API and what discovery found on this PE. */
 #ifndef STRATA_SPACE_REACH_H

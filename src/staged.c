@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device memory (staged.h): every transfer is cut into chunks that pass through a host bounce
  * buffer where a side is device memory the other side's mechanism cannot reach, and a target
  * reached through its owner is written, read and updated by the owner on an active message. */

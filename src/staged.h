@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RMA and atomics that the CPU cannot do with a load or a store: a target reached by the kind's
  * copy engine or by its owner (spaces/route.h), or a local buffer in device memory (symmetric or
  * the program's own). Bytes move through the kinds' copy functions and host bounce buffers; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Teams (1.6 section 9.4). Creating a team agrees on a free slot with one small collective on the
  * parent team (an OR-allreduce of every member's used-slot mask); everything else about the new
  * team follows from the split arguments, the same on every PE. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Teams: a member list of world ranks (space teams are arbitrary sets, so no stride is assumed),
  * and a slot: symmetric words in the library's space that hold the team's synchronization
  * counters, agreement scratch and collective words. A PE is in at most one live team per slot.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Point-to-point synchronization (1.6 section 9.10): wait_until, test and their _all/_any/_some
  * and _vector forms for every type of the point-to-point table, and signal_wait_until.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The SPMD tests across nodes: a throwaway three-node Slurm cluster on this host
 # (cluster/slurm_nodes.sh), the SPMD suite's tests under srun on 2, 3 and 4 PEs over two nodes
 # placed in blocks, the tests that depend on placement again placed cyclically and over three nodes,

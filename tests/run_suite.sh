@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The test suite: unit tests, SPMD tests under oshrun on 1, 2, 3 and 4 PEs (and the transport path
 # with node-direct mapping off, over each network built in), launcher failure handling and error
 # reporting.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # The SPMD tests, sourced after suite_lib.sh, in groups that run every program on several PE
 # counts under the launcher the caller chose: spmd_tests (host memory, node peers by load/store),

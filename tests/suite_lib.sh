@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # The harness shared by run_suite.sh and run_multinode.sh, sourced with BUILDDIR SRCDIR: `run`
 # counts each test, `finish` checks that nothing was left behind and prints "N passed, N failed".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Protocols over the network's active messages, performed at the target by its progress engine
  * through the callbacks the layer above installed:
  * - for memory only its owner can touch (device memory that the network cannot register here):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The bulk lane (transport_internal.h): a TCP connection from this PE to each peer it sends large
  * one-way messages to, read by the peer only inside its handler of each message's header, which
  * came through the network in order with everything else. So the lane needs no order of its own and

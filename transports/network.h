@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a network does, and nothing more: the ops table each network module (transports/ucx,
  * transports/ofi) fills and the transport layer (transport.h) drives. It reaches and connects
  * peers, registers memory and hands out keys, moves bytes (put, get, atomics, fence, flush) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The progress thread. Over TCP, and for memory the network cannot register, puts, gets and
  * atomics are performed by the target's progress engine, so a PE busy computing would stall every
  * peer that reaches it. This thread serves them, and stays out of the way otherwise:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The transport layer: workers (one per communication context; the default worker serves
  * SHMEM_CTX_DEFAULT and is the one peers connect to) over a network's ops table, and the route
  * of each operation: the network's own put, get and atomics, or, to a peer the network reaches

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* How bytes move between PEs that are not mapped into each other's address space.
  *
  * The layer above names remote memory by (pe, region id, offset): a region is one registered

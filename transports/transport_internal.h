@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The transport layer's shared state: transport.c (workers, routing to the network), am.c
  * (protocols over active messages), progress_thread.c (the progress thread and how waits spin or
  * sleep) and bulk_lane.c. */

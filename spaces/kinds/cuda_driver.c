@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Resolving the CUDA driver's entry points (cuda_driver.h). */
 #include "cuda_driver.h"
 

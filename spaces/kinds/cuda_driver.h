@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA driver API as the CUDA kind uses it: the entry points of libcuda.so.1 (or of the
  * driver a testing knob names), resolved with dlopen/dlsym into one table. Types and prototypes
  * come from the toolkit's cuda.h, so a call through the table is checked like a linked call;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the CUDA kind's files share: cuda.c (the driver's calls for the GPU kind core, gpu.h) and
  * cuda_kernels.c (the PTX kernels: atomics, reductions, the batch scatter). */
 #ifndef STRATA_CUDA_INTERNAL_H

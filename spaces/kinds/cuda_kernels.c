@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA kind's kernels, written in PTX and compiled by the driver when first used (no CUDA
  * compiler at build time; the JIT takes about 90 ms, once): atomics on a word (one thread,
  * atomic with respect to node peers' atomics through their IPC mappings and to the program's

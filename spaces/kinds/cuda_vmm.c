@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Heaps of the driver's virtual memory management API (cuda_internal.h). With it a heap is a
  * physical allocation mapped into addresses the library reserves, so it can sit at the address
  * every member wishes for its space (IDENT_ADDR); node peers attach it through a file descriptor

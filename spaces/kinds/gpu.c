@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The GPU kinds' shared part: heaps in the memory of the PE's GPU, through the calls of its
  * runtime (gpu.h), on the device the program's kernels use too.
  *

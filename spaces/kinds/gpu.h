@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the GPU kinds (CUDA, HIP) share: gpu.c (set-up, heaps, IPC, pinned host memory, copies)
  * and gpu_batch.c (small writes applied together), driven by a table of the runtime's calls that
  * cuda.c and hip.c supply. The kind's work goes on a stream of the runtime per queue (kind.h), so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small writes into GPU memory, applied together: one runtime call per write costs about as much
  * as the whole copy of a few bytes (5-8 us on the PCIe GPUs measured), so a put_nbi loop would run
  * at one write per copy latency. Instead each write's bytes are copied at once into a batch in

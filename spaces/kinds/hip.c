@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The HIP kind: the GPU kind core (gpu.h) on the HIP runtime of an AMD GPU, libamdhip64, loaded
  * with dlopen and never linked. Types and prototypes come from the HIP headers configure found,
  * so a call through the table is checked like a linked call.

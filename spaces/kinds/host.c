@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host memory shared through POSIX shared-memory files: node peers attach a PE's heap by the
  * file's name and load/store into it directly. Files are sparse, so a large heap costs address
  * space, not memory, until it is touched. Names carry a random token: nobody can guess a job's

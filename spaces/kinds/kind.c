@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What every kind shares: aligned reservations with a guard, the kinds whose memory the program
  * may allocate itself, the kinds that watch host mappings, and the landing of asynchronous writes
  * (kind.h). */

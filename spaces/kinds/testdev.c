@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The test device kind: memory that behaves like a GPU's without one. The addresses handed out
  * are a reserved range with no access rights, so any load or store through them faults exactly
  * as a host access to device memory would; the bytes live in a private host mapping that only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA devices through the driver API of libcuda.so.1. Never linked: a machine without the
  * driver (or without a GPU) simply has no CUDA devices. */
 #include "runtime.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* HIP devices through libamdhip64, the newest the node has (ROCm 7, 6, then 5). Never linked:
  * without ROCm or an AMD GPU there are simply no HIP devices. */
 #include "runtime.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Loading a device runtime, never from the current directory. The loader searches
  * LD_LIBRARY_PATH for a bare soname, and an empty or relative entry there names a directory
  * relative to wherever the program was started: a library planted in it would run inside every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A device runtime, loaded with dlopen so that the library runs where it is not installed: it
  * lists the devices it sees. Declares the few entry points it uses itself, so the library
  * builds without the runtime's headers. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The bootstrap: the library's only contact with the process manager. Everything above it sees
  * rank, size, the node's peers, and a key-value exchange; PMIx stays inside boot_pmix.c. */
 #ifndef STRATA_BOOT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The judgement of process-manager events (boot_event.h). */
 #include "boot_event.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What an event of the process manager means for this PE: the judgement, kept apart from the
  * PMIx plumbing in boot_pmix.c so that every case can be tested without a process manager. */
 #ifndef STRATA_BOOT_EVENT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* PMIX_LOCAL_PEERS, parsed and checked (boot_locality.h). */
 #include "boot_locality.h"
 

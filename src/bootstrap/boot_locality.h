@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which PEs share this PE's node, as the process manager lists them: parsed and checked apart
  * from the PMIx plumbing in boot_pmix.c, so that every malformed list can be tested without a
  * process manager. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bootstrap over the PMIx client API. Works under oshrun, Slurm (srun --mpi=pmix), PRRTE and
  * Open MPI's mpirun alike; without any of them PMIx_Init fails and the program is a singleton. */
 #include "../../common/log.h"

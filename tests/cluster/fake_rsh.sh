@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The remote shell mpirun calls to start its daemon on a host (launch_pes.sh): every host is this
 # machine, so the daemon runs here, with a session directory of its host's own. Like a login on
 # another node, it starts from an empty environment: a PE sees only what mpirun forwards (-x),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # launch_pes.sh ENGINE PLACEMENT NP PROG ARGS...: runs NP PEs over two nodes, with srun on a
 # slurm_nodes.sh cluster (SLURM_CONF set), or with Open MPI's mpirun on two hosts faked on this
 # machine, started by this script (mpirun) or by oshrun's own hand-off (oshrun; OSHRUN: its path;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A throwaway Slurm cluster of two or three nodes (n1, n2, n3) on this host, for multi-node tests
 # and benchmarks: a private munged, one slurmctld and a slurmd per node, each on its own port,
 # everything under DIR. `start DIR [NODES]` (2 by default) prints nothing and exits 0 once

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The public OpenSHMEM suites against an installed Strata, built outside the project tree:
 #   tests-sos       test/unit on 2 and 4 PEs and through UCX on 2 (SHMEM_NODE_DIRECT=0),
 #                   test/spec-example and test/apps on 4 PEs, each run by the suite's own harness

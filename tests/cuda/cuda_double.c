@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A test double of the CUDA driver: the subset of the driver API the CUDA kind uses, in the
  * driver's names, types and error codes, over the GPU doubles' core (tests/gpu/gpu_double.h). The
  * library loads it instead of libcuda.so.1 when SHMEM_TEST_CUDA_DRIVER names it. Like the driver,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The core of the GPU runtimes' test doubles (gpu_double.h). */
 #define _GNU_SOURCE /* memfd_create */
 #include "gpu_double.h"

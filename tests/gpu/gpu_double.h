@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The core of the GPU runtimes' test doubles (tests/cuda/cuda_double.c, tests/hip/hip_double.c):
  * a device over host memory, so that the GPU kinds' own code (IPC between PEs, copies, streams,
  * pointer queries, the library's kernels) runs in every test run without a GPU. Each double is a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A test double of the HIP runtime (libamdhip64): the subset of the runtime API the HIP kind
  * uses, in the runtime's names, types and error codes, over the GPU doubles' core
  * (tests/gpu/gpu_double.h). The library loads it instead of libamdhip64 when

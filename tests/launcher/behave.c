@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A PE that misbehaves on demand, for the launcher's failure tests:
  *   behave ok | segv R | exit R C | abort R C | abort_wait R C | abort_all C | sleep | shm R
  *          | shm_sleep R

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # The launcher scripts' verdicts (sourced): counts into passed and failed.
 passed=0

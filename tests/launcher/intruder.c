@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A process of another user that poses as a rank of a running job, for the launcher's security
  * test:  intruder UID GID
  * Its environment holds the job's PMIx variables (server address, namespace, rank), as if it

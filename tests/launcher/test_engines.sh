@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # oshrun's hand-off to engines, without a cluster: fake srun, prterun and mpirun found through
 # PATH record the arguments and environment they get and exit with a chosen status. Checked: when
 # a job leaves this node, the exact command line for each engine and option (--dry-run prints it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # oshrun's hand-off to srun on a real two-node Slurm cluster (tests/cluster/slurm_nodes.sh): jobs
 # with one PE alone on each node, more PEs than the allocation's tasks, --host; a PE that dies,
 # exits or returns without shmem_finalize ends the job within a few seconds with a line naming

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # oshrun's own tests: job start, failure handling (status, message, survivors killed), signals,
 # bad input, and that nothing is left behind (process, shared-memory file, PMIx directory).
 # Usage: test_launcher.sh OSHRUN CLIENT

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Only the job's own processes may talk to oshrun's PMIx server. A process of a second user, that
 # knows the job's server address, namespace and rank and claims the job owner's uid and gid,
 # tries to connect as rank 1 and abort the job: its connection must be refused, oshrun must say

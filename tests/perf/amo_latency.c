@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Latency of atomics and locks between two PEs: PE 0 operates on PE 1's memory (a global and a
  * heap word) while PE 1 waits in a barrier; and the rate of the specification's batch example,
  * non-fetching XORs into PE 1's table. Plain OpenSHMEM 1.4, so the same source builds with any

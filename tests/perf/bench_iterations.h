@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Iteration counts for the latency benchmarks, divided by BENCH_ITERATIONS_DIVISOR when it is
  * set (a positive integer): a round trip between two nodes whose cores run another job's
  * processes takes about 100 us, where the counts made for one node would run each figure for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash disable=SC2154
 # Helpers shared by the benchmark scripts (sourced, not run). The caller sets build, src and work
 # (a scratch directory); bench_lib_init finds Open MPI's OSHMEM.

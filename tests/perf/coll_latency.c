@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Collective latency on all PEs: barrier_all, and broadcast, fcollect, sum reduction and alltoall
  * of 8 B, 4 KiB, 64 KiB and 1 MiB per PE, through the active-set forms that every OpenSHMEM
  * since 1.0 has, so the same source builds with any implementation; and each 8-byte one followed

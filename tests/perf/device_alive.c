@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a device space on this PE costs host traffic: PE 0 puts, gets and fetch-adds 8 bytes on
  * PE 1's heap, first with no device space, then with a test device space alive on both PEs
  * (SHMEM_TEST_DEVICE_PES=0-1), and prints the ratio of each time with the space to without.

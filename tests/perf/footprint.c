@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory of a PE once the library is up: a hello world that reads its own resident set after
  * shmem_init and a barrier, then again once it has put a word to every PE (so that whatever a
  * library makes per peer reached, it has made), and PE 0 prints the largest over all PEs. Plain

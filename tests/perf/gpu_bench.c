@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU spaces, measured by PE 0 against PE 1 (2 PEs, a CUDA space on each). Prints "name value":
  *   gpu_put_8B_us, gpu_get_8B_us          8 bytes into / out of PE 1's GPU heap (put + quiet)
  *   gpu_put_<size>_GBps, gpu_get_<size>_GBps   PE 0's GPU heap <-> PE 1's GPU heap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The GPU's own limits, measured beside the GPU benchmarks with plain driver copies (no
  * OpenSHMEM), so every Strata figure can be read against what the hardware allows:
  *   ipc_d2d_<size>_GBps   cuMemcpy from this process's device memory into another process's,

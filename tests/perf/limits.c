@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The machine's own limits, measured beside the benchmarks so that every figure can be read
  * against what the hardware allows:
  *   memcpy_1MiB_MBps          single-core memcpy of 1 MiB blocks (what a 1 MiB put can reach)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The floor of one-sided operations over a libfabric provider between two processes (one on each
  * node, started by a PMIx launcher): what the provider itself gives, with nothing of a SHMEM
  * library around it. Process 0 issues, process 1 polls its completion queue (the provider's

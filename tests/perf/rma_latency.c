@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RMA between two PEs: PE 0 works on PE 1's memory while PE 1 waits in a barrier. Plain
  * OpenSHMEM 1.4, so the same source builds with any implementation. Prints one line per figure:
  * "name value" (nanoseconds, or MB/s and millions of messages per second where the name says).

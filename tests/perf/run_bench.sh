@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds each benchmark with Strata and, when installed, with Open MPI's OSHMEM (Debian
 # openmpi-bin), runs them alternately on 2 PEs, and prints the median of several runs of each
 # figure beside the machine's own limit measured in the same run (single-core memcpy bandwidth

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # GPU spaces beside the GPU's own limits: builds gpu_bench (Strata, 2 PEs with a CUDA space each)
 # and gpu_limits (plain driver copies: device to device through CUDA IPC between two processes,
 # pinned host <-> device), runs them alternately, and prints the median of each figure, the

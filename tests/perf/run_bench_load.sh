@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Waits when the cores are shared: the RMA, atomic and collective benchmarks on 2 PEs of one
 # node, built with Strata and with Open MPI's OSHMEM and run alternately, first on idle cores,
 # then with another job's two processes computing on the same cores (one busy loop per core, as

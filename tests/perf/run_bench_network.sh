@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The network path: the RMA, atomic and collective benchmarks on two PEs, one on each of two Slurm
 # nodes (a throwaway cluster on this host, tests/cluster/slurm_nodes.sh), built with Strata and
 # with Open MPI's OSHMEM and run alternately under `srun --mpi=pmix`, UCX between the nodes over

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The network path over libfabric: the RMA, atomic and collective benchmarks on two PEs, one on
 # each of two Slurm nodes (a throwaway cluster on this host, tests/cluster/slurm_nodes.sh), with
 # SHMEM_TRANSPORT=ofi over the provider SHMEM_OFI_PROVIDER names (tcp;ofi_rxm unless set), and,

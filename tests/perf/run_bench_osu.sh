@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The OSU OpenSHMEM micro-benchmarks, the yardstick users compare libraries with, on two PEs:
 # built from their snapshot (BSD licensed, outside this tree) with Strata and with Open MPI's
 # OSHMEM, and run alternately, each library going first in every other run. WHERE says where the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # How start-up time and memory per PE grow with the number of PEs: for each count, the median
 # wall time of oshrun running a hello world, and the resident memory of the largest PE
 # (footprint.c: once up, and once it has reached every PE) with SHMEM_SYMMETRIC_SIZE=4G, for

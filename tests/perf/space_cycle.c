@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The cost of a space's life: create a CPU space, allocate, put a word to the next PE, sync,
  * free, destroy the team and the space. Prints the median cycle time around cycle 10 and around
  * cycle 1000: a creation must cost the same however many came before it. Strata only (the spaces

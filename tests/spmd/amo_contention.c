@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Atomics under contention: every PE hammers words on PE 0. Totals must be exact, tickets
  * distinct, exactly one PE wins each compare-and-swap election, and the fetching bitwise
  * operations leave exactly the bits set that every PE's update implies. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 section 9.7: every atomic operation of the extended, standard and bitwise AMO tables, for
  * every type, in its plain, context and non-blocking forms, plus the deprecated names and the
  * C11 generic forms. Each PE operates on its right neighbour's word and checks the old value it

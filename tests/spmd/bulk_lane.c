@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The bulk lane between nodes (transports/bulk_lane.c), on PEs reached over TCP, each on a
  * node of its own (launched over as many nodes as PEs):
  * - every PE first makes connections to every peer's lane that are not a peer's, as a process

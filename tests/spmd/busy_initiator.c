@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a PE issued moves on while the PE computes (1.6 section 4.1: one-sided calls involving a
  * PE that computes should progress regardless of its next call). On each kind of context (the
  * default one, a shareable, a private and a serialized one; the program asks for

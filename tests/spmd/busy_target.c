@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A PE that computes without calling the library is still a target: over TCP its progress thread
  * must perform what peers send it (atomics, puts, gets) while it computes. PE 0 computes until
  * its peers' last atomic lands (or a deadline passes), reading its memory only; the others work

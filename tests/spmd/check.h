@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Assertions for SPMD tests: every PE checks its own values and reports what it expected and saw.
  * A test's main ends with `return check_finish();`, which makes the PE exit non-zero when any check
  * failed, so oshrun's exit status carries the verdict. */

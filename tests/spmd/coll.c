@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Buffers are static: symmetric without shmem_malloc, which is collective over the world and so
  * cannot be called from code only a sub-team runs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every algorithm path of the collectives, with every element checked on every PE: sizes on both
  * sides of the chunk and algorithm thresholds (1, 7, 1000 and 100000 elements), roots other than
  * 0, in-place reductions and scans, on the world team, the reversed world, the even PEs (stride 2)

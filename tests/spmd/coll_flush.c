@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a quiet waits for between PEs that the transport reaches by message (UCX over TCP): the
  * program's puts-with-signal, signals and non-fetching atomics are one-way messages that a quiet
  * confirms with a flush (the target answers once it has performed everything sent before), while

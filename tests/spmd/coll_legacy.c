@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The legacy active-set collectives (deprecated in 1.6, still specified): barrier, sync,
  * broadcast32/64 (dest on the root untouched), collect/fcollect/alltoall/alltoalls 32/64 and the
  * to_all reductions, on the whole job and on the active set of even PEs (stride 2^1). pSync is

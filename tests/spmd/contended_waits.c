@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Waits while other threads want every core: each PE runs one busy thread per online CPU beside
  * its work, so the machine's runnable threads outnumber its CPUs and a wait that progresses the
  * transport sleeps on the transport's events between spins instead of yielding

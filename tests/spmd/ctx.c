@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 section 9.5: contexts on the world and on a team (PE numbers relative to the team), their
  * options, ctx_get_team, destroy with its implicit quiet, invalid cases, and threads each using
  * a private context at SHMEM_THREAD_MULTIPLE. */

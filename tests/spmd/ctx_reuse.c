@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Contexts made and destroyed over and over, each carrying puts to the next PE, between barriers
  * whose quiet flushes the default context. Over TCP, a destroyed context's connections once
  * closed under peers (their flushes then failed), and a default-context flush waited for a

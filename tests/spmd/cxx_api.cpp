@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // shmem.h from C++: typed routines (C++ has no _Generic, so the typed names), teams, contexts
 // and memory spaces, all through the C declarations with C linkage; pshmem.h's shifted names too.
 #include <cstdio>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SHMEM_DEFAULT_SPACE=gpu (or cuda, or hip) with a device on every PE: shmem_malloc returns device
  * memory. The default space says so in its caps and device type, RMA, atomics, collectives,
  * calloc and realloc work on it without a load or store by the library, and static data stays

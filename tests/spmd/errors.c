@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Misuse on demand, for tests/spmd/errors.sh: each mode commits one error that the library must
  * report with the routine, the PE and the bad value. */
 #include "check.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Error reports: the routine, the PE and the bad value are named, and the job fails cleanly.
 # Usage: errors.sh OSHRUN ERRORS_BIN
 set -u

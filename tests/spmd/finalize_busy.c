@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shmem_finalize right after a burst of non-blocking puts, while PE 0 still computes: a PE that
  * reached finalize first must keep the transport progressing until every peer has flushed (over
  * TCP, UCX completes a put only when its target progresses). Without that, one PE waited in the

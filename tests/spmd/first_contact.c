@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A collective is the first thing every PE does after shmem_init, so every pair of neighbours
  * connects from both ends at once with puts and signals under way: across two nodes over TCP,
  * UCX 1.13's TCP put protocol crashed a PE in that race (3 jobs in 100, PEs placed in blocks),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A flag put lands once: a PE that saw a peer's flag arrive and reset it does not see it come
  * back. Each round every PE puts a block to the next PE, fences, and puts the flag 1 there, by
  * one routine after another (shmem_p, a one-element put, putmem, a context's p, a non-blocking

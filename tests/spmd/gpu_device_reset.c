@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A GPU program that resets its device (cudaDeviceReset, hipDeviceReset) before shmem_finalize,
  * as many CUDA programs end: the reset takes every allocation, stream and registration of the
  * process with it, the library's too, and the library then has nothing left to free. A space

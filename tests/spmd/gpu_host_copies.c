@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Large copies between host heaps and GPU heaps (a CUDA or HIP space on every PE, the runtime
  * as gpu_runtime.h chooses it): a put from this PE's CPU-space heap into the next PE's GPU heap, a
  * get from the next PE's CPU-space heap (mapped here) into this PE's GPU heap, and a get from a GPU

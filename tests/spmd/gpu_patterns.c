@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Patterns the GPU itself writes (the runtime's memset into device memory, never the library),
  * moved between the PEs' GPU heaps by put, get, strided put and get, put-with-signal, atomics and
  * collectives, then read back with the runtime's own copy: every byte is checked on every PE.

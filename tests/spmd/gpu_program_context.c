@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A GPU program that owns its device and its context, as one ported from NVSHMEM or MPI+CUDA
  * is: it chooses its GPU (a context of its own, or the runtime's choice of device) before
  * shmem_init, or after it and before its GPU space, and every shmem call on the space (create,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The GPU runtime of a test's job, as the testing knobs choose it: the HIP runtime where
  * SHMEM_TEST_HIP_RUNTIME or STRATA_TEST_HIP_SONAME names one (its test double), else the CUDA
  * driver (SHMEM_TEST_CUDA_DRIVER's double, or libcuda.so.1). Tests build without either runtime's

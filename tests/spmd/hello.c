@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 sections 9.1.1-9.1.5: every PE has a distinct number in [0, n) and the same n. */
 #include "check.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The heap is reserved up front and committed as it is touched: with SHMEM_SYMMETRIC_SIZE=4G a
  * PE's resident set stays small, even after a 1 GiB allocation of which one page is used. */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 section 9.12: set_lock/clear_lock give mutual exclusion: a non-atomic read-modify-write of
  * a counter on PE 0 under the lock loses no update. test_lock acquires only a free lock, and PEs
  * spinning on it all get it in turn within a deadline. Arrays of locks in the static data, the

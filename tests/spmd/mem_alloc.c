@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 section 9.3: malloc, calloc, align, realloc, free, malloc_with_hints and the deprecated
  * names. Offsets are symmetric, out-of-memory gives NULL on every PE, and the heap survives
  * fragmentation and exhaustion. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 sections 9.9 and 9.11: barrier_all completes and orders puts; sync_all after quiet; fence
  * orders two puts to one PE; pe_quiet completes puts to the listed PEs. */
 #include "check.h"

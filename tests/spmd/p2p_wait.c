@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 section 9.10: wait_until, test and the _all/_any/_some forms (scalar and vector) with every
  * comparison, status masks and empty sets, for every point-to-point type, the fairness of the _any
  * forms, and signal_wait_until. The awaited values are written by another PE. */

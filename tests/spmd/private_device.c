@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A buffer of the program's own in device memory is a valid local buffer of RMA: a get lands in
  * it and a put takes from it, through the kind, to and from every space kind: the default heap,
  * static data, a CPU space and a device space, on this PE and the next. The buffer is the test

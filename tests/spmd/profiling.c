@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The profiling interface: a tool defines the routines it intercepts under their own names and
  * reaches the library through the name-shifted ones (pshmem_...), as the specification's profiler
  * example does. Every PE checks that its calls reach the tool's routines once each, that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* While a PE's own threads keep progressing the transport (a loop of fetch-adds to a peer, which
  * serves its peers' fetch-adds while it waits for its own), its progress thread has nothing to
  * do, and each of its wake-ups is taken from a core that a PE or another job may want: it must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 sections 9.1.7-9.1.8 and 9.2.1: shmem_ptr gives load/store access to the PEs of this node
  * (STRATA_TEST_NODES says which; only to itself when SHMEM_NODE_DIRECT=0 makes node peers go
  * through the transport) and NULL for the others, which RMA still reaches; shmem_team_ptr on

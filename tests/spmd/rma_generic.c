@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 C11 bindings: the generic forms of every RMA routine select the typed routine from the
  * pointer's type, with or without a leading context. */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Random sequences of every kind of put, atomic and signal, of a byte to 1.25 MiB, into heap and
  * static memory, checked against a replay of the same sequence (1.6 sections 9.5-9.9):
  * - each round, every PE sends one sequence to one PE (itself included), on the default context,

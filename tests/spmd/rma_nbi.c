@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 sections 9.5.9-9.5.10: put_nbi and get_nbi complete by shmem_quiet. Many operations to
  * every PE are outstanding at once before the quiet. */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 sections 9.5.3-9.5.4: shmem_p and shmem_g for every standard RMA type and their context
  * forms, with values that need every bit of the type (fractions for floating types). */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 section 9.5.1-9.5.2: shmem_put and shmem_get for every standard RMA type, their context
  * forms, and putmem/getmem at odd sizes and offsets. Each PE writes to its right neighbour and
  * reads from it, then checks the values carry the right PE's signature. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 section 9.8: put-with-signal delivers the data before the signal; signal_add accumulates
  * exactly; signal_set replaces; signal_fetch reads. Sized, mem, context and nbi forms. */
 #include "check.h"

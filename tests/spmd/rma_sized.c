@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 section 9.5.1-9.5.2: the sized forms put8..put128 and get8..get128 count elements of
  * SIZE bits: put128 of 3 elements moves 48 bytes and not one more. */
 #include "check.h"

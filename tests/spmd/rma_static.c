@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 section 3.2: global and static variables are symmetric data objects. RMA on initialised
  * and zero-initialised (bss) globals, function-static arrays and a large static array, from and
  * to the heap. Initial values must survive shmem_init. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 sections 9.5.5-9.5.8: iput/iget (strided) and ibput/ibget (blocked strided) for every
  * standard RMA type and the sized forms. Elements between the strides must keep their values. */
 #include "check.h"

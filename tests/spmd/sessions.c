@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Sessions (1.6 section 9.9): hints that change no completion or ordering, though between nodes
  * a batch session gathers short puts and atomics into shared messages. As in the specification's
  * example, every PE XORs pseudo-random values into a table spread over the PEs inside a batch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Batch sessions from several threads at once (SHMEM_THREAD_MULTIPLE): each thread XORs its own
  * pseudo-random stream into a table spread over the PEs on a context of its own, private or
  * shareable, inside a batch session, and ends it with a stop and a quiet; every PE then checks

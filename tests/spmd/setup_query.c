@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 section 9.1: init_thread, query_thread, query_initialized, repeated init/finalize
  * (the last finalize releases), version and name, pcontrol, pe_accessible. */
 #include "check.h"

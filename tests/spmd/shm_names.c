@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared-memory names cannot be guessed: another user who creates the files a job will need
  * before it does (knowing its namespace, or a singleton's pid) must not stop it. The names the
  * library used to build from (job, PE, region) are taken here first, by the program itself;

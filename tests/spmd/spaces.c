@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory spaces on the host (the memory spaces proposal): the default space as a space, CPU spaces
  * beside it, RMA, atomics and collectives between spaces, many spaces at once, fragmentation and
  * exhaustion, and every return rule of the proposal on every PE. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Creating, using and destroying a space over and over leaves nothing behind: after the first
  * cycles, a thousand more must not grow the PE's heap (each creation used to leave its records
  * in the process manager's store, 2.3 MB over 1000 cycles on 4 PEs, and every creation grew

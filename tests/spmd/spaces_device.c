@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A device space on the PEs SHMEM_TEST_DEVICE_PES names (the test device kind stands in for a
  * GPU), or on those STRATA_TEST_GPU_PES names where the PEs have GPUs (real ones, or the CUDA
  * driver's test double): membership and team, truthful caps, RMA between members and from host

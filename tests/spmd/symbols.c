@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A program owns its names: globals and functions named like the library's internals (rt,
  * log_error, heap_alloc, boot_fence ...) must neither replace them nor be replaced by them.
  * The library exports the OpenSHMEM API and nothing else. */

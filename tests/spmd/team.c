@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1.6 section 9.4: predefined teams, split_strided (forward, reverse, single, invalid triplets),
  * split_2d with a partial last row, splits of splits, translate_pe, team_ptr, get_config,
  * team_sync, destroy, and running out of team slots gracefully. Across nodes, teams that span

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The specification's batch example as a test: streams of pseudo-random 64-bit values XORed into
  * random words of a table spread over the PEs, and a replay of every stream that tells each PE
  * what its part of the table must hold. A stream is numbered; a number gives the same values,

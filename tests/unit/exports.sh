@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The library exports the OpenSHMEM API and nothing else: 1.6 names and their deprecated forms,
 # the spaces proposal's, and the predefined handles; and, for the profiling interface, every
 # routine under its name with a leading "p" too (pshmem_long_put, pstart_pes), no more and no less.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A stand-in for a GPU runtime library: loading it leaves a mark (the file that
  * STRATA_TEST_RUNTIME_MARK names), so a test can tell whether the library loaded it. */
 #include <fcntl.h>

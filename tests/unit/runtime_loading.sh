@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # GPU runtimes are loaded only when a space asks for a GPU, and never from the current
 # directory, whatever LD_LIBRARY_PATH says; hwloc's OpenCL component, which would load them
 # through each vendor's ICD, never runs. A fake libcuda.so.1 marks every load.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The atomics coherence rule and the UCX 1.13 workaround, checked without a launcher: amo_op runs
  * against a recording transport. When a route allows no CPU atomics (the space's atomics are the
  * transport's), every atomic must reach the transport, even to a copy mapped here, and a fetching

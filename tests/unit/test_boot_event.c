@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The judgement of the process manager's events: which end of a peer is a death that must end
  * this PE, which is a normal departure, and when none of them matters any more. */
 #include "../../src/bootstrap/boot_event.h"

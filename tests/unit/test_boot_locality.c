@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The process manager's list of a node's PEs: parsed in any order into ascending ranks, and
  * refused, saying why, where it names a rank outside the job or twice, has another length than
  * the node's PE count, or leaves out the PE that reads it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The target's copy of a put (common/copy.h): every length up to a few blocks and every
  * alignment copies exactly the source's bytes and touches nothing around them. With "stores",
  * a hardware watchpoint on each destination byte counts the stores that hit it: exactly one for

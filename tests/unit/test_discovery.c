@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device discovery without devices: the locality choice on a hand-written two-socket topology
  * with a GPU per socket (two cores each, an NVIDIA GPU of PCI class 0302 behind each host
  * bridge), the SHMEM_DEVICE_MAP and SHMEM_TEST_DEVICE_PES parsers, and a full

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The symmetric allocator: basics, alignment, exhaustion, coalescing, fragmentation, resize,
  * huge sizes, and a seeded random sequence run on two heaps (the offsets must agree) and checked
  * after every operation against a model of the live blocks. */

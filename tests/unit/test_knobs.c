@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Size parsing and knob reading (1.6 section 8: SHMEM_SYMMETRIC_SIZE accepts k/K/m/M/g/G/t/T). */
 #include "../../src/knobs.h"
 #include "unit.h"

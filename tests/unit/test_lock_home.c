@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where locks' queue tails live (src/lock_home.h): every PE computes the same home for a lock, a
  * home is a PE of the job, and the locks of an array, or one lock in each element of an array of
  * structs, spread over the PEs about evenly instead of all living on one. */

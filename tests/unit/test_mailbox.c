@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Mailboxes (src/mailbox.h): mail is expected oldest first and only by its own tag, comes to a
  * box or straight to where it is expected, boxes are apart, emptying drops what is left, and
  * mail delivered by one thread while another expects it arrives whole and in order. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pointer-to-region lookup: every address inside a region maps to it, every address outside
  * none (and lies in a gap), whatever the insertion order, after removals, through both entries of
  * the per-thread cache, and while another thread adds and removes regions (space creation and

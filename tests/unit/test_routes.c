@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Route tables (spaces/route.h), computed without a launcher: for a host kind, the test device
  * kind and a fake device kind whose node peers attach it by IPC handles, with members on this
  * node and on another, node mapping on and off, and with and without a transport that reaches

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The transport layer over one network (argv[1]: "ucx" or "ofi"; argv[2]: libfabric's provider),
  * in one process that is the only PE of its job and reaches itself through the network as it
  * would a peer: region keys through the exchange, puts and gets of every completion kind, short

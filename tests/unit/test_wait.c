@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wait policy (common/wait.h): a machine with more PEs than this process's CPUs spins a few
  * dozen times before yielding; otherwise for about 200 us, which is more spins than that on any
  * CPU (a pause takes well under 3 us), and a wait on a peer's copy as long as the copy may take

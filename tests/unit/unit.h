@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Minimal assertions for unit tests that run without a launcher. */
 #ifndef STRATA_TESTS_UNIT_H
 #define STRATA_TESTS_UNIT_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # oshcc and its C++ names (oshc++, oshCC): the C or C++ compiler by the name called, the
 # include directory and the library, nothing a program did not ask for. With Strata installed,
 # a C and a C++ program are built with them and run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The libfabric network: one reliable datagram endpoint (FI_EP_RDM) per transport worker, on
  * one domain and address vector. Peers are reached at their first worker's endpoint, whose
  * address each PE publishes: a context's endpoint sends from its own, and answers to its active

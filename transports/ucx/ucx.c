@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The UCX network: one context per process and one worker per transport worker (the first made
  * is the one peers connect to). Endpoints and remote keys belong to a worker and are made on
  * first use from what peers published through the exchange callbacks. */
