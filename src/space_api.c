@@ -309,26 +309,19 @@ static int space_attach_teams(struct space *space, const struct space_plan *plan
     return 0;
 }
 
-/* A null out-pointer (undefined in the proposal) fails the creation on every PE, as an invalid
- * configuration does, instead of crashing this one midway through the collective. */
-static int space_create_outs_valid(shmem_space_t **space_out, shmem_team_t **team_out,
-                                   shmem_space_t *space_unused, shmem_team_t *team_unused)
-{
-    if (*space_out && *team_out)
-        return 1;
-    log_error("shmem_space_create", "%s is a null pointer", *space_out ? "team" : "space");
-    *space_out = *space_out ? *space_out : space_unused;
-    *team_out = *team_out ? *team_out : team_unused;
-    return 0;
-}
-
 int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_out,
                        shmem_team_t *team_out)
 {
     runtime_require_init("shmem_space_create");
+    /* A null out-pointer (undefined in the proposal) fails the creation on every PE, as an
+     * invalid configuration does, instead of crashing this PE midway through the collective. */
     shmem_space_t space_unused;
     shmem_team_t team_unused;
-    int outs_valid = space_create_outs_valid(&space_out, &team_out, &space_unused, &team_unused);
+    int outs_valid = space_out && team_out;
+    if (!outs_valid)
+        log_error("shmem_space_create", "%s is a null pointer", space_out ? "team" : "space");
+    space_out = space_out ? space_out : &space_unused;
+    team_out = team_out ? team_out : &team_unused;
     *space_out = SHMEM_SPACE_INVALID;
     *team_out = SHMEM_TEAM_INVALID;
     space_creations++;

@@ -17,26 +17,17 @@
  * value is checked on every PE. */
 #include "check.h"
 
-#include <time.h>
-
 enum { KINDS = 4, BIG = 4 << 20, DEADLINE_S = 20, COMPUTE_MS = 50 };
 
 static uint64_t arrived[KINDS], signals[KINDS], after_barrier[KINDS], after_computing[KINDS];
 static unsigned char dest[BIG], source[BIG];
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Computes without calling the library for ms milliseconds. */
 static void compute_for(int ms)
 {
-    double end = now_s() + ms * 1e-3;
+    double end = check_now_s() + ms * 1e-3;
     volatile double x = 0;
-    while (now_s() < end)
+    while (check_now_s() < end)
         for (int i = 0; i < 10000; i++)
             x += i;
 }
@@ -44,9 +35,9 @@ static void compute_for(int ms)
 /* Computes without calling the library until *word is expected or the deadline passes. */
 static void compute_until(const uint64_t *word, uint64_t expected, const char *what, long option)
 {
-    double begun = now_s(), deadline = begun + DEADLINE_S;
+    double begun = check_now_s(), deadline = begun + DEADLINE_S;
     volatile double x = 0;
-    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != expected && now_s() < deadline)
+    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != expected && check_now_s() < deadline)
         for (int i = 0; i < 10000; i++)
             x += i;
     CHECK(__atomic_load_n(word, __ATOMIC_ACQUIRE) == expected,

@@ -10,27 +10,18 @@
  * Every value is checked on every PE. */
 #include "check.h"
 
-#include <time.h>
-
 enum { OPS = 200, DEADLINE_S = 60, ROUNDS = 200, BLOCK = 64, FLAG_DEADLINE_S = 10, CALLS = 500 };
 static long counter, done, table[OPS], slots[1024], block[BLOCK];
 static long late_counter, late_done, broadcast_source, broadcast_dest[2];
 static int flag;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* PE 0's work: no library call until every peer has counted itself done in *done_word (or the
  * deadline). */
 static void compute_until_done(const long *done_word, int peers)
 {
-    double deadline = now_s() + DEADLINE_S;
+    double deadline = check_now_s() + DEADLINE_S;
     volatile double x = 0;
-    while (__atomic_load_n(done_word, __ATOMIC_ACQUIRE) < peers && now_s() < deadline)
+    while (__atomic_load_n(done_word, __ATOMIC_ACQUIRE) < peers && check_now_s() < deadline)
         for (int i = 0; i < 10000; i++)
             x += i;
     CHECK(__atomic_load_n(done_word, __ATOMIC_ACQUIRE) == peers,
@@ -68,8 +59,8 @@ static void spin_on_flags(int me, int n)
         shmem_long_put(block, mine, 1 + round % BLOCK, next);
         shmem_fence();
         shmem_int_p(&flag, round, next);
-        double deadline = now_s() + FLAG_DEADLINE_S;
-        while (__atomic_load_n(&flag, __ATOMIC_ACQUIRE) != round && now_s() < deadline)
+        double deadline = check_now_s() + FLAG_DEADLINE_S;
+        while (__atomic_load_n(&flag, __ATOMIC_ACQUIRE) != round && check_now_s() < deadline)
             ;
         CHECK(__atomic_load_n(&flag, __ATOMIC_ACQUIRE) == round,
               "round %d: no flag from PE %d after %d s", round, prev, FLAG_DEADLINE_S);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int check_failures;
 
@@ -28,6 +29,14 @@ static int check_failures;
 #define CHECK_EQ(seen, expected)                                                                   \
     CHECK((long long)(seen) == (long long)(expected), "expected %lld, saw %lld",                   \
           (long long)(expected), (long long)(seen))
+
+/* Seconds on the monotonic clock, for the tests' deadlines. */
+static inline double check_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 /* The node of world PE pe as the test launcher placed the PEs: STRATA_TEST_NODES lists one node
  * number per PE in world order ("0,0,1,1"); absent, every PE is on one node. The library learns

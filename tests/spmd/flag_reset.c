@@ -8,18 +8,9 @@
  * nodes: this test has a chance to see that, and the spec's answer is never. */
 #include "check.h"
 
-#include <time.h>
-
 enum { ROUNDS = 600, BLOCK = 16, ROUTINES = 6, DEADLINE_S = 10, WATCH_LOADS = 20000 };
 static long block[BLOCK], long_flag;
 static int flag;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Puts the flag 1 to pe with routine r (a context's p on ctx); a long flag for the last one. */
 static void put_flag(int r, shmem_ctx_t ctx, int pe)
@@ -53,10 +44,10 @@ static void put_flag(int r, shmem_ctx_t ctx, int pe)
 static void consume_flag(int r, int round, int prev)
 {
     int is_long = r == ROUTINES - 1;
-    double deadline = now_s() + DEADLINE_S;
+    double deadline = check_now_s() + DEADLINE_S;
     while ((is_long ? __atomic_load_n(&long_flag, __ATOMIC_ACQUIRE)
                     : __atomic_load_n(&flag, __ATOMIC_ACQUIRE)) != 1 &&
-           now_s() < deadline)
+           check_now_s() < deadline)
         ;
     long seen = is_long ? __atomic_exchange_n(&long_flag, 0, __ATOMIC_ACQ_REL)
                         : __atomic_exchange_n(&flag, 0, __ATOMIC_ACQ_REL);

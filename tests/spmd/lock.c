@@ -6,8 +6,6 @@
  * counters exact. */
 #include "check.h"
 
-#include <time.h>
-
 #define LOCKS 8
 enum { TEST_LOCK_ROUNDS = 20, TEST_LOCK_DEADLINE_S = 10 };
 
@@ -16,13 +14,6 @@ static long second_lock;
 static long counter;
 static long inside;
 static long static_locks[LOCKS];
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Every PE takes each of the locks in turn, rounds times, and under lock j adds one to
  * counters[j] on PE j % n with a get and a put (not atomic, so only the lock keeps it exact);
@@ -79,9 +70,9 @@ static void check_lock_arrays(void)
  * the lock's queue spins on calls to itself, yet must serve the holder's release. */
 static void spin_with_test_lock(int round)
 {
-    double deadline = now_s() + TEST_LOCK_DEADLINE_S;
+    double deadline = check_now_s() + TEST_LOCK_DEADLINE_S;
     int held;
-    while ((held = shmem_test_lock(&second_lock)) != 0 && now_s() < deadline)
+    while ((held = shmem_test_lock(&second_lock)) != 0 && check_now_s() < deadline)
         ;
     CHECK(held == 0, "round %d: test_lock failed for %d s", round, TEST_LOCK_DEADLINE_S);
     if (held == 0) {

@@ -10,20 +10,12 @@
 
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 enum { N = 1000 };
 
 static long busy_flag;  /* host memory: rank 0 waits on it without calling the library */
 static long host_in[N]; /* host memory that node peers load and store */
 static uint64_t host_signal;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Whether world PE pe has a device: listed in SHMEM_TEST_DEVICE_PES, or given one by
  * SHMEM_DEVICE_MAP, or else listed in STRATA_TEST_GPU_PES ("0,2" or ranges "1-3"). */
@@ -424,9 +416,9 @@ int main(void)
         if (size > 1 && !(thread_knob && !strcmp(thread_knob, "0"))) {
             shmem_team_sync(team);
             if (rank == 0) {
-                double deadline = now_s() + 20;
+                double deadline = check_now_s() + 20;
                 while (__atomic_load_n(&busy_flag, __ATOMIC_ACQUIRE) < size - 1 &&
-                       now_s() < deadline)
+                       check_now_s() < deadline)
                     ;
                 CHECK(busy_flag == size - 1, "atomics served while busy: flag %ld", busy_flag);
             } else {
