@@ -624,6 +624,7 @@ int transport_message(struct transport_worker *w, int pe, unsigned kind, const v
                       size_t header_len, const void *data, size_t len)
 {
     struct am_message_header h = {w->t->config.my_pe, kind, (uint32_t)header_len, {0}};
+    transport_progress_called(w);
     if (kind >= TRANSPORT_MESSAGE_KINDS || header_len > AM_MESSAGE_HEADER_MAX ||
         len > NETWORK_AM_DATA_MAX)
         return -1;

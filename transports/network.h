@@ -153,8 +153,9 @@ int transport_region_key(struct transport_worker *w, int pe, int id, void *key, 
 /* One step of a wait on w: progresses it (and the worker peers' requests reach), then spins,
  * yields or sleeps as transport_wait_idle says. */
 void transport_wait_step(struct transport_worker *w, struct transport_idle *idle);
-/* Counts a blocking call on w that found its operation done, so that a progress thread serving
- * the workers leaves them to the PE, which then progresses them itself now and then. */
+/* Counts a call on w that issued an operation, or a blocking one that found its operation done,
+ * so that a progress thread serving the workers leaves them to the PE, which then progresses them
+ * itself now and then. */
 void transport_progress_called(struct transport_worker *w);
 struct transport *transport_of(const struct transport_worker *w);
 /* Loops while cond holds, stepping transport_wait_step on w; counts as a wait for the progress

@@ -324,12 +324,17 @@ int transport_by_message(struct transport_worker *w, int pe)
     return transport_peer_by_message(w, pe) > 0;
 }
 
-/* A blocking put is usually followed by what waits on it: acknowledged, a quiet takes one
+/* Each operation, waited for or not, counts as a call for the progress thread
+ * (transport_progress_called): a PE streaming one-way puts, sent in line, would otherwise have
+ * the thread serve its workers beside it, contending for them.
+ *
+ * A blocking put is usually followed by what waits on it: acknowledged, a quiet takes one
  * message each way. Non-blocking puts come in streams: one-way, and one flush message at the
  * quiet, so the target does not answer each; short ones share their messages. */
 int transport_put(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                   size_t len, int nbi)
 {
+    transport_progress_called(w);
     int by_message = transport_peer_by_message(w, pe);
     if (by_message < 0)
         return -1;
@@ -352,6 +357,7 @@ int transport_put(struct transport_worker *w, int pe, int id, size_t offset, con
 int transport_put_notify(struct transport_worker *w, int pe, int id, size_t offset, const void *src,
                          size_t len)
 {
+    transport_progress_called(w);
     int by_message = transport_peer_by_message(w, pe);
     if (by_message < 0)
         return -1;
@@ -371,6 +377,7 @@ int transport_put_notify(struct transport_worker *w, int pe, int id, size_t offs
 int transport_get(struct transport_worker *w, int pe, int id, size_t offset, void *dest, size_t len,
                   int nbi)
 {
+    transport_progress_called(w);
     int by_message = transport_peer_by_message(w, pe);
     if (by_message < 0 || am_batch_before(w, pe))
         return -1;
@@ -387,6 +394,7 @@ int transport_get(struct transport_worker *w, int pe, int id, size_t offset, voi
 int transport_atomic(struct transport_worker *w, enum transport_amo op, int pe, int id,
                      size_t offset, uint64_t value, uint64_t compare, void *fetch, size_t size)
 {
+    transport_progress_called(w);
     int by_message = transport_peer_by_message(w, pe);
     if ((size != 4 && size != 8) || by_message < 0)
         return -1;
@@ -416,6 +424,7 @@ int transport_put_signal(struct transport_worker *w, int pe, int id, size_t offs
                          size_t len, int sig_id, size_t sig_offset, enum transport_amo sig_op,
                          uint64_t signal, int watched)
 {
+    transport_progress_called(w);
     int by_message = transport_peer_by_message(w, pe);
     if (by_message < 0)
         return -1;
