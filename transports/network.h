@@ -56,6 +56,15 @@ struct network_attr {
      * layer has their targets perform them all (transport_am_atomic), since one word's atomics
      * are atomic with each other only where one agent does them all. */
     int atomics;
+    /* The network's fence completes every operation before it (a round trip): it cannot order
+     * an atomic after a put otherwise. */
+    int fence_completes;
+    /* Its atomics are performed by the target's CPU, with the CPU's atomic instructions (a
+     * provider that emulates them), so that a handler's update of a word is atomic with them. */
+    int cpu_atomics;
+    /* Messages with up to this many bytes of data go eagerly: larger ones take the network's
+     * rendezvous, a round trip more. */
+    size_t eager_max;
 };
 
 /* A put or a get, and how it completes. A blocking put returns when its source may be reused

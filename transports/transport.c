@@ -198,8 +198,15 @@ int transport_init(const struct transport_config *config, struct transport **out
         goto fail;
     t->ops->query(t->net, &attr);
     t->atomics = attr.atomics && !config->atomics_by_message;
-    LOG(LOG_INIT, "transport", "network %s, atomics %s", ops->name,
-        t->atomics ? "the network's" : "by message");
+    /* Where a fence is a round trip, a put-with-signal goes as one message, whose target performs
+     * the put and then the signal, if its handler's update of the signal word is atomic with
+     * every other: the network's atomics are the CPU's too, or they go by message as well. Only
+     * up to the network's eager size: beyond, its rendezvous costs more than the fence. */
+    t->signals_by_message = attr.fence_completes && (!t->atomics || attr.cpu_atomics);
+    t->signal_message_max = attr.eager_max;
+    LOG(LOG_INIT, "transport", "network %s, atomics %s, put-with-signal %s", ops->name,
+        t->atomics ? "the network's" : "by message",
+        t->signals_by_message ? "by message" : "the network's put, fence and atomic");
     if (bulk_lane_init(t, &attr))
         goto fail;
     *out = t;
@@ -428,9 +435,13 @@ int transport_put_signal(struct transport_worker *w, int pe, int id, size_t offs
     int by_message = transport_peer_by_message(w, pe);
     if (by_message < 0)
         return -1;
-    if (by_message)
+    if (by_message || (w->t->signals_by_message && len <= w->t->signal_message_max)) {
+        /* What the network carries to pe lands before the message's signal. */
+        if (!by_message && w->t->ops->fence(w->net))
+            return -1;
         return am_post(w, pe, id, offset, src, len, sig_id, sig_offset, sig_op, signal,
                        sizeof(uint64_t), !watched);
+    }
     if (len && (transport_put(w, pe, id, offset, src, len, 0) || transport_fence(w)))
         return -1;
     return transport_atomic(w, sig_op, pe, sig_id, sig_offset, signal, 0, NULL, sizeof(uint64_t));
@@ -464,7 +475,9 @@ int transport_fence(struct transport_worker *w)
 {
     if (!transport_flush_needed(w))
         return 0; /* nothing since the last flush to order */
-    if (am_batch_send(w, 0) || am_wait_acks(w))
+    /* Messages to peers the network also reaches are ordered with its operations only once
+     * their targets have performed them. */
+    if (am_batch_send(w, 0) || am_wait_acks(w) || (w->t->signals_by_message && am_flush(w, -1)))
         return -1;
     return w->t->ops->fence(w->net);
 }

@@ -111,6 +111,9 @@ struct transport {
     pthread_mutex_t workers_lock;
     unsigned batch_hints; /* workers whose batch_hint is on */
     int atomics;          /* the network's own (network_attr) */
+    /* Puts-with-signal of up to signal_message_max bytes go as one message (transport_init) */
+    int signals_by_message;
+    size_t signal_message_max;
     struct transport_region regions[TRANSPORT_MAX_REGIONS];
     struct transport_progress progress;
 };

@@ -236,6 +236,40 @@ static void test_large_and_fenced(int me, int n)
     shmem_free(dest);
 }
 
+/* A fence orders a put-with-signal before a put to the same words that follows it, however the
+ * two travel (the signal's data as a message, the put as the network's own). */
+enum { FENCED_WORDS = 512 };
+static uint64_t fenced[FENCED_WORDS];
+
+static void test_fence_after_signal(int me, int n)
+{
+    enum { ROUNDS = 50 };
+    uint64_t first[FENCED_WORDS], second[FENCED_WORDS];
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    sig = 0;
+    shmem_barrier_all();
+    for (int round = 1; round <= ROUNDS; round++) {
+        for (int i = 0; i < FENCED_WORDS; i++) {
+            first[i] = (uint64_t)round * 100000 + (uint64_t)i;
+            second[i] = first[i] + 50000;
+        }
+        shmem_uint64_put_signal(fenced, first, FENCED_WORDS, &sig, (uint64_t)round,
+                                SHMEM_SIGNAL_SET, right);
+        shmem_fence();
+        shmem_uint64_put(fenced, second, FENCED_WORDS, right);
+        shmem_barrier_all();
+        int stale = 0;
+        for (int i = 0; i < FENCED_WORDS; i++)
+            stale += fenced[i] != (uint64_t)round * 100000 + (uint64_t)i + 50000;
+        CHECK(stale == 0,
+              "round %d: %d of %d words from PE %d hold the put-with-signal's data, "
+              "not the put after the fence",
+              round, stale, (int)FENCED_WORDS, left);
+        CHECK_EQ(shmem_signal_fetch(&sig), (uint64_t)round);
+        shmem_barrier_all(); /* fenced is written again next round */
+    }
+}
+
 /* Puts, non-fetching atomics and signals are complete at their target once shmem_quiet returns:
  * PE me writes (puts, or adds and signals) to its right neighbour, quiets, then tells the PE two
  * to its right, which reads the neighbour's words by a get of its own, over another connection
@@ -301,6 +335,7 @@ int main(void)
     test_signal_gather(me, n);
     test_signal_add_set(me, n);
     test_large_and_fenced(me, n);
+    test_fence_after_signal(me, n);
     test_quiet_completes(me, n);
     return check_finish();
 }

@@ -214,17 +214,36 @@ static void check_atomics(struct transport_worker *w, size_t offset)
     }
 }
 
+/* Put-with-signal: its data in place once its signal is, after a put issued before it, and
+ * ordered by a fence before a put that follows (which the signal's messages could otherwise
+ * overtake where they go by message beside the network's puts). */
 static void check_signal(struct transport_worker *w)
 {
-    uint64_t data[4] = {1, 2, 3, 4}, zero = 0, signal;
-    memcpy(region + 8192, &zero, 8);
+    uint64_t data[4] = {1, 2, 3, 4}, before[4] = {5, 6, 7, 8}, after[4] = {9, 10, 11, 12};
+    uint64_t *signal = (uint64_t *)(region + 8192);
+    memset(region + 4096, 0, 64);
+    __atomic_store_n(signal, 0, __ATOMIC_RELEASE);
+    UNIT_CHECK(transport_put(w, 0, REGION, 4096 + sizeof(data), before, sizeof(before), 1) == 0,
+               "a put before the put-with-signal");
     UNIT_CHECK(transport_put_signal(w, 0, REGION, 4096, data, sizeof(data), REGION, 8192,
-                                    TRANSPORT_AMO_ADD, 5, 0) == 0,
+                                    TRANSPORT_AMO_ADD, 5, 1) == 0,
                "put_signal");
-    UNIT_CHECK(transport_flush(w, 0) == 0, "flush");
-    memcpy(&signal, region + 8192, 8);
-    UNIT_CHECK(!memcmp(region + 4096, data, sizeof(data)) && signal == 5,
-               "put-with-signal: data in place and signal %llu", (unsigned long long)signal);
+    long long deadline = wait_now_ns() + 2000000000LL;
+    while (__atomic_load_n(signal, __ATOMIC_ACQUIRE) != 5 && wait_now_ns() < deadline)
+        transport_progress(transport_default_worker(job));
+    UNIT_CHECK(__atomic_load_n(signal, __ATOMIC_ACQUIRE) == 5 &&
+                   !memcmp(region + 4096, data, sizeof(data)) &&
+                   !memcmp(region + 4096 + sizeof(data), before, sizeof(before)),
+               "put-with-signal: its data and the put before it in place once the signal is");
+    UNIT_CHECK(transport_put_signal(w, 0, REGION, 4096, data, sizeof(data), REGION, 8192,
+                                    TRANSPORT_AMO_SWAP, 7, 0) == 0 &&
+                   transport_fence(w) == 0 &&
+                   transport_put(w, 0, REGION, 4096, after, sizeof(after), 0) == 0 &&
+                   transport_flush(w, 0) == 0,
+               "put_signal, fence, put, flush");
+    UNIT_CHECK(!memcmp(region + 4096, after, sizeof(after)) &&
+                   __atomic_load_n(signal, __ATOMIC_ACQUIRE) == 7,
+               "a put after a fence lands after the put-with-signal before it");
 }
 
 /* What the target's callbacks perform, as for memory only its owner touches. */

@@ -35,6 +35,9 @@
 #define OFI_CQ_BATCH 16
 /* Blocking puts up to this long return at once, their data copied (longer ones wait). */
 #define OFI_PUT_COPY_MAX 4096
+/* The data a message carries eagerly, with room for headers: ofi_rxm, under which the TCP and
+ * verbs providers run, sends up to 16 KiB so and the rest by rendezvous. */
+#define OFI_EAGER_MAX 8192
 #define OFI_API_VERSION FI_VERSION(1, 15)
 
 /* An active message on the wire: this header, the transport layer's header, its data. */
@@ -943,11 +946,30 @@ static void ofi_fini(struct network *net)
     free(net);
 }
 
+/* Whether the provider (a name as "tcp;ofi_rxm": a core provider under utility ones) has a
+ * utility provider perform its atomics: those do them at the target with the CPU's atomic
+ * instructions. */
+static int ofi_cpu_atomics(const char *provider)
+{
+    static const char *const emulating[] = {"ofi_rxm", "ofi_rxd", "shm"};
+    for (const char *name = provider; *name;) {
+        size_t len = strcspn(name, ";");
+        for (size_t i = 0; i < sizeof(emulating) / sizeof(emulating[0]); i++)
+            if (strlen(emulating[i]) == len && !strncmp(name, emulating[i], len))
+                return 1;
+        name += len + (name[len] == ';');
+    }
+    return 0;
+}
+
 static void ofi_query(struct network *net, struct network_attr *attr)
 {
     attr->tcp = 0; /* every peer is reached by the provider's RMA: no message needs the lane */
     attr->tcp_devices = NULL;
     attr->atomics = net->atomics;
+    attr->fence_completes = 1; /* see ofi_fence */
+    attr->cpu_atomics = ofi_cpu_atomics(net->info->fabric_attr->prov_name);
+    attr->eager_max = OFI_EAGER_MAX;
 }
 
 /* The provider of a network that UCX cannot drive whose device this node has (in sysfs, so that
