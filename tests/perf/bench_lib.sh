@@ -55,9 +55,15 @@ cluster_start() {
     export SLURM_CONF=$cluster/slurm.conf
 }
 
-# Two PEs on two Slurm nodes (cluster_start). node_cpu,
-# when set, is a command prefix that binds each node's processes to the node's CPU.
+# Two PEs on two Slurm nodes (cluster_start). node_cpu, set when BENCH_BIND=1, is a command
+# prefix that binds each node's processes to a CPU of the node's own, as on two machines: unbound,
+# the scheduler moves both nodes' processes over the same cores, and whole runs of either library
+# come out fast or slow by where it put them.
 node_cpu=()
+# The node's number from its name (n1, n2): a step on one node is node 0 of its own.
+# shellcheck disable=SC2016 # expanded by the shell on the node
+[ "${BENCH_BIND:-0}" = 1 ] &&
+    node_cpu=(bash -c 'exec taskset -c $(((${SLURMD_NODENAME#n} - 1) % $(nproc))) "$@"' _)
 
 # net_run [VAR=VALUE...] PROGRAM [ARG...]: one PE on each node, its standard output (not its
 # errors). A run that fails or outlasts its limit is listed in $work/failed.txt, printed above the

@@ -32,7 +32,6 @@ require_tools "slurmd slurmctld slurm-client munge ucx-utils" srun slurmd ucx_pe
 cluster_start
 build_latency_benches
 
-[ "${BENCH_BIND:-0}" = 1 ] && node_cpu=(bash -c 'exec taskset -c $((SLURM_NODEID % $(nproc))) "$@"' _)
 run_net() { net_run "$@" | figure_lines; }
 # Open MPI's OSHMEM segfaults in its own finalize unless its one-sided layer is UCX. Its
 # collectives go through its MPI layer, which would reach the other "node" (this same host) by

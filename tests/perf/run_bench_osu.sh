@@ -16,6 +16,8 @@
 # round trip, memcpy) on one node, ucx_perftest's or the provider's (fi_pingpong, ofi_floor.c)
 # between nodes. A summary per benchmark then says where Strata is behind.
 # OSU_BENCHMARKS, when set, names the benchmarks to run (e.g. "put_mr collect").
+# Between nodes each node's processes are bound to a CPU of their own (BENCH_BIND=0: not), as on
+# two machines; a PE's progress thread shares its CPU.
 # Ends with one machine-readable line "BENCH_OSU {...}".
 # Usage: run_bench_osu.sh BUILDDIR SRCDIR OSU_TARBALL node|ucx|ofi [RUNS]
 set -u
@@ -32,6 +34,7 @@ case $where in node | ucx | ofi) ;; *) echo "run_bench_osu.sh: node, ucx or ofi,
 work=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-osu.XXXXXX")
 chmod 755 "$work" # munged wants every directory above its socket open to all
 cluster=$work/cluster
+[ "$where" = node ] || BENCH_BIND=${BENCH_BIND:-1}
 . "$src/tests/perf/bench_lib.sh"
 trap 'bash "$src/tests/cluster/slurm_nodes.sh" stop "$cluster"; rm -rf "$work"' EXIT
 bench_lib_init
@@ -141,6 +144,7 @@ rate=$(median rate_per_s "$work/limits.txt")
 echo "OSU OpenSHMEM benchmarks, 2 PEs ($where): floors ${round_trip} us round trip," \
     "${bandwidth} MB/s, ${rate:--} small messages/s; medians of $runs alternated runs"
 [ -s "$work/failed.txt" ] && sed 's/^/a run that did not finish: /' "$work/failed.txt"
+[ ${#node_cpu[@]} -gt 0 ] && echo "bound: each node's processes to a CPU of its own"
 printf '%-28s %12s %12s %9s %12s %9s %17s %11s\n' "figure" "Strata" "floor" "/floor" "Open MPI" \
     "/OpenMPI" "runs" "OMPI/floor"
 json="\"where\": \"$where\", \"round_trip_us\": $(json_num "$round_trip"), \"bandwidth_MBps\": $(json_num "$bandwidth"), \"rate_per_s\": $(json_num "$rate")"
