@@ -19,6 +19,7 @@ int route_table_compute(const struct route_inputs *in, struct route_table *table
     }
     table->here = kind_can(in->kind, KIND_CAP_LOAD_STORE) ? ROUTE_LOAD_STORE : ROUTE_KIND_COPY;
     table->elsewhere = in->transport_reaches ? ROUTE_TRANSPORT : ROUTE_OWNER;
-    table->cpu_atomics = all_here && table->here == ROUTE_LOAD_STORE;
+    int transport_cpu = in->transport_reaches && in->transport_cpu_atomics;
+    table->cpu_atomics = (all_here || transport_cpu) && table->here == ROUTE_LOAD_STORE;
     return 0;
 }

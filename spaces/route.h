@@ -59,15 +59,17 @@ struct route_inputs {
     const unsigned char
         *node_peer; /* per world PE: on this node and attachable (node mapping on) */
     const struct kind_ops *kind;
-    int transport_reaches; /* the transport registered this region's memory type */
+    int transport_reaches;     /* the transport registered this region's memory type */
+    int transport_cpu_atomics; /* its atomics are CPU instructions at the target */
 };
 
 /* Decides how table's PEs are reached, from in and the table's copies and members: its own copy
  * and node peers' where the kind lets them attach it, the transport or the owner for the other
  * members. Atomics on a space are CPU instructions only when every member reaches every other by
- * load/store: were one of them to use the transport (a NIC, or a target's progress engine), CPU
- * instructions would not be atomic with respect to it. Returns 0, or -1 when a member cannot be
- * reached at all (no transport and no attachment) or has a copy it must not be reached by. */
+ * load/store, or the transport's atomics are CPU instructions at their target too: were one of
+ * them to use a NIC's atomics, CPU instructions would not be atomic with respect to it. Returns 0,
+ * or -1 when a member cannot be reached at all (no transport and no attachment) or has a copy it
+ * must not be reached by. */
 int route_table_compute(const struct route_inputs *in, struct route_table *table);
 
 #endif

@@ -198,6 +198,7 @@ int transport_init(const struct transport_config *config, struct transport **out
         goto fail;
     t->ops->query(t->net, &attr);
     t->atomics = attr.atomics && !config->atomics_by_message;
+    t->network_cpu_atomics = attr.cpu_atomics;
     /* Where a fence is a round trip, a put-with-signal goes as one message, whose target performs
      * the put and then the signal, if its handler's update of the signal word is atomic with
      * every other: the network's atomics are the CPU's too, or they go by message as well. Only
@@ -239,6 +240,11 @@ int transport_reaches_memory(struct transport *t, enum transport_mem_type type)
 static void transport_region_name(const struct transport *t, int id, char *name, size_t len)
 {
     snprintf(name, len, "transport.key.%d.%u", id, t->regions[id].generation);
+}
+
+int transport_cpu_atomics(struct transport *t)
+{
+    return !t->atomics || t->network_cpu_atomics;
 }
 
 int transport_region_register(struct transport *t, int id, unsigned generation, void *base,

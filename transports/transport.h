@@ -100,6 +100,10 @@ void transport_worker_release(struct transport_worker *w);
 enum transport_mem_type { TRANSPORT_MEM_HOST, TRANSPORT_MEM_CUDA, TRANSPORT_MEM_ROCM };
 /* Whether t registers and reaches memory of that type. */
 int transport_reaches_memory(struct transport *t, enum transport_mem_type type);
+/* Whether every atomic t performs on host memory is done by its target's CPU with the CPU's
+ * atomic instructions (the network's emulated atomics, or the targets' handlers), so that PEs may
+ * update a word both through t and by their own CPU atomics. */
+int transport_cpu_atomics(struct transport *t);
 
 /* A region's key as peers read it (what a peer needs to reach the region): its length (0: none)
  * and its bytes. */

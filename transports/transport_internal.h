@@ -109,8 +109,9 @@ struct transport {
     void (*served_hook)(void);
     struct transport_worker *workers; /* the default worker first */
     pthread_mutex_t workers_lock;
-    unsigned batch_hints; /* workers whose batch_hint is on */
-    int atomics;          /* the network's own (network_attr) */
+    unsigned batch_hints;    /* workers whose batch_hint is on */
+    int atomics;             /* the network's own (network_attr) */
+    int network_cpu_atomics; /* network_attr's cpu_atomics */
     /* Puts-with-signal of up to signal_message_max bytes go as one message (transport_init) */
     int signals_by_message;
     size_t signal_message_max;

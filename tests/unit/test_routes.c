@@ -24,7 +24,7 @@ struct expected {
 /* Computes the table of a region whose copies are attached as node mapping and the kind allow,
  * and checks every PE's route. */
 static void check(const char *what, const struct kind_ops *kind, int node_direct, int transport,
-                  struct expected want)
+                  int transport_cpu_atomics, struct expected want)
 {
     const unsigned char member[N_PES] = {1, 1, 1, 0};
     unsigned char node_peer[N_PES] = {node_direct, 0, 0, 0};
@@ -32,7 +32,7 @@ static void check(const char *what, const struct kind_ops *kind, int node_direct
     attached[ME] = copies[ME];
     if (node_direct && kind_can(kind, KIND_CAP_PEER_ATTACH))
         attached[0] = copies[0];
-    struct route_inputs in = {ME, N_PES, node_peer, kind, transport};
+    struct route_inputs in = {ME, N_PES, node_peer, kind, transport, transport_cpu_atomics};
     struct route_table table = {attached, member, ROUTE_NONE, ROUTE_NONE, 0};
     for (int pe = 0; pe < N_PES; pe++)
         UNIT_CHECK(route_of(&table, pe).kind == ROUTE_NONE, "%s: PE %d routed before computed",
@@ -70,8 +70,18 @@ int main(void)
                           T = ROUTE_TRANSPORT, O = ROUTE_OWNER;
     /* Host memory: node peers by load/store, others through the transport; CPU atomics only
      * while no member needs the transport. */
-    check("host, node mapping, transport", &kind_host, 1, 1, (struct expected){{L, L, T, N}, 0});
-    check("host, no node mapping", &kind_host, 0, 1, (struct expected){{T, L, T, N}, 0});
+    check("host, node mapping, transport", &kind_host, 1, 1, 0, (struct expected){{L, L, T, N}, 0});
+    check("host, no node mapping", &kind_host, 0, 1, 0, (struct expected){{T, L, T, N}, 0});
+    /* Unless the transport's atomics are the target CPU's too: then every member's are, and node
+     * peers' stay CPU instructions; not through an owner, nor on a kind that copies. */
+    check("host, transport with CPU atomics", &kind_host, 1, 1, 1,
+          (struct expected){{L, L, T, N}, 1});
+    check("host, CPU atomics, no node mapping", &kind_host, 0, 1, 1,
+          (struct expected){{T, L, T, N}, 1});
+    check("host, CPU atomics, transport does not reach it", &kind_host, 1, 0, 1,
+          (struct expected){{L, L, O, N}, 0});
+    check("IPC kind, transport with CPU atomics", &fake_ipc, 1, 1, 1,
+          (struct expected){{K, K, T, N}, 0});
     /* A job whose members all share the node: no transport needed, CPU atomics everywhere. */
     {
         const unsigned char all_here[N_PES] = {1, 1, 0, 0};
@@ -88,13 +98,14 @@ int main(void)
     }
     /* The test device: no attach, no transport registration: the owner performs everything
      * but this PE's own, which its kind copies. */
-    check("test device, transport", &kind_testdev, 1, 0, (struct expected){{O, K, O, N}, 0});
-    check("test device, no node mapping", &kind_testdev, 0, 0, (struct expected){{O, K, O, N}, 0});
+    check("test device, transport", &kind_testdev, 1, 0, 0, (struct expected){{O, K, O, N}, 0});
+    check("test device, no node mapping", &kind_testdev, 0, 0, 0,
+          (struct expected){{O, K, O, N}, 0});
     /* IPC-capable device memory: a node peer attached for the kind's copy engine; off the node
      * the transport when it reaches the memory type, else the owner. */
-    check("IPC kind, transport reaches it", &fake_ipc, 1, 1, (struct expected){{K, K, T, N}, 0});
-    check("IPC kind, transport does not", &fake_ipc, 1, 0, (struct expected){{K, K, O, N}, 0});
-    check("IPC kind, no node mapping", &fake_ipc, 0, 1, (struct expected){{T, K, T, N}, 0});
+    check("IPC kind, transport reaches it", &fake_ipc, 1, 1, 0, (struct expected){{K, K, T, N}, 0});
+    check("IPC kind, transport does not", &fake_ipc, 1, 0, 0, (struct expected){{K, K, O, N}, 0});
+    check("IPC kind, no node mapping", &fake_ipc, 0, 1, 0, (struct expected){{T, K, T, N}, 0});
     /* A route that needs an attachment it does not have is an error, not a wild pointer; so is
      * a copy of a PE that is reached otherwise, or of a PE outside the space. */
     const unsigned char member[N_PES] = {1, 1, 1, 0};
