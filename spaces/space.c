@@ -196,8 +196,13 @@ static int region_attach_peers(const struct space_job *job, struct region *regio
     memcpy(attachable, node_peer, (size_t)job->n_pes);
     int rc = region_attach(job, region, attachable, handle_of, arg);
     struct route_inputs in = {
-        job->my_pe,   job->n_pes,         attachable,
-        region->kind, region->registered, job->transport && transport_cpu_atomics(job->transport)};
+        .my_pe = job->my_pe,
+        .n_pes = job->n_pes,
+        .node_peer = attachable,
+        .kind = region->kind,
+        .transport_reaches = region->registered,
+        .transport_cpu_atomics = job->transport && transport_cpu_atomics(job->transport),
+    };
     if (!rc && route_table_compute(&in, &region->routes)) {
         log_error("spaces", "region %d has a member this PE cannot reach", region->id);
         rc = -1;
