@@ -633,13 +633,13 @@ int transport_message(struct transport_worker *w, int pe, unsigned kind, const v
                            offsetof(struct am_message_header, header) + header_len, data, len, 0);
 }
 
-/* Raises a peer's confirmed count to what a flush confirmed (another thread's flush may have
- * confirmed more meanwhile). */
-static void am_confirm(struct transport_peer *peer, uint32_t posted)
+/* Raises a confirmed count to what a flush confirmed (another thread's flush may have confirmed
+ * more meanwhile). */
+static void am_confirm(uint32_t *confirmed, uint32_t posted)
 {
-    uint32_t seen = __atomic_load_n(&peer->confirmed, __ATOMIC_ACQUIRE);
+    uint32_t seen = __atomic_load_n(confirmed, __ATOMIC_ACQUIRE);
     while ((int32_t)(posted - seen) > 0 &&
-           !__atomic_compare_exchange_n(&peer->confirmed, &seen, posted, 0, __ATOMIC_ACQ_REL,
+           !__atomic_compare_exchange_n(confirmed, &seen, posted, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE))
         ;
 }
@@ -669,7 +669,7 @@ static int am_flush_batch(struct transport_worker *w, const int *pes, size_t n)
     }
     TRANSPORT_WAIT_WHILE(w, __atomic_load_n(&unanswered, __ATOMIC_ACQUIRE));
     for (size_t i = 0; i < n; i++)
-        am_confirm(&w->peers[pes[i]], posted[i]);
+        am_confirm(&w->peers[pes[i]].confirmed, posted[i]);
     return rc;
 }
 
@@ -679,10 +679,15 @@ int am_flush(struct transport_worker *w, int pe)
         return -1;
     if (pe >= 0)
         return am_flush_batch(w, &pe, 1);
+    uint32_t posted = __atomic_load_n(&w->posted_all, __ATOMIC_ACQUIRE);
+    if (posted == __atomic_load_n(&w->confirmed_all, __ATOMIC_ACQUIRE))
+        return 0;
     size_t n = __atomic_load_n(&w->n_connected, __ATOMIC_ACQUIRE);
     int rc = 0;
     for (size_t first = 0; first < n; first += TRANSPORT_FLUSH_BATCH)
         rc |= am_flush_batch(w, w->connected + first,
                              n - first < TRANSPORT_FLUSH_BATCH ? n - first : TRANSPORT_FLUSH_BATCH);
+    if (!rc)
+        am_confirm(&w->confirmed_all, posted);
     return rc;
 }

@@ -93,12 +93,19 @@ static void progress_thread_keep_away(struct transport *t)
 /* Calls that need no wait keep the thread away as waits do, but progress nothing: a PE spinning
  * on them (test_lock on a lock whose queue it holds) would serve no peer, nor let its thread do
  * so, and the peer it waits for could be waiting for it. So such calls progress the workers
- * peers' requests reach, once every interval. */
+ * peers' requests reach, once every interval. A look comes at least an interval after the one
+ * before, so counting such calls twice an interval is enough to keep the thread away, and spares
+ * an atomic on a word all the PE's threads share per operation. */
 void transport_progress_called(struct transport_worker *w)
 {
     struct transport_progress *p = &w->t->progress;
-    progress_thread_keep_away(w->t);
     long long now_ns = wait_now_ns();
+    if (now_ns < __atomic_load_n(&p->called_due_ns, __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&p->called_due_ns, now_ns + (long long)p->interval_us * 1000 / 2,
+                     __ATOMIC_RELAXED);
+    if (__atomic_load_n(&p->running, __ATOMIC_RELAXED))
+        progress_thread_keep_away(w->t);
     if (now_ns < __atomic_load_n(&p->called_progress_due_ns, __ATOMIC_RELAXED))
         return;
     __atomic_store_n(&p->called_progress_due_ns, now_ns + PROGRESS_CALLED_EVERY_NS,

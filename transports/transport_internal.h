@@ -45,6 +45,9 @@ struct transport_worker {
      * owner can touch (a fence waits for them), and to peers reached by message (only a flush
      * does: their lane keeps them in order). */
     uint64_t am_unacked, puts_unacked;
+    /* Operations sent by message to any peer, and how many a flush of every peer has confirmed:
+     * equal, such a flush has nothing to ask (no walk over the connected peers). */
+    uint32_t posted_all, confirmed_all;
     /* Chunks of non-blocking gets from peers reached by message not yet answered (a flush
      * waits for them), and whether a target failed one since the last flush. */
     uint64_t gets_unanswered;
@@ -84,7 +87,8 @@ struct transport_progress {
     int timer_fd;                     /* the thread's next look, pushed back by the PE's waits */
     long long look_due_ns;            /* when it is set to come (wait_now_ns) */
     long long push_spacing_ns;        /* how far a wait pushes it back beyond the longest pause */
-    long long called_progress_due_ns; /* when a call that needed no wait progresses next */
+    long long called_due_ns;          /* when a call that needed no wait is counted next */
+    long long called_progress_due_ns; /* when such a call progresses next */
 };
 
 struct bulk_lane;
@@ -205,6 +209,7 @@ int am_wait_answers(struct transport_worker *w);
 static inline void am_posted(struct transport_worker *w, int pe)
 {
     __atomic_add_fetch(&w->peers[pe].posted, 1, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&w->posted_all, 1, __ATOMIC_RELEASE);
     transport_count_issued(w);
 }
 /* Waits until every operation of w to pe (every peer when pe < 0) reached by message and issued
