@@ -7,7 +7,9 @@ bench_lib_init() {
     ompi_cc=/usr/bin/oshcc
     ompi_run=/usr/bin/oshrun
     have_ompi=0
-    [ -x "$ompi_cc" ] && [ -x "$ompi_run" ] && have_ompi=1
+    # openmpi-bin alone installs the wrappers without the headers they compile against.
+    [ -x "$ompi_cc" ] && [ -x "$ompi_run" ] &&
+        echo '#include <shmem.h>' | "$ompi_cc" -E -x c - >/dev/null 2>&1 && have_ompi=1
     [ "$have_ompi" = 1 ] ||
         echo "Open MPI OSHMEM not installed (apt-get install openmpi-bin libopenmpi-dev): Strata figures only"
 }
