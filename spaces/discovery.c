@@ -2,7 +2,7 @@
 /* Device discovery (discovery.h). */
 #include "discovery.h"
 
-#include "runtimes/runtime.h"
+#include "runtimes/device_runtime.h"
 
 #include <hwloc.h>
 #include <stdlib.h>
@@ -220,9 +220,9 @@ int discovery_run(const struct discovery_job *job, struct discovery *d, char *er
 
 enum device_family discovery_program_runtime(const struct discovery *d)
 {
-    return runtime_cuda_in_process(d->job.cuda_driver)  ? DEVICE_FAMILY_CUDA
-           : runtime_hip_in_process(d->job.hip_runtime) ? DEVICE_FAMILY_HIP
-                                                        : DEVICE_FAMILIES;
+    return device_runtime_cuda_in_process(d->job.cuda_driver)  ? DEVICE_FAMILY_CUDA
+           : device_runtime_hip_in_process(d->job.hip_runtime) ? DEVICE_FAMILY_HIP
+                                                               : DEVICE_FAMILIES;
 }
 
 int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen)
@@ -234,10 +234,11 @@ int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen)
     struct device test = d->devices[0];
     int had_test = d->n_devices > 0;
     int program_cuda = -1, program_hip = -1;
-    int n = runtime_cuda_probe(d->job.cuda_driver, d->devices, DISCOVERY_MAX_DEVICES - 1,
-                               &program_cuda, d->absent[DEVICE_FAMILY_CUDA], sizeof(d->absent[0]));
-    n += runtime_hip_probe(d->job.hip_runtime, d->devices + n, DISCOVERY_MAX_DEVICES - 1 - n,
-                           &program_hip, d->absent[DEVICE_FAMILY_HIP], sizeof(d->absent[0]));
+    int n = device_runtime_cuda_probe(d->job.cuda_driver, d->devices, DISCOVERY_MAX_DEVICES - 1,
+                                      &program_cuda, d->absent[DEVICE_FAMILY_CUDA],
+                                      sizeof(d->absent[0]));
+    n += device_runtime_hip_probe(d->job.hip_runtime, d->devices + n, DISCOVERY_MAX_DEVICES - 1 - n,
+                                  &program_hip, d->absent[DEVICE_FAMILY_HIP], sizeof(d->absent[0]));
     if (had_test) {
         d->devices[n] = test;
         d->chosen[DEVICE_FAMILY_TEST] = &d->devices[n];

@@ -4,14 +4,14 @@
  * A region is one range of symmetric memory: the same size on every member PE, and the same id,
  * which names it to the transport. A space owns a heap region and its allocator; the default
  * space's library companion also owns the program's static data. Each region carries a route to
- * every member (route.h). The registry maps an address to its region. */
+ * every member (route_table.h). The registry maps an address to its region. */
 #ifndef STRATA_SPACE_H
 #define STRATA_SPACE_H
 
 #include "../transports/transport.h"
 #include "heap.h"
 #include "kinds/kind.h"
-#include "route.h"
+#include "route_table.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "amo.h"
 
-#include "route.h"
+#include "route_target.h"
 #include "staged.h"
 
 static uint64_t amo_transport(struct transport_worker *t, const char *routine,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Atomic operations on symmetric words, by the route of the target (spaces/route.h): CPU
+/* Atomic operations on symmetric words, by the route of the target (spaces/route_table.h): CPU
  * instructions where the route allows them, the transport's atomics, or the kind's copy engine
  * and the owner for device memory. Used by signals and the internal barrier too. */
 #ifndef STRATA_AMO_H

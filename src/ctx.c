@@ -2,7 +2,7 @@
 /* Communication contexts (1.6 section 9.5): each has its own transport worker, so quiet on one
  * completes only its own operations, and a team whose numbering its PE arguments use. */
 #include "../transports/transport.h"
-#include "route.h"
+#include "route_target.h"
 #include "team.h"
 
 #include <stdlib.h>

@@ -13,7 +13,7 @@
  * routed by the space's coherence rule, so the lock works across nodes as well. */
 #include "amo.h"
 #include "lock_home.h"
-#include "route.h"
+#include "route_target.h"
 
 #define LOCK_WAITING 0x80000000u
 #define LOCK_NEXT_MASK 0x7fffffffu

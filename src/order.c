@@ -2,7 +2,7 @@
 /* Memory ordering and whole-job synchronization (1.6 sections 9.9 and 9.11). */
 #include "../transports/transport.h"
 #include "amo.h"
-#include "route.h"
+#include "route_target.h"
 #include "runtime.h"
 #include "team.h"
 

@@ -6,7 +6,7 @@
 #include "../transports/transport.h"
 #include "amo.h"
 #include "mailbox.h"
-#include "route.h"
+#include "route_target.h"
 #include "staged.h"
 
 #include <string.h>

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* RMA and atomics that the CPU cannot do with a load or a store: a target reached by the kind's
- * copy engine or by its owner (spaces/route.h), or a local buffer in device memory (symmetric or
- * the program's own). Bytes move through the kinds' copy functions and host bounce buffers; a
+ * copy engine or by its owner (spaces/route_table.h), or a local buffer in device memory (symmetric
+ * or the program's own). Bytes move through the kinds' copy functions and host bounce buffers; a
  * target reached through its owner performs the operation itself, from its progress engine, on
  * an active message (transport.h). */
 #ifndef STRATA_STAGED_H
 #define STRATA_STAGED_H
 
 #include "../transports/transport.h"
-#include "route.h"
+#include "route_target.h"
 
 /* A put or get on any route, with a local buffer of a kind (NULL: host memory), on ctx (whose
  * queue the kinds' writes go on). Completes before it returns, but for a write into a target's

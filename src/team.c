@@ -6,7 +6,7 @@
 
 #include "amo.h"
 #include "mailbox.h"
-#include "route.h"
+#include "route_target.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 /* Resolving the CUDA driver's entry points (cuda_driver.h). */
 #include "cuda_driver.h"
 
-#include "../runtimes/runtime.h"
+#include "../runtimes/device_runtime.h"
 
 #include <stdio.h>
 
@@ -15,15 +15,15 @@ static int cuda_loaded;
 
 int cuda_driver_load(const char *path, char *why, size_t whylen)
 {
-    static const struct runtime_symbol symbols[] = {
+    static const struct device_runtime_symbol symbols[] = {
 #define CUDA_DRIVER_SYMBOL(fn) {CUDA_SYMBOL(fn), (void **)&cuda.fn},
         CUDA_DRIVER_CALLS(CUDA_DRIVER_SYMBOL)
 #undef CUDA_DRIVER_SYMBOL
     };
     if (cuda_loaded)
         return 0;
-    if (runtime_bind(runtime_cuda_open(path), path ? path : "libcuda.so.1", symbols,
-                     sizeof(symbols) / sizeof(symbols[0]), "the CUDA driver", why, whylen))
+    if (device_runtime_bind(device_runtime_cuda_open(path), path ? path : "libcuda.so.1", symbols,
+                            sizeof(symbols) / sizeof(symbols[0]), "the CUDA driver", why, whylen))
         return -1;
     CUresult rc = cuda.cuInit(0);
     if (rc != CUDA_SUCCESS) {

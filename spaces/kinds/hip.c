@@ -12,7 +12,7 @@
  * HIP heaps take the owner route (only the owner updates its words, reading, modifying and writing
  * them through copies under a lock; node peers ask it to), reductions on them are staged through
  * host memory, and each write of a batch is a copy of its own. */
-#include "../runtimes/runtime.h"
+#include "../runtimes/device_runtime.h"
 #include "gpu.h"
 
 #include <hip/hip_runtime_api.h>
@@ -78,15 +78,16 @@ static int hip_stream_priority; /* the device's greatest */
  * the process. */
 static int hip_load(const char *path, char *why, size_t whylen)
 {
-    static const struct runtime_symbol symbols[] = {
+    static const struct device_runtime_symbol symbols[] = {
 #define HIP_RUNTIME_SYMBOL(fn) {#fn, (void **)&hip.fn},
         HIP_RUNTIME_CALLS(HIP_RUNTIME_SYMBOL)
 #undef HIP_RUNTIME_SYMBOL
     };
     if (hip_loaded)
         return 0;
-    if (runtime_bind(runtime_hip_open(path), path && *path ? path : RUNTIME_HIP_SONAMES, symbols,
-                     sizeof(symbols) / sizeof(symbols[0]), "the HIP runtime", why, whylen))
+    if (device_runtime_bind(device_runtime_hip_open(path),
+                            path && *path ? path : DEVICE_RUNTIME_HIP_SONAMES, symbols,
+                            sizeof(symbols) / sizeof(symbols[0]), "the HIP runtime", why, whylen))
         return -1;
     int version = 0;
     hipError_t rc = hip.hipRuntimeGetVersion(&version);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A memory kind: where a space's memory lives, what may touch it and how bytes reach it. Each
- * kind is one const table in its own file; the route of every region and peer (spaces/route.h)
- * follows from its capabilities, and nothing outside spaces/ asks which kind a region is. */
+ * kind is one const table in its own file; the route of every region and peer
+ * (spaces/route_table.h) follows from its capabilities, and nothing outside spaces/ asks which kind
+ * a region is. */
 #ifndef STRATA_KIND_H
 #define STRATA_KIND_H
 

@@ -4,7 +4,7 @@
  * relative to wherever the program was started: a library planted in it would run inside every
  * PE. When the path has such an entry the runtime is looked for by full path instead, in the
  * path's absolute entries, then in the directories the system's loader is configured with. */
-#include "runtime.h"
+#include "device_runtime.h"
 
 #include <dlfcn.h>
 #include <glob.h>
@@ -72,7 +72,7 @@ static void *open_in_system_dirs(const char *soname)
     return lib ? lib : open_in_list("/lib64:/usr/lib64:/lib:/usr/lib", soname);
 }
 
-int runtime_in_process(const char *file)
+int device_runtime_in_process(const char *file)
 {
     void *lib = dlopen(file, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
     if (lib)
@@ -80,7 +80,7 @@ int runtime_in_process(const char *file)
     return lib != NULL;
 }
 
-void *runtime_library_open(const char *soname)
+void *device_runtime_library_open(const char *soname)
 {
     const char *path = getenv("LD_LIBRARY_PATH");
     if (!path || !*path || path_is_absolute(path))
@@ -89,8 +89,8 @@ void *runtime_library_open(const char *soname)
     return lib ? lib : open_in_system_dirs(soname);
 }
 
-int runtime_bind(void *lib, const char *file, const struct runtime_symbol *symbols, size_t count,
-                 const char *runtime, char *why, size_t whylen)
+int device_runtime_bind(void *lib, const char *file, const struct device_runtime_symbol *symbols,
+                        size_t count, const char *runtime, char *why, size_t whylen)
 {
     if (!lib) {
         snprintf(why, whylen, "%s not loadable", file);

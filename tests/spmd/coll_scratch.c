@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Reductions leave no large private memory behind (src/coll_reduce.c): a thread that reduced
+/* Reductions leave no large private memory behind (src/coll/coll_reduce.c): a thread that reduced
  * and exited has given its scratch back, and a reduction whose scratch is above the 64 MiB the
  * library keeps between calls frees it on return. In place, a reduction on one node combines
  * through scratch as large as the vector, and through the transport on a team of two through

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Route tables (spaces/route.h), computed without a launcher: for a host kind, the test device
- * kind and a fake device kind whose node peers attach it by IPC handles, with members on this
- * node and on another, node mapping on and off, and with and without a transport that reaches
+/* Route tables (spaces/route_table.h), computed without a launcher: for a host kind, the test
+ * device kind and a fake device kind whose node peers attach it by IPC handles, with members on
+ * this node and on another, node mapping on and off, and with and without a transport that reaches
  * the kind's memory. PE 1 computes; PEs 0 and 1 share its node, 2 and 3 are elsewhere; PE 3 is
  * not a member. */
-#include "route.h"
+#include "route_table.h"
 #include "unit.h"
 
 #include <string.h>

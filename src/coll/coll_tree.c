@@ -2,9 +2,9 @@
 /* Broadcast, collect and alltoall for any placement: every transfer is a put (a copy when the
  * target is mapped) and every wait is on this PE's own channel counters, so nothing polls remote
  * memory. */
+#include "../mailbox.h"
+#include "../route_target.h"
 #include "coll.h"
-#include "mailbox.h"
-#include "route.h"
 
 #include <stdlib.h>
 #include <string.h>

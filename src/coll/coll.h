@@ -19,7 +19,7 @@
 #ifndef STRATA_COLL_H
 #define STRATA_COLL_H
 
-#include "team.h"
+#include "../team.h"
 
 #include <stddef.h>
 #include <stdint.h>

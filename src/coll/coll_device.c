@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Collectives on device memory (coll.h). */
+#include "../route_target.h"
 #include "coll.h"
-#include "route.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Route tables (route.h). */
-#include "route.h"
+#include "route_table.h"
 
 /* Whether this PE reaches pe's copy itself: its own, or a node peer's that the kind attaches. */
 static int route_here(const struct route_inputs *in, int pe)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* HIP devices through libamdhip64, the newest the node has (ROCm 7, 6, then 5). Never linked:
  * without ROCm or an AMD GPU there are simply no HIP devices. */
-#include "runtime.h"
+#include "device_runtime.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -26,30 +26,30 @@ static const char *const hip_sonames[] = {"libamdhip64.so.7", "libamdhip64.so.6"
                                           "libamdhip64.so.5"};
 #define HIP_SONAMES (sizeof(hip_sonames) / sizeof(hip_sonames[0]))
 
-void *runtime_hip_open(const char *runtime_path)
+void *device_runtime_hip_open(const char *runtime_path)
 {
     if (runtime_path && *runtime_path)
         return dlopen(runtime_path, RTLD_NOW | RTLD_LOCAL);
     void *lib = NULL;
     for (size_t i = 0; i < HIP_SONAMES && !lib; i++)
-        lib = runtime_library_open(hip_sonames[i]);
+        lib = device_runtime_library_open(hip_sonames[i]);
     return lib;
 }
 
-int runtime_hip_in_process(const char *runtime_path)
+int device_runtime_hip_in_process(const char *runtime_path)
 {
     if (runtime_path && *runtime_path)
-        return runtime_in_process(runtime_path);
+        return device_runtime_in_process(runtime_path);
     for (size_t i = 0; i < HIP_SONAMES; i++)
-        if (runtime_in_process(hip_sonames[i]))
+        if (device_runtime_in_process(hip_sonames[i]))
             return 1;
     return 0;
 }
 
-int runtime_hip_probe(const char *runtime_path, struct device *out, int max, int *program_device,
-                      char *why, size_t whylen)
+int device_runtime_hip_probe(const char *runtime_path, struct device *out, int max,
+                             int *program_device, char *why, size_t whylen)
 {
-    void *lib = runtime_hip_open(runtime_path);
+    void *lib = device_runtime_hip_open(runtime_path);
     if (!lib) {
         snprintf(why, whylen, "%s not loadable",
                  runtime_path && *runtime_path ? runtime_path : "libamdhip64");

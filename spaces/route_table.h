@@ -10,8 +10,8 @@
  *   transport   the transport reaches it, with the key the region was registered with
  *   owner       the owner performs the operation through its kind, on an active message
  *   none        the PE is not a member of the region's space */
-#ifndef STRATA_ROUTE_H
-#define STRATA_ROUTE_H
+#ifndef STRATA_ROUTE_TABLE_H
+#define STRATA_ROUTE_TABLE_H
 
 #include "kinds/kind.h"
 

@@ -8,42 +8,42 @@
 #include "../discovery.h"
 
 /* dlopen of a runtime's soname that never takes it from the current directory (library.c). */
-void *runtime_library_open(const char *soname);
+void *device_runtime_library_open(const char *soname);
 /* Whether the program has loaded the library file names (a soname, or a path) itself: nothing is
  * loaded by asking. */
-int runtime_in_process(const char *file);
+int device_runtime_in_process(const char *file);
 
 /* An entry point of a runtime and where its address goes. */
-struct runtime_symbol {
+struct device_runtime_symbol {
     const char *name;
     void **slot;
 };
 /* Resolves every symbol of lib (as opened: NULL when it could not be, named by file in messages)
  * into its slot. Returns 0, or -1 with the reason in why ("<file> not loadable", "<runtime> lacks
  * <name>"). */
-int runtime_bind(void *lib, const char *file, const struct runtime_symbol *symbols, size_t count,
-                 const char *runtime, char *why, size_t whylen);
+int device_runtime_bind(void *lib, const char *file, const struct device_runtime_symbol *symbols,
+                        size_t count, const char *runtime, char *why, size_t whylen);
 
 /* The CUDA driver: the file driver_path names (a testing knob's stand-in for the driver), else
  * libcuda.so.1; NULL when it cannot be loaded. */
-void *runtime_cuda_open(const char *driver_path);
+void *device_runtime_cuda_open(const char *driver_path);
 
 /* Whether the program has the CUDA driver (or the stand-in driver_path names) loaded already. */
-int runtime_cuda_in_process(const char *driver_path);
+int device_runtime_cuda_in_process(const char *driver_path);
 
 /* Appends up to max devices to out; returns how many, or 0 with the reason in why. Where the
  * program has chosen a device on the calling thread (a context current), *program_device is its
  * ordinal; it is left alone otherwise. */
-int runtime_cuda_probe(const char *driver_path, struct device *out, int max, int *program_device,
-                       char *why, size_t whylen);
+int device_runtime_cuda_probe(const char *driver_path, struct device *out, int max,
+                              int *program_device, char *why, size_t whylen);
 /* The HIP runtime: the file runtime_path names (a testing knob's stand-in), else the newest of
- * RUNTIME_HIP_SONAMES the loader finds; NULL when it cannot be loaded. */
-#define RUNTIME_HIP_SONAMES "libamdhip64.so.7, .so.6 or .so.5"
-void *runtime_hip_open(const char *runtime_path);
+ * DEVICE_RUNTIME_HIP_SONAMES the loader finds; NULL when it cannot be loaded. */
+#define DEVICE_RUNTIME_HIP_SONAMES "libamdhip64.so.7, .so.6 or .so.5"
+void *device_runtime_hip_open(const char *runtime_path);
 /* Whether the program has the HIP runtime (or the stand-in runtime_path names) loaded already. */
-int runtime_hip_in_process(const char *runtime_path);
-/* As runtime_cuda_probe; the program's choice is a device other than 0 set on the thread. */
-int runtime_hip_probe(const char *runtime_path, struct device *out, int max, int *program_device,
-                      char *why, size_t whylen);
+int device_runtime_hip_in_process(const char *runtime_path);
+/* As device_runtime_cuda_probe; the program's choice is a device other than 0 set on the thread. */
+int device_runtime_hip_probe(const char *runtime_path, struct device *out, int max,
+                             int *program_device, char *why, size_t whylen);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA devices through the driver API of libcuda.so.1. Never linked: a machine without the
  * driver (or without a GPU) simply has no CUDA devices. */
-#include "runtime.h"
+#include "device_runtime.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -27,22 +27,22 @@ static int cuda_program_device(void *lib)
     return device;
 }
 
-void *runtime_cuda_open(const char *driver_path)
+void *device_runtime_cuda_open(const char *driver_path)
 {
     if (driver_path && *driver_path)
         return dlopen(driver_path, RTLD_NOW | RTLD_LOCAL);
-    return runtime_library_open("libcuda.so.1");
+    return device_runtime_library_open("libcuda.so.1");
 }
 
-int runtime_cuda_in_process(const char *driver_path)
+int device_runtime_cuda_in_process(const char *driver_path)
 {
-    return runtime_in_process(driver_path && *driver_path ? driver_path : "libcuda.so.1");
+    return device_runtime_in_process(driver_path && *driver_path ? driver_path : "libcuda.so.1");
 }
 
-int runtime_cuda_probe(const char *driver_path, struct device *out, int max, int *program_device,
-                       char *why, size_t whylen)
+int device_runtime_cuda_probe(const char *driver_path, struct device *out, int max,
+                              int *program_device, char *why, size_t whylen)
 {
-    void *lib = runtime_cuda_open(driver_path);
+    void *lib = device_runtime_cuda_open(driver_path);
     if (!lib) {
         snprintf(why, whylen, "%s not loadable",
                  driver_path && *driver_path ? driver_path : "libcuda.so.1");

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Signals of the collectives (coll.h): channel counters for any placement, and published step
  * numbers for the shared-memory algorithms. */
-#include "amo.h"
+#include "../amo.h"
+#include "../route_target.h"
 #include "coll.h"
-#include "route.h"
 
 /* A member waits for every signal sent to it in a call before it leaves the call, so no quiet
  * needs to wait for them (rma_put_signal_watched): a barrier after a collective between two nodes

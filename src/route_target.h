@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Resolving a symmetric address on a target PE to the route that reaches it (spaces/route.h):
+/* Resolving a symmetric address on a target PE to the route that reaches it (spaces/route_table.h):
  * the only place in src/ that decides how to reach a peer. RMA, atomics, signals, waits,
  * shmem_ptr and the collectives read what it gives. */
-#ifndef STRATA_SRC_ROUTE_H
-#define STRATA_SRC_ROUTE_H
+#ifndef STRATA_ROUTE_TARGET_H
+#define STRATA_ROUTE_TARGET_H
 
 #include "runtime.h"
 
