@@ -15,6 +15,8 @@ void *shmemx_test_device_malloc(size_t size)
 void shmemx_test_device_free(void *ptr)
 {
     runtime_require_init("shmemx_test_device_free");
-    if (ptr)
-        kind_testdev_private_free(ptr);
+    if (ptr && kind_testdev_private_free(ptr) && rt.debug)
+        log_error("shmemx_test_device_free",
+                  "%p is not a buffer of shmemx_test_device_malloc (PE %d): nothing freed", ptr,
+                  rt.my_pe);
 }

@@ -186,18 +186,12 @@ void shfree(void *ptr)
 
 /* ---- Allocation in a space (the memory spaces proposal): collective on the space's team,
  * which they synchronize, as shmem_malloc does the world ---- */
-/* The space behind a handle, or NULL for SHMEM_SPACE_INVALID and for PEs outside its team. */
+/* The space behind a handle, or NULL for SHMEM_SPACE_INVALID and for PEs outside its team
+ * (which keep no space of it). */
 static struct space *mem_space(const char *routine, shmem_space_t handle)
 {
     runtime_require_init(routine);
-    struct space *space = space_of_handle(routine, handle);
-    if (!space)
-        return NULL;
-    if (unlikely(!space->member[rt.my_pe])) {
-        log_error(routine, "PE %d is not a member of the space's team", rt.my_pe);
-        return NULL;
-    }
-    return space;
+    return space_of_handle(routine, handle);
 }
 
 void *shmem_space_malloc(shmem_space_t handle, size_t size)

@@ -59,14 +59,32 @@ void space_api_fini(void)
     memset(space_by_id, 0, sizeof(space_by_id));
 }
 
-/* The space of a handle a routine was given; a handle of no live space is reported under
- * SHMEM_DEBUG (the proposal leaves it undefined) and yields NULL, like SHMEM_SPACE_INVALID. */
+/* Per region id, the generation of the last space made there without this PE (0: none). A
+ * non-member keeps nothing else of such a space, and takes no part in its destruction, so a
+ * handle of it stays "not a member's" until the id is taken again. */
+static unsigned space_foreign_generation[SPACE_MAX_ID + 1];
+
+/* Whether handle names a space made without this PE (it may be destroyed since, unknown here). */
+static int space_handle_foreign(shmem_space_t handle)
+{
+    uintptr_t token = (uintptr_t)handle;
+    return (token & 1) && space_foreign_generation[token >> 1 & SPACE_MAX_ID] == token >> 7 &&
+           token >> 7;
+}
+
+/* The space of a handle a routine was given; a handle of no live space, or of a space this PE
+ * is not a member of, is reported under SHMEM_DEBUG (the proposal leaves both undefined) and
+ * yields NULL, like SHMEM_SPACE_INVALID. */
 struct space *space_of_handle(const char *routine, shmem_space_t handle)
 {
     struct space *space = space_from_handle(handle);
-    if (!space && handle != SHMEM_SPACE_INVALID && rt.debug)
+    if (space || handle == SHMEM_SPACE_INVALID || !rt.debug)
+        return space;
+    if (space_handle_foreign(handle))
+        log_error(routine, "PE %d is not a member of the space of handle %p", rt.my_pe, handle);
+    else
         log_error(routine, "space handle %p names no live space (destroyed already?)", handle);
-    return space;
+    return NULL;
 }
 
 static unsigned space_creations; /* world collective: the same count on every PE */
@@ -357,6 +375,8 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
             log_error("shmem_space_create", "no team slot is free for the space's team");
         rc = -1;
     }
+    if (rc == 0)
+        space_foreign_generation[plan.id] = space ? 0 : space_creations;
     if (rc == 0 && space) {
         space_ids_used |= 1ull << plan.id;
         space_by_id[plan.id] = space;
@@ -366,7 +386,8 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
         *team_out = space->team;
     }
     LOG(LOG_MEM, "shmem_space_create", "device type %d, %zu bytes, %d members, region %d: %s",
-        (int)config->device_type, config->size, plan.size, plan.id, rc ? "failed" : "made");
+        config ? (int)config->device_type : -1, config ? config->size : 0, plan.size, plan.id,
+        rc ? "failed" : "made");
     free(plan.members);
     free(plan.member);
     return rc;
@@ -401,20 +422,37 @@ int shmem_space_destroy(shmem_space_t handle)
     return 0;
 }
 
+/* SHMEM_DEBUG: a query's out-pointer is not null (the proposal leaves it undefined). */
+static int space_out_missing(const char *routine, const void *out, const char *name)
+{
+    if (out)
+        return 0;
+    if (rt.debug)
+        log_error(routine, "%s is a null pointer (PE %d)", name, rt.my_pe);
+    return 1;
+}
+
 int shmem_space_get_team(shmem_space_t handle, shmem_team_t *team)
 {
+    runtime_require_init("shmem_space_get_team");
+    if (space_out_missing("shmem_space_get_team", team, "team"))
+        return -1;
+    if (space_handle_foreign(handle)) {
+        *team = SHMEM_TEAM_INVALID; /* a live space of which this PE is not a member */
+        return 0;
+    }
     struct space *space = space_of_handle("shmem_space_get_team", handle);
     if (!space)
         return -1;
-    if (space == rt.default_space)
-        *team = SHMEM_TEAM_WORLD;
-    else
-        *team = space->member[rt.my_pe] ? space->team : SHMEM_TEAM_INVALID;
+    *team = space == rt.default_space ? SHMEM_TEAM_WORLD : space->team;
     return 0;
 }
 
 int shmem_space_get_device_type(shmem_space_t handle, shmem_device_type_t *type)
 {
+    runtime_require_init("shmem_space_get_device_type");
+    if (space_out_missing("shmem_space_get_device_type", type, "type"))
+        return -1;
     struct space *space = space_of_handle("shmem_space_get_device_type", handle);
     if (!space)
         return -1;
@@ -446,6 +484,9 @@ static void space_default_check_addresses(struct space *space)
 
 int shmem_space_get_caps(shmem_space_t handle, shmem_space_cap_t *caps)
 {
+    runtime_require_init("shmem_space_get_caps");
+    if (space_out_missing("shmem_space_get_caps", caps, "caps"))
+        return -1;
     struct space *space = space_of_handle("shmem_space_get_caps", handle);
     if (!space)
         return -1;
@@ -457,7 +498,8 @@ int shmem_space_get_caps(shmem_space_t handle, shmem_space_cap_t *caps)
 
 int shmem_get_space(void *ptr, shmem_space_t *space)
 {
-    if (!ptr)
+    runtime_require_init("shmem_get_space");
+    if (!ptr || space_out_missing("shmem_get_space", space, "space"))
         return -1;
     struct region *region = region_lookup(ptr);
     if (!region) {
@@ -472,7 +514,8 @@ int shmem_get_space(void *ptr, shmem_space_t *space)
 
 int shmem_team_get_space(shmem_team_t team, shmem_space_t *space)
 {
-    if (team == SHMEM_TEAM_INVALID)
+    runtime_require_init("shmem_team_get_space");
+    if (team == SHMEM_TEAM_INVALID || space_out_missing("shmem_team_get_space", space, "space"))
         return -1;
     *space = space_handle(team->space ? team->space : rt.default_space);
     return 0;

@@ -484,8 +484,11 @@ void shmem_team_destroy(shmem_team_t team)
         team_lag_end(team->leaders_part);
     shmem_team_sync(team); /* no member still uses the slot when it is released */
     team_slots_used &= ~(1ull << team->slot);
-    if (team->space)
+    if (team->space) {
         team->space->live_teams--;
+        if (team->space->team == team) /* shmem_space_get_team hands out no dead team */
+            team->space->team = SHMEM_TEAM_INVALID;
+    }
     team_release(team);
     free(team);
 }

@@ -164,9 +164,10 @@ extern const struct kind_ops kind_hip;
 /* As kind_cuda_use (runtime_path NULL: libamdhip64, as hip.c looks for it). A process uses one
  * of the two GPU kinds: the other then refuses to be set up. */
 int kind_hip_use(const struct kind_gpu_setup *setup, char *why, size_t whylen);
-/* The test device's private buffers, as the program allocates them (shmemx.h). */
+/* The test device's private buffers, as the program allocates them (shmemx.h). Freeing
+ * returns -1, and frees nothing, where ptr is not the start of such a buffer. */
 void *kind_testdev_private_alloc(size_t size);
-void kind_testdev_private_free(void *ptr);
+int kind_testdev_private_free(void *ptr);
 
 /* The device kind of a pointer that is no region's, or NULL for host memory. Cheap while no kind
  * that can own private buffers is in use (kind_private_use). */

@@ -101,14 +101,15 @@ static void testdev_queue_drain(const char *dropped_from, size_t dropped_len)
     testdev_queue_tail = &testdev_queue;
 }
 
-/* Forgets the block at base and returns it (a zero block when there is none). Writes still
- * queued land first, except those into the block itself. */
-static struct testdev_block testdev_remove(const void *base)
+/* Forgets the block at base, a private buffer or a heap as private_buffer says, and returns it
+ * (a zero block when there is none). Writes still queued land first, except those into the
+ * block itself. */
+static struct testdev_block testdev_remove(const void *base, int private_buffer)
 {
     struct testdev_block found = {0};
     pthread_mutex_lock(&testdev_lock);
     for (size_t i = 0; i < testdev_count; i++)
-        if (testdev_blocks[i].base == base) {
+        if (testdev_blocks[i].base == base && testdev_blocks[i].private_buffer == private_buffer) {
             found = testdev_blocks[i];
             testdev_blocks[i] = testdev_blocks[--testdev_count];
             break;
@@ -158,7 +159,7 @@ static int testdev_create(const char *prefix, size_t size, struct kind_mem *mem)
 
 static void testdev_destroy(struct kind_mem *mem)
 {
-    struct testdev_block block = testdev_remove(mem->base);
+    struct testdev_block block = testdev_remove(mem->base, 0);
     testdev_unmap(&block);
     mem->base = mem->storage = NULL;
 }
@@ -225,10 +226,11 @@ void *kind_testdev_private_alloc(size_t size)
     return block.base;
 }
 
-void kind_testdev_private_free(void *ptr)
+int kind_testdev_private_free(void *ptr)
 {
-    struct testdev_block block = testdev_remove(ptr);
+    struct testdev_block block = testdev_remove(ptr, 1);
     testdev_unmap(&block);
+    return block.base ? 0 : -1;
 }
 
 const struct kind_ops kind_testdev = {

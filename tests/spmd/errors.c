@@ -3,6 +3,7 @@
  * report with the routine, the PE and the bad value. */
 #include "check.h"
 
+#include <shmemx.h>
 #include <string.h>
 
 /* A routine called before shmem_init, named by mode "before_init:<name>": the library must say
@@ -55,7 +56,80 @@ static void call_before_init(const char *name)
         shmem_long_sum_reduce(SHMEM_TEAM_WORLD, words, words + 2, 1);
     else if (!strcmp(name, "shmem_malloc"))
         shmem_malloc(8);
+    else if (!strcmp(name, "shmem_space_create")) {
+        shmem_space_config_t config = {SHMEM_DEVICE_CPU, 4096, SHMEM_SPACE_FLAG_DEFAULT};
+        shmem_space_t space;
+        shmem_space_create(&config, &space, &team);
+    } else if (!strcmp(name, "shmem_space_malloc"))
+        shmem_space_malloc(SHMEM_SPACE_DEFAULT, 8);
+    else if (!strcmp(name, "shmem_space_get_caps")) {
+        shmem_space_cap_t caps;
+        shmem_space_get_caps(SHMEM_SPACE_DEFAULT, &caps);
+    } else if (!strcmp(name, "shmem_team_get_space")) {
+        shmem_space_t space;
+        shmem_team_get_space(SHMEM_TEAM_WORLD, &space);
+    } else if (!strcmp(name, "shmem_get_space")) {
+        shmem_space_t space;
+        shmem_get_space(&word, &space);
+    }
     fprintf(stderr, "%s returned before shmem_init\n", name);
+}
+
+/* The spaces reference's rules for bad arguments short of ending the job, on 2 PEs with a test
+ * device on PE 0 only (SHMEM_TEST_DEVICE_PES=0), under SHMEM_DEBUG: each is reported by the PE
+ * that made it, returns what the reference says, and harms nothing. */
+static void space_misuse(int me)
+{
+    static shmem_space_t shared_handle;
+    static long static_word;
+    long private_word;
+    shmem_space_config_t config = {SHMEM_DEVICE_GPU, 1 << 16, SHMEM_SPACE_FLAG_DEFAULT};
+    shmem_space_t device = (shmem_space_t)&config, found;
+    shmem_team_t team = SHMEM_TEAM_WORLD;
+    shmem_space_cap_t caps;
+    shmem_device_type_t type;
+    CHECK(shmem_space_create(&config, &device, &team) == 0, "a device space on PE 0");
+    CHECK((me == 0) == (device != SHMEM_SPACE_INVALID), "only PE 0 is a member");
+    /* PE 1 learns PE 0's handle, as a program passing handles around would */
+    if (me == 0)
+        shmem_putmem(&shared_handle, &device, sizeof(device), 1);
+    shmem_barrier_all();
+    if (me == 1) {
+        CHECK(shmem_space_get_team(shared_handle, &team) == 0 && team == SHMEM_TEAM_INVALID,
+              "a non-member's team of a live space is SHMEM_TEAM_INVALID");
+        CHECK(shmem_space_malloc(shared_handle, 64) == NULL, "a non-member allocated");
+        CHECK(shmem_space_get_caps(shared_handle, &caps) != 0, "a non-member's caps");
+    } else {
+        long *block = shmem_space_malloc(device, sizeof(long));
+        CHECK(block != NULL, "PE 0's device block");
+        CHECK(shmem_space_malloc(device, 0) == NULL, "size 0 gives NULL");
+        CHECK(shmem_space_calloc(device, 0, 8) == NULL, "count 0 gives NULL");
+        CHECK(shmem_space_calloc(device, SIZE_MAX / 4, 8) == NULL, "count * size overflows");
+        shmem_space_free(device, &static_word); /* not a block of the space: reported */
+        /* the heap's start is the block's, but no buffer of shmemx_test_device_malloc */
+        shmemx_test_device_free(block);
+        long value = 42, back = 0;
+        shmem_long_put(block, &value, 1, 0);
+        shmem_quiet();
+        shmem_long_get(&back, block, 1, 0);
+        CHECK_EQ(back, 42);
+        shmem_space_free(device, block);
+        CHECK(shmem_space_get_caps(device, NULL) != 0, "caps into NULL");
+        CHECK(shmem_space_get_device_type(device, NULL) != 0, "type into NULL");
+        CHECK(shmem_space_get_team(device, NULL) != 0, "team into NULL");
+        CHECK(shmem_space_get_device_type(device, &type) == 0 && type == SHMEM_DEVICE_GPU,
+              "the device type of the space");
+        shmem_team_destroy(team);
+        CHECK(shmem_space_get_team(device, &team) == 0 && team == SHMEM_TEAM_INVALID,
+              "the space's team, once destroyed, is SHMEM_TEAM_INVALID");
+        CHECK(shmem_space_destroy(device) == 0, "the device space destroyed");
+    }
+    CHECK(shmem_get_space(&private_word, &found) != 0, "a private address has a space");
+    CHECK(shmem_get_space(&shared_handle, NULL) != 0, "space into NULL");
+    CHECK(shmem_team_get_space(SHMEM_TEAM_WORLD, NULL) != 0, "team's space into NULL");
+    CHECK(shmem_team_get_space(SHMEM_TEAM_SHARED, &found) == 0 && found == SHMEM_SPACE_DEFAULT,
+          "SHMEM_TEAM_SHARED's space is the default space");
+    shmem_barrier_all();
 }
 
 int main(int argc, char **argv)
@@ -197,6 +271,8 @@ int main(int argc, char **argv)
         CHECK(*heap == (me + n - 1) % n, "a put in a session with bad hints");
         shmem_free(heap);
     }
+    if (!strcmp(mode, "space_misuse"))
+        space_misuse(me);
     if (!strcmp(mode, "space_outside")) {
         /* a device space on PE 0 only: PE 1 writing into it names the space */
         shmem_space_config_t config = {SHMEM_DEVICE_GPU, 1 << 16, SHMEM_SPACE_FLAG_DEFAULT};

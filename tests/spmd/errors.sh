@@ -126,7 +126,8 @@ for routine in shmem_long_p shmem_long_g shmem_long_put_nbi shmem_long_atomic_fe
     shmem_long_put_signal shmem_signal_fetch shmem_long_wait_until shmem_long_test shmem_quiet \
     shmem_fence shmem_pe_quiet shmem_ptr shmem_addr_accessible shmem_pe_accessible \
     shmem_team_my_pe shmem_team_split_strided shmem_team_sync shmem_team_create_ctx \
-    shmem_long_sum_reduce shmem_malloc; do
+    shmem_long_sum_reduce shmem_malloc shmem_space_create shmem_space_malloc \
+    shmem_space_get_caps shmem_team_get_space shmem_get_space; do
     expect "$routine before shmem_init says so" nonzero "before_init:$routine" <<P
 $routine: called before shmem_init
 0*returned before shmem_init
@@ -151,6 +152,27 @@ P
 expect "null out-pointer of shmem_space_create: named on its PE, creation fails on every PE" 0 space_null_out <<'P'
 PE 0 .*shmem_space_create: space is a null pointer
 PE 1 .*shmem_space_create: team is a null pointer
+P
+expect "NULL space configuration with SHMEM_LOG=mem: logged, no crash" 0 space_null_config SHMEM_LOG=mem <<'P'
+shmem_space_create: device type -1, 0 bytes, 0 members, region [0-9-]*: failed
+P
+expect "misused space routines under SHMEM_DEBUG: each reported on its PE, nothing harmed" 0 space_misuse SHMEM_DEBUG=1 SHMEM_TEST_DEVICE_PES=0 <<'P'
+PE 1 .*shmem_space_malloc: PE 1 is not a member of the space of handle
+PE 1 .*shmem_space_get_caps: PE 1 is not a member of the space of handle
+0*shmem_space_get_team: PE 1 is not a member
+PE 0 .*shmem_space_free: pointer .* was not returned by shmem_space_malloc on this space
+PE 0 .*shmemx_test_device_free: .* is not a buffer of shmemx_test_device_malloc (PE 0): nothing freed
+PE 0 .*shmem_space_get_caps: caps is a null pointer (PE 0)
+PE 0 .*shmem_space_get_device_type: type is a null pointer (PE 0)
+PE 0 .*shmem_space_get_team: team is a null pointer (PE 0)
+2*shmem_get_space: .* is not symmetric memory
+2*shmem_get_space: space is a null pointer
+2*shmem_team_get_space: space is a null pointer
+P
+expect "misused space routines without SHMEM_DEBUG: the same returns, nothing printed" 0 space_misuse SHMEM_TEST_DEVICE_PES=0 <<'P'
+0*not a member
+0*null pointer
+0*not symmetric
 P
 expect "space destroyed twice under SHMEM_DEBUG: reported, the next space unharmed" 0 space_destroy_twice SHMEM_DEBUG=1 <<'P'
 PE 0 .*shmem_space_destroy: space handle .* names no live space
