@@ -2,10 +2,10 @@
 /* Copying into memory that a peer or the program may be watching: the target's copy of a put.
  *
  * memcpy may store a byte more than once: glibc stores a block of 2 to 31 bytes as two
- * overlapping halves, so 4 bytes are the same word stored twice. A PE that saw the first store
- * of a flag and reset the flag before the second saw the flag arrive again, a put it had already
- * consumed (over two nodes, about once in 100,000 rounds of a put, a fence and a flag). So a
- * block of one element, what a shmem_p carries, is stored piece by piece, each byte once. */
+ * overlapping halves, so 4 bytes are the same word stored twice. A PE that sees the first store
+ * of a flag and resets the flag before the second sees the flag arrive again, a put it has
+ * already consumed. So a block of one element, what a shmem_p carries, is stored piece by piece,
+ * each byte once. */
 #ifndef STRATA_COMMON_COPY_H
 #define STRATA_COMMON_COPY_H
 
@@ -15,7 +15,7 @@
 
 /* The longest block stored piece by piece: one element of any type (long double and the
  * complex types take 16 bytes). A put of several elements is no signal its target may consume
- * one element at a time, so it keeps memcpy's speed: the pieces cost a 64-byte put 8 ns more. */
+ * one element at a time, so it keeps memcpy's speed, which storing it piece by piece would lose. */
 #define COPY_ONCE_MAX 16
 
 /* Unaligned words the compiler stores with one instruction (where the CPU has it), whatever
@@ -37,9 +37,8 @@ typedef uint64_t copy_u128 __attribute__((vector_size(16), aligned(1), may_alias
  * like the block in one store. Out of line, like the memcpy it stands for. */
 void copy_once_short(void *dst, const void *src, size_t len);
 
-/* 8 bytes, the commonest element, inline: between node peers an 8-byte put and a quiet then take
- * 10 ns where memcpy's call took 15, and 8-byte non-blocking puts go at 160 million a second
- * where they went at 85 (a call to copy_once_short cost 2 ns more than memcpy's). */
+/* 8 bytes, the commonest element, inline: between node peers a call, to memcpy or, dearer
+ * still, to copy_once_short, is a large share of an 8-byte put. */
 static inline void copy_once(void *dst, const void *src, size_t len)
 {
     if (len == sizeof(uint64_t))

@@ -153,7 +153,7 @@ void wait_policy_init(int pes_on_my_cpus)
 #define WAIT_SPIN_SHIFT_MAX 16
 /* A yield that gave the core away for less than this ran another waiter (who spins WAIT_SPIN_NS
  * at most before it yields back), not another job's time slice (1.5 ms or more by the kernel's
- * defaults on two CPUs and up; 4 ms on the machine measured). */
+ * defaults on two CPUs and up). */
 #define WAIT_HANDOFF_NS 1000000
 #define WAIT_HANDOFFS_TO_MOVE 8
 #define WAIT_MOVE_INTERVAL_NS 100000000LL /* the kernel's balancing gets time to settle */

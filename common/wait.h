@@ -67,10 +67,9 @@ long long wait_yield(void);
 /* One idle step of a wait loop: limit spins, then one yield, then limit spins again; spins
  * counts them (start it at 0), and last_yield_ns (unless NULL) what the last yield returned. A long
  * wait (a PE that serves others' gets from inside a barrier) thus keeps its share of a core that
- * another job's process also wants: a yield at every step after the first limit gave that process
- * the core again and again (two nodes whose cores run another job, alternated: 8-byte get 42-49 ->
- * 35-39 us, put + quiet 40-42 -> 31-35 us). On an oversubscribed machine limit is a few dozen
- * spins, so such a wait still yields almost every step to the PEs that share its core. */
+ * another job's process also wants: a yield at every step after the first limit would give that
+ * process the core again and again. On an oversubscribed machine limit is a few dozen spins,
+ * so such a wait still yields almost every step to the PEs that share its core. */
 static inline void wait_idle_for(unsigned *spins, unsigned limit, long long *last_yield_ns)
 {
     if (++*spins < limit) {
@@ -100,8 +99,7 @@ unsigned wait_spin_limit(unsigned limit);
  * any other doubles them back towards the limit asked for. After several such waits in a row,
  * where this machine has no more of the job's PEs than CPUs, the thread leaves its core: the
  * kernel balances runnable threads by count, so two PEs on one core beside another job's
- * process on the other core stay there (two PEs and one busy process on two cores: 6.2 us a
- * barrier over the first 20,000, 0.09 us once apart). */
+ * process on the other core would stay there, taking turns. */
 void wait_spin_adapt(long long last_yield_ns);
 
 /* Spins before yielding for a wait on a peer that first copies about bytes: as long as that

@@ -933,9 +933,9 @@ static void cleanup(int server_started)
     /* Grandchildren that ignored SIGTERM must not outlive a failed job. */
     if (job.failed)
         signal_all(SIGKILL);
-    /* PMIx 4.2's server finalize was seen to hang after a PE aborted. A failed job is about to
-     * exit anyway, so it skips it: everything the server created lies in our temporary
-     * directory, removed below. */
+    /* PMIx 4.2's server finalize may hang after a PE aborted. A failed job is about to exit
+     * anyway, so it skips it: everything the server created lies in our temporary directory,
+     * removed below. */
     if (server_started && !job.failed)
         PMIx_server_finalize();
     remove_job_shm();

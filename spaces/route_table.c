@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Route tables (route.h). */
+/* Route tables (route_table.h). */
 #include "route_table.h"
 
 /* Whether this PE reaches pe's copy itself: its own, or a node peer's that the kind attaches. */

@@ -31,8 +31,8 @@ struct route {
 };
 
 /* A region's routes to every PE of the job. Every PE whose copy is attached here is reached the
- * same way, and so is every other member, so the table keeps one pointer per PE (8 bytes, where
- * a route per PE took 32: at 100,000 PEs 0.8 MB per region instead of 3.2) and the rest once. */
+ * same way, and so is every other member, so the table keeps one pointer per PE (a quarter of a
+ * whole route, in a table that every region has and that grows with the job) and the rest once. */
 struct route_table {
     char **copies;               /* per world PE: its copy attached here (this PE's own), or NULL */
     const unsigned char *member; /* per world PE: the members of the region's space */

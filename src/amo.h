@@ -43,10 +43,9 @@
  * to directly (target_pointer non-NULL: a space with members elsewhere has one atomics
  * mechanism): the context's fences complete it (order.c) until a flush has, since the transport
  * orders it only against its own operations. The mark is the worker's issued count once it is
- * issued, raised only: a mark that another thread's fence took and cleared, in the previous
- * release, let this thread's fence return before that other fence's flush had completed the
- * atomic (an `and` landed after the put that followed the fence, in 2 of 30 jobs of rma_mix with
- * 4 threads sharing the default context across the nodes). */
+ * issued, raised only and never cleared by a fence: a fence returns only once some flush has
+ * completed through the mark, so it never relies on another thread's fence whose flush is still
+ * under way. */
 static inline void amo_mark_beside_stores(shmem_ctx_t ctx, const void *target_pointer)
 {
     if (!target_pointer)

@@ -39,16 +39,15 @@ int ctx_workers_attach(void)
     return rc;
 }
 
-/* Contexts' workers are driven at one call in this many of a thread: driven at every wait step,
- * a ping-pong on a private context through UCX's shared memory took 3.6-5.5 us a round trip
- * instead of 2.6-3.4 (6 runs alternated). */
+/* Contexts' workers are driven at one call in this many of a thread: driving them at every wait
+ * step slows a ping-pong on a private context through UCX's shared memory. */
 #define CTX_DRIVE_EVERY 16
 static __thread unsigned ctx_drive_calls __attribute__((tls_model("initial-exec")));
 
 /* An operation can wait on its initiator's worker after the call that issued it has returned: a
- * non-fetching atomic through UCX's shared memory on a context's new endpoint stayed there until
- * the context's quiet, so a PE that issued it and then waited for its effect (a peer's answer, or
- * its own word) waited for ever. Any thread may drive any context's worker: where threads may
+ * non-fetching atomic through UCX's shared memory on a context's new endpoint stays there until
+ * the context's quiet, so a PE that issued it and then waits for its effect (a peer's answer, or
+ * its own word) would wait for ever. Any thread may drive any context's worker: where threads may
  * call at once, every worker is thread-safe (transport_worker_create), a private or serialized
  * context's too, so a wait also moves on what another thread left on a serialized context. */
 unsigned ctx_progress_outstanding(void)

@@ -13,9 +13,9 @@
  *
  * Several PEs may call it at once. A PE that asked never acts on another's request: that
  * request is its answer, since the other asks every PE once and leaves only once answered too.
- * And nobody waits for a reply from a PE that may have left (one waiting for a fetch's reply
- * from a caller that had all its answers hung for good): answers are one-way messages or stores,
- * and a PE leaves once its last one is sent. An answering PE stays until no new request has come
+ * And nobody waits for a reply from a PE that may have left (a fetch's reply from a caller that
+ * had all its answers would never come): answers are one-way messages or stores, and a PE
+ * leaves once its last one is sent. An answering PE stays until no new request has come
  * for a while, to answer callers a little later than the first. */
 #include "../transports/transport.h"
 #include "runtime.h"

@@ -90,7 +90,7 @@ unsigned knobs_log_mask(const char *text);
 
 /* Prints one line per knob: name, value, default, meaning. */
 void knobs_print(const struct knobs *knobs, FILE *out);
-/* Prints the README's knob table (Markdown), so the documentation comes from this table too. */
+/* Prints the knob table of docs/knobs.md (Markdown), so the documentation comes from here too. */
 void knobs_print_markdown(FILE *out);
 
 #endif

@@ -18,7 +18,7 @@
 #include <string.h>
 
 /* Over TCP each message costs the sender a system call or two whatever its size: large chunks
- * pay for fewer of them (README, "Transports"). */
+ * pay for fewer of them. */
 #define AM_CHUNK NETWORK_AM_DATA_MAX
 
 /* Bytes of the chunk of a len-byte transfer that starts at done. */

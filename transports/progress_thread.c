@@ -346,9 +346,9 @@ static int progress_thread_sleep(struct transport_progress *p, struct progress_s
 }
 
 /* Serves the workers until one of the PE's threads begins a wait (waits differs from seen), the
- * thread is stopped, or a worker cannot be slept on. A serving thread asleep had missed a
- * context's first atomic issued after it listed the workers (once in `make check`): the PE's
- * first operation on a worker since its flush now wakes it, as a batch's first record does.
+ * thread is stopped, or a worker cannot be slept on. The PE's first operation on a worker since
+ * its flush wakes it, as a batch's first record does, so a serving thread asleep never misses a
+ * context's first atomic issued after it listed the workers.
  * Returns 1 where it found nothing to do and could not sleep: it only polls, and may look less
  * often. */
 static int progress_thread_serve(struct transport *t, uint64_t seen, struct progress_served *served)

@@ -189,21 +189,17 @@ struct transport_idle {
  * spins, then, where more threads want the machine's cores than it has and this thread's core
  * is one they want (wait_core_shared), sleeps on w's events (and the default worker's) for at
  * most 200 us; spins on where they want other cores (unless the machine has more PEs than CPUs);
- * otherwise yields. Under load a peer's answer
- * may be a time slice away: spinning through it holds a core that a peer placed on the same core
- * may need (two PEs of a job on one loaded core took 4 ms a get and 1.3-1.9 ms a barrier, spinning
- * 5 ms between yields), and each yield sets the PE a time slice back behind another job's process
- * (yielding every 200 us: 250-370 us a get instead of 100). A sleeper gives the core away without
- * that penalty and is woken by the answer itself, ahead of the processes that kept the core. On
- * cores nobody else wants a sleep would only add its wake-up (tens of microseconds for a virtual
- * CPU that halted), and where other threads want only the other cores, a yield hands the core
- * to nobody and a sleep may wake the PE on a busy core: with one busy process on two cores, two
- * nodes' PEs that slept took 69-73 us a barrier or an 8-byte fcollect, 30-31 us when the one
- * with a core to itself spun on (Open MPI's PEs, which never sleep: 33 us). The spin lasts at most
- * spin_ns, less for a thread whose recent waits went on after it: each sleep halves the thread's
- * spin (down to 10 us), each wait that its spin saw end doubles it. A sleep wakes the PE on the
- * core of the peer whose message woke it, so two PEs that talk come to share a core, where every
- * spin keeps the other off it (a full spin of 200 us made a get 430 us there). */
+ * otherwise yields. Under load a peer's answer may be a time slice away: spinning through it
+ * holds a core that a peer placed on the same core may need, and each yield sets the PE a time
+ * slice back behind another job's process. A sleeper gives the core away without that penalty
+ * and is woken by the answer itself, ahead of the processes that kept the core. On cores nobody
+ * else wants a sleep would only add its wake-up (tens of microseconds for a virtual CPU that
+ * halted), and where other threads want only the other cores, a yield hands the core to nobody
+ * and a sleep may wake the PE on a busy core, so the PE with a core to itself spins on. The spin
+ * lasts at most spin_ns, less for a thread whose recent waits went on after it: each sleep halves
+ * the thread's spin (down to 10 us), each wait that its spin saw end doubles it. A sleep wakes
+ * the PE on the core of the peer whose message woke it, so two PEs that talk come to share a
+ * core, where every spin keeps the other off it. */
 void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle, unsigned events,
                          long long spin_ns);
 /* Ends such a wait: its outcome adjusts the thread's spin. */

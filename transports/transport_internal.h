@@ -130,7 +130,7 @@ struct transport {
 void progress_thread_work_added(struct transport *t);
 /* Called by the PE's threads at every step that progresses the workers, with events or not:
  * keeps the progress thread from waking while they do (steps that serve peers' requests are most
- * of them, so calling it only from idle steps let the thread wake). */
+ * of them, so calling it only from idle steps would let the thread wake). */
 void progress_thread_postpone(struct transport_progress *p);
 /* Progresses w and the default worker, which peers' requests reach. Returns their events. */
 unsigned transport_progress_with_default(struct transport_worker *w);
@@ -223,7 +223,7 @@ int am_flush(struct transport_worker *w, int pe);
  * target's handler of the header reads straight into place, where the network's messages land
  * in its receive segment and are copied from there. It costs the sender a send and the target a
  * receive more a message, and saves the target a copy, which pays where the target has no time
- * to spare: for messages of 256 KiB and more (README, "Transports"). */
+ * to spare: for messages of 256 KiB and more. */
 #define BULK_LANE_MIN ((size_t)256 * 1024)
 /* Opens this PE's listening socket and publishes how peers reach it (where config.bulk_lane is
  * on and the network carries TCP; otherwise it publishes that it cannot be reached). Returns 0,

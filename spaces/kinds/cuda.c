@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The CUDA kind: the GPU kind core (gpu.h) on the driver API (cuda_driver.h), on the device's
- * primary context, so the program's kernels and the library share it. Atomics and reductions are
- * PTX kernels (cuda_kernels.c), as is the scatter that applies a batch of small writes. */
+/* The CUDA kind: the GPU kind core (gpu.h) on the driver API (cuda_driver.h), on the context
+ * the program has current for the PE's device, else the device's primary context, so the
+ * program's kernels and the library share it. Atomics and reductions are PTX kernels
+ * (cuda_kernels.c), as is the scatter that applies a batch of small writes. */
 #include "../../common/log.h"
 #include "cuda_internal.h"
 

@@ -41,7 +41,7 @@ CUresult cuda_vmm_attach(void **ptr, const void *handle);
  * pointer query writes no ordinal for VMM memory). */
 int cuda_vmm_device_of(const void *ptr);
 
-/* ---- Kernels (cuda_kernels.c), loaded on first use (a JIT compile of about 90 ms) ---- */
+/* ---- Kernels (cuda_kernels.c), loaded on first use (a JIT compile, once) ---- */
 uint64_t cuda_atomic(void *word, enum transport_amo op, uint64_t value, uint64_t compare,
                      size_t size);
 void cuda_reduce(void *acc, const void *in, size_t count, enum kind_reduction what);

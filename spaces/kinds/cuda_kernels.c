@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA kind's kernels, written in PTX and compiled by the driver when first used (no CUDA
- * compiler at build time; the JIT takes about 90 ms, once): atomics on a word (one thread,
- * atomic with respect to node peers' atomics through their IPC mappings and to the program's
- * kernels), element-wise reductions, and the scatter that applies a batch of small writes. */
+ * compiler at build time; the JIT runs once): atomics on a word (one thread, atomic with
+ * respect to node peers' atomics through their IPC mappings and to the program's kernels),
+ * element-wise reductions, and the scatter that applies a batch of small writes. */
 #include "cuda_internal.h"
 
 #include <pthread.h>

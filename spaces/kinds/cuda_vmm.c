@@ -138,9 +138,8 @@ static struct cuda_vmm_block *cuda_vmm_find(CUdeviceptr ptr, int take)
 
 /* Maps allocation (size bytes; fd: its exported descriptor, or -1) at addresses reserved at wish
  * where they are free, else aligned to align (0: the granularity); on failure the allocation is
- * released and fd closed. A wish reserves its
- * whole slot (addresses only): the driver (580, on an H200) placed reservations of 2 to 16 MiB
- * elsewhere though the address wished for was free, and honoured it from 32 MiB. Where the slot
+ * released and fd closed. A wish reserves its whole slot (addresses only), since the driver may
+ * place a smaller reservation elsewhere though the address wished for is free. Where the slot
  * cannot be reserved, the heap goes anywhere. */
 static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t size, int fd,
                              CUdeviceptr wish, size_t align, void **ptr)

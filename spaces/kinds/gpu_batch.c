@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Small writes into GPU memory, applied together: one runtime call per write costs about as much
- * as the whole copy of a few bytes (5-8 us on the PCIe GPUs measured), so a put_nbi loop would run
- * at one write per copy latency. Instead each write's bytes are copied at once into a batch in
- * pinned host memory the GPU maps, and the batch goes on the stream as one operation when it is
- * full or when anything else is issued there (a quiet, a read, a large copy): a single write as a
- * copy from pinned memory, several as one scatter kernel where the runtime has one (else as
- * copies from pinned memory, issued together). Two batches alternate, so one fills while the other
- * is applied. Each queue (kind.h) has its own pair, applied on its own stream, made on its first
- * small write.
+/* Small writes into GPU memory, applied together: one runtime call per write costs about as much as
+ * the whole copy of a few bytes, so a put_nbi loop would run at one write per copy latency. Instead
+ * each write's bytes are copied at once into a batch in pinned host memory the GPU maps, and the
+ * batch goes on the stream as one operation when it is full or when anything else is issued there
+ * (a quiet, a read, a large copy): a single write as a copy from pinned memory, several as one
+ * scatter kernel where the runtime has one (else as copies from pinned memory, issued together).
+ * Two batches alternate, so one fills while the other is applied. Each queue (kind.h) has its own
+ * pair, applied on its own stream, made on its first small write.
  *
  * A GPU applies a batch's entries in parallel, in no set order: an entry that writes bytes an
  * earlier entry of the batch writes or reads, or reads bytes it writes, goes into the next batch,

@@ -158,8 +158,8 @@ static void boot_events_registered(pmix_status_t status, size_t ref, void *cbdat
     (void)status, (void)ref, (void)cbdata;
 }
 
-/* Registered without waiting for the server's answer (a round trip of 0.1-0.9 ms measured at
- * start-up); PMIx reads the codes later, from its own thread, so they outlive this call. Without
+/* Registered without waiting for the server's answer, which would add a round trip to
+ * start-up; PMIx reads the codes later, from its own thread, so they outlive this call. Without
  * the handler (a manager that refuses it) a death is still seen by the engine, which ends the
  * job; the PEs only lose the line that names it. */
 static void boot_events_register(void)
@@ -233,8 +233,8 @@ int boot_put(const char *key, const void *data, size_t len)
 }
 
 /* Every fence collects data: Slurm 22.05 completes a fence without PMIX_COLLECT_DATA at once on
- * a node whose PEs have all arrived, without waiting for the other nodes (seen with srun -N 2), so
- * only a collecting fence is a barrier of the whole job under every engine. */
+ * a node whose PEs have all arrived, without waiting for the other nodes, so only a collecting
+ * fence is a barrier of the whole job under every engine. */
 static void boot_fence_info(pmix_info_t *info)
 {
     bool collect = true;

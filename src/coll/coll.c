@@ -91,10 +91,10 @@ static int coll_spans_nodes(const struct coll_group *g)
 
 /* A collective across nodes tells the progress thread that this PE is in the library and will
  * take its peers' messages itself (transport_collective_begun): it cannot end before it has,
- * unless the thread took them in. A receiver that found each call's data already delivered never
- * waited, and the thread, woken by every message meanwhile, cost a 4 KiB broadcast between two
- * nodes a quarter of its time. A collective within a node tells nothing: one that finds its
- * peers done before it never waits, and so never progresses the transport for the thread. */
+ * unless the thread took them in. A receiver that finds each call's data already delivered never
+ * waits, and the thread, woken by every message meanwhile, would take its time from the calls.
+ * A collective within a node tells nothing: one that finds its peers done before it never waits,
+ * and so never progresses the transport for the thread. */
 static void coll_begun(const struct coll_group *g)
 {
     if (rt.transport && coll_spans_nodes(g))

@@ -202,9 +202,7 @@ size_t *coll_block_offsets(struct coll_group *g, size_t bytes, int fixed);
 /* ---- Teams that go by node (coll_node.c; broadcasts and reductions by node: coll.c) ---- */
 /* What a node's leader copies alone in a collective by node, its node's sources of a reduction
  * or its copies of the result into its node's dests: a few MiB cost less than the messages they
- * save (reductions, 4 PEs on two nodes, alternated: block placement 8 B 40-50 against 58-60 us,
- * 4 KiB 85-125 against 130-170, 64 KiB and 1 MiB alike; cyclic 8 B to 1 MiB 1.4-2x faster).
- * Above, the node's PEs share the work. */
+ * save. Above, the node's PEs share the work. */
 #define COLL_NODE_LEADER_COPY_MAX ((size_t)4 << 20)
 /* The group of a team, or of a part of one, that this PE is a member of. */
 void coll_team_group(struct coll_group *g, const char *routine, shmem_team_t team);
@@ -254,12 +252,8 @@ void coll_segment_reduce(struct coll_group *g, void *dest, const void *source, s
 #define COLL_DIRECT_MAX_MEMBERS 16
 /* From this many bytes a team of two puts its pieces straight into the partner's dest,
  * COLL_DIRECT_PIECE_BYTES at a time (over TCP: the bulk lane's messages), after a message that
- * says it entered the call. Between two nodes, alternated within a job against pieces through the
- * scratch (60 blocks of 20 calls a job), dest apart from source: 1 MiB 0.68-0.76 of the time (5
- * jobs), and in 2 jobs each 4 MiB 0.71-0.72, 512 KiB 0.71-0.77, 256 KiB 0.91-0.94, and 128 KiB
- * 1.11-1.18, where the entry's message costs more than the copies it saves; in place, with each
- * member's copy of its own segments, 1 MiB 0.72-0.85 (4 jobs), 256 KiB 0.89-0.98 (2 jobs). At 1
- * MiB, 128 KiB pieces gave 0.85-0.88, 512 KiB ones (one block, nothing overlapped) 0.73-0.74. */
+ * says it entered the call; below it, that message costs more than the copies through the
+ * scratch it saves. Smaller pieces cost more messages, and larger ones leave less to overlap. */
 #define COLL_DIRECT_INTO_DEST_BYTES ((size_t)256 * 1024)
 #define COLL_DIRECT_PIECE_BYTES ((size_t)256 * 1024)
 int coll_direct_pays(const struct coll_group *g, size_t bytes, size_t elem);

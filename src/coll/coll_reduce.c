@@ -23,12 +23,11 @@ int coll_pair_exchange_pays(const struct coll_group *g, size_t bytes)
 }
 
 /* Private scratch reused across calls: a fresh malloc of a large buffer costs a page fault per
- * page on every call (on the test VM 25 ms to write 32 MiB fresh, 1.9 ms to write it again). Per
- * thread, since different teams' collectives may run concurrently, and freed when the thread
- * exits. Kept between calls up to COLL_SCRATCH_KEEP_BYTES only, so that a program that reduced
- * one large vector does not hold half or all of its size for the rest of its run: larger
- * scratch is allocated afresh for each call, as Open MPI's reductions allocate theirs in every
- * call. */
+ * page on every call, where a reused one is written at memory speed. Per thread, since
+ * different teams' collectives may run concurrently, and freed when the thread exits. Kept between
+ * calls up to COLL_SCRATCH_KEEP_BYTES only, so that a program that reduced one large vector does
+ * not hold half or all of its size for the rest of its run: larger scratch is allocated afresh for
+ * each call, as Open MPI's reductions allocate theirs in every call. */
 #define COLL_SCRATCH_KEEP_BYTES ((size_t)64 << 20)
 static __thread char *coll_scratch;
 static __thread size_t coll_scratch_size;
@@ -303,9 +302,8 @@ static void direct_own(struct coll_group *g, const struct direct_plan *p,
     size_t count, lo = coll_segment_of(b->first, b->count, n, me, &count), bytes = count * p->elem;
     char *mine = p->dest + lo * p->elem;
     const char *source = p->source;
-    /* The segment is combined in its place in dest, one copy fewer than through the scratch
-     * (1 MiB between two nodes, alternated in one job: 0.97-1.03x the time, median 0.98), unless
-     * dest is source and this member's own piece, read after rank 0's, is that very place. */
+    /* The segment is combined in its place in dest, one copy fewer than through the scratch,
+     * unless dest is source and this member's own piece, read after rank 0's, is that place. */
     char *acc =
         (char *)p->dest == source && me != 0 && !p->into_dest ? coll_scratch_get(bytes + 1) : mine;
     coll_wait(g, COLL_CH_PIECES + parity, (uint64_t)(n - 1));

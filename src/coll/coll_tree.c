@@ -76,24 +76,21 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
  * mixed stream's windows unannounced). Once it has entered a call, its partner knows of its entry
  * into a call fewer than half that kind's slot count before, so the root's wait ends; and the
  * root takes one message every 64 small calls (every 8 large ones) instead of one per call,
- * which over TCP cost it as much as its own send (8-byte broadcast between two nodes,
- * alternated against sixteen 4 KiB slots for every size: 6.5-7.6 against 7.1-7.9 us idle,
- * medians 10.4 against 12.9 us with another job's processes on the cores).
+ * which over TCP costs it as much as its own send.
  * A root that mails its data runs up to COLL_MAIL_WINDOW calls ahead instead, always, since it
  * mails a partner that its transport reaches by message; once the receiver has had mail, it
- * announces half a window apart (4 KiB broadcasts between two nodes, alternated within the job
- * against the large slots' pace: 0.93-0.96 of the time, one send every 8 calls spared). */
+ * announces half a window apart, sparing the send that the large slots' pace takes every 8
+ * calls. */
 static int eager_small(size_t bytes)
 {
     return bytes <= COLL_EAGER_SMALL_BYTES;
 }
 
-/* Eager calls a root may run ahead of a partner it mails its data to. Over TCP the root's
- * wait for a slot to be freed was what limited a stream of broadcasts with each PE's core shared
- * by another process: the receiver is off its core for milliseconds at a time, and the root
- * stalled within a slot count of calls (4 KiB, 2 PEs over two nodes, both cores loaded: 39-150
- * us a call against Open MPI's 8-22). Mail waits in the receiver's memory instead, up to this
- * many calls of up to COLL_EAGER_BYTES (4 MiB in all). */
+/* Eager calls a root may run ahead of a partner it mails its data to. Over TCP, with each PE's
+ * core shared by another process, the root's wait for a slot to be freed limits a stream of
+ * broadcasts: the receiver is off its core for milliseconds at a time, and the root stalls
+ * within a slot count of calls. Mail waits in the receiver's memory instead, up to this many
+ * calls of up to COLL_EAGER_BYTES (4 MiB in all). */
 #define COLL_MAIL_WINDOW 1024
 
 int coll_eager_pays(const struct coll_group *g, size_t bytes)

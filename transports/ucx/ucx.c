@@ -256,7 +256,7 @@ static int ucx_tls_has_tcp(void)
 
 /* UCX 1.13's TCP put protocol crashes a PE (its receive buffer released twice while an
  * acknowledgement is handled) when two PEs connect to each other at the same moment with puts under
- * way, as a collective's first round does (README, "Transports"). Puts over TCP then go as active
+ * way, as a collective's first round does. Puts over TCP then go as active
  * messages. The key is the TCP table's own name: UCX
  * applies it to the transport's configuration ("TCP_PUT_ENABLE" is rejected as unknown).
  * A receive segment that holds a whole chunk of the transport layer's (its active messages' and
@@ -600,8 +600,8 @@ static const ucp_atomic_op_t ucx_amo_opcode[] = {
 };
 
 /* Non-fetching operations are one-way, done at their targets once a flush's endpoint flushes
- * return (UCX 1.13's worker flush was seen to return before emulated non-fetching adds landed
- * under contention). Fetching AND/OR/XOR store the wrong value on posix/sysv memory, so they are
+ * return (UCX 1.13's worker flush may return before emulated non-fetching adds land under
+ * contention). Fetching AND/OR/XOR store the wrong value on posix/sysv memory, so they are
  * only issued fetching when the caller fetches. */
 static int ucx_atomic(struct network_worker *nw, enum transport_amo op, int pe, int id,
                       size_t offset, uint64_t value, uint64_t compare, void *fetch, size_t size)
