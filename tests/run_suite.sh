@@ -108,9 +108,22 @@ if network_built ofi; then
             '$oshrun' -np 2 '$build/tests/spmd/hello' 2>&1); rc=\$?; echo \"\$out\";
             [ \$rc != 0 ] && grep -q 'no libfabric provider named nonesuch' <<<\"\$out\""
 fi
-# The README's knob table is generated from the knob table in the code: it must match.
-run "README knob table matches oshinfo" bash -c \
-    "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,/^\$/p' '$src/README.md' | sed '/^\$/d')"
+# docs/knobs.md's table is generated from the knob table in the code (make update-knobs-doc):
+# it must match.
+run "docs/knobs.md table matches oshinfo" bash -c \
+    "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,\$p' '$src/docs/knobs.md')"
+# Build systems find the installed library: CI installs each build before it tests it.
+prefix=$(sed -n 's/^prefix = //p' "$build/Makefile")
+if [ -f "$prefix/lib/cmake/Strata/StrataConfig.cmake" ] && command -v cmake >/dev/null; then
+    run "programs built with pkg-config and CMake" bash "$src/tests/consumers.sh" "$prefix" "$src"
+else
+    echo "SKIP: programs built with pkg-config and CMake (not installed in $prefix, or no cmake)"
+fi
+if [ -f "$build/man/oshrun.1" ]; then
+    run "man pages render" bash "$src/tests/man_pages.sh" "$build"
+else
+    echo "SKIP: the man pages (configured without pandoc)"
+fi
 run "errors" bash "$src/tests/spmd/errors.sh" "$oshrun" "$build/tests/spmd/errors"
 run "launcher" bash "$src/tests/launcher/test_launcher.sh" "$oshrun" "$build/tests/launcher/behave"
 run "launcher hand-off to engines" bash "$src/tests/launcher/test_engines.sh" "$oshrun" \
