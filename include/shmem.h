@@ -23,6 +23,11 @@ extern "C" {
 #define SHMEM_MINOR_VERSION 6
 #define SHMEM_MAX_NAME_LEN 64
 #define SHMEM_VENDOR_STRING "Strata 0.1.0"
+/* Strata's release as numbers, for code that must tell implementations apart at compile time
+ * (the preprocessor cannot compare strings); configure checks that they name its release. */
+#define STRATA_VERSION_MAJOR 0
+#define STRATA_VERSION_MINOR 1
+#define STRATA_VERSION_PATCH 0
 #define _SHMEM_MAJOR_VERSION SHMEM_MAJOR_VERSION
 #define _SHMEM_MINOR_VERSION SHMEM_MINOR_VERSION
 #define _SHMEM_MAX_NAME_LEN SHMEM_MAX_NAME_LEN

@@ -112,6 +112,7 @@ fi
 # it must match.
 run "docs/knobs.md table matches oshinfo" bash -c \
     "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(sed -n '/^| Variable |/,\$p' '$src/docs/knobs.md')"
+run "documents: links and example programs" bash "$src/tests/docs.sh" "$src" "$build"
 # Build systems find the installed library: CI installs each build before it tests it.
 prefix=$(sed -n 's/^prefix = //p' "$build/Makefile")
 if [ -f "$prefix/lib/cmake/Strata/StrataConfig.cmake" ] && command -v cmake >/dev/null; then
