@@ -469,9 +469,8 @@ static void init_on_exit(int status, void *arg)
 static void init_watch_exit(void)
 {
     static int registered;
-    const char *launcher = getenv("SHMEM_LAUNCHER");
     init_pid = getpid();
-    if (registered || rt.boot.singleton || (launcher && !strcmp(launcher, "oshrun")))
+    if (registered || rt.boot.singleton || boot_exit_mark_init(rt.boot.rank))
         return;
     registered = 1;
     on_exit(init_on_exit, NULL);

@@ -7,6 +7,10 @@
 #include <stddef.h>
 
 #define BOOT_ABORT_AFTER_LOST_PEER "after a lost peer: "
+/* oshrun hands its PEs a file of one byte per rank (a memfd of this name, its descriptor in this
+ * variable) in which each marks that it finalized (boot_exit_mark.c). */
+#define BOOT_EXIT_MARK_NAME "strata-finalized"
+#define BOOT_EXIT_MARK_FD_ENV "STRATA_OSHRUN_FINALIZED_FD"
 
 struct boot_info {
     int rank;
@@ -37,5 +41,11 @@ void boot_leaving(void);
  * consequence, and a launcher that knows the prefix reports the failure that caused it. */
 void boot_abort(int status, const char *message) __attribute__((noreturn));
 void boot_finalize(void);
+/* Under oshrun: takes over the file in which this PE marks that it finalized. Returns whether
+ * there is one, that is whether oshrun watches this PE's exit (it then names a PE that exits
+ * without finalizing). */
+int boot_exit_mark_init(int rank);
+/* Marks that this PE finalized, before it leaves the process manager. */
+void boot_exit_mark_finalized(void);
 
 #endif

@@ -332,6 +332,7 @@ void boot_abort(int status, const char *message)
 
 void boot_finalize(void)
 {
+    boot_exit_mark_finalized();
     if (boot_connected)
         PMIx_Finalize(NULL, 0);
     boot_connected = 0;

@@ -95,6 +95,10 @@ expect() {
 expect "ok on 1 PE" 0 "(rank|PE) 0 of 1 ok" 1 ok
 expect "ok on 2 PEs" 0 "(rank|PE) 1 of 2 ok" 2 ok
 expect "ok on 4 PEs" 0 "(rank|PE) 3 of 4 ok" 4 ok
+# A PE that finalized, whose finalize oshrun's PMIx server had not yet seen when it exited (the
+# client stops waiting for the answer after 2 s), is no PE that exited without finalizing.
+SHMEM_TEST_OSHRUN_SLOW_FINALIZE=1 expect "a finalize the server sees late is a finalize" 0 \
+    "(rank|PE) 0 of 1 ok" 1 ok
 expect "PE 1 segfaults" 139 "^oshrun: PE 1 killed by SIGSEGV$" 4 segv 1
 expect "PE 2 exits with 3" 3 "^oshrun: PE 2 exited with status 3$" 4 exit 2 3
 expect "PE 0 exits with 5 on 2 PEs" 5 "^oshrun: PE 0 exited with status 5$" 2 exit 0 5
