@@ -71,7 +71,21 @@ static void call_before_init(const char *name)
     } else if (!strcmp(name, "shmem_get_space")) {
         shmem_space_t space;
         shmem_get_space(&word, &space);
-    }
+    } else if (!strcmp(name, "shmem_space_destroy"))
+        shmem_space_destroy(SHMEM_SPACE_DEFAULT);
+    else if (!strcmp(name, "shmem_space_calloc"))
+        shmem_space_calloc(SHMEM_SPACE_DEFAULT, 1, 8);
+    else if (!strcmp(name, "shmem_space_free"))
+        shmem_space_free(SHMEM_SPACE_DEFAULT, &word);
+    else if (!strcmp(name, "shmem_space_get_device_type")) {
+        shmem_device_type_t type;
+        shmem_space_get_device_type(SHMEM_SPACE_DEFAULT, &type);
+    } else if (!strcmp(name, "shmem_space_get_team"))
+        shmem_space_get_team(SHMEM_SPACE_DEFAULT, &team);
+    else if (!strcmp(name, "shmemx_test_device_malloc"))
+        shmemx_test_device_malloc(8);
+    else if (!strcmp(name, "shmemx_test_device_free"))
+        shmemx_test_device_free(&word);
     fprintf(stderr, "%s returned before shmem_init\n", name);
 }
 
@@ -98,13 +112,25 @@ static void space_misuse(int me)
         CHECK(shmem_space_get_team(shared_handle, &team) == 0 && team == SHMEM_TEAM_INVALID,
               "a non-member's team of a live space is SHMEM_TEAM_INVALID");
         CHECK(shmem_space_malloc(shared_handle, 64) == NULL, "a non-member allocated");
+        CHECK(shmem_space_calloc(shared_handle, 4, 8) == NULL, "a non-member allocated zeroed");
+        shmem_space_free(shared_handle, &static_word); /* nothing done, nothing waited for */
         CHECK(shmem_space_get_caps(shared_handle, &caps) != 0, "a non-member's caps");
+        CHECK(shmem_space_get_device_type(shared_handle, &type) != 0, "a non-member's type");
+        CHECK(shmem_space_destroy(shared_handle) != 0, "a non-member destroyed the space");
+        CHECK(shmemx_test_device_malloc(64) == NULL, "a test buffer without a test device");
     } else {
         long *block = shmem_space_malloc(device, sizeof(long));
         CHECK(block != NULL, "PE 0's device block");
         CHECK(shmem_space_malloc(device, 0) == NULL, "size 0 gives NULL");
         CHECK(shmem_space_calloc(device, 0, 8) == NULL, "count 0 gives NULL");
         CHECK(shmem_space_calloc(device, SIZE_MAX / 4, 8) == NULL, "count * size overflows");
+        CHECK(shmem_space_malloc(device, 1 << 30) == NULL, "more than the space holds");
+        CHECK(shmem_space_calloc(device, 1 << 27, 8) == NULL, "more than the space holds, zeroed");
+        char *buffer = shmemx_test_device_malloc(64);
+        CHECK(buffer != NULL && shmemx_test_device_malloc(0) == NULL, "test buffers of 64 and 0");
+        shmemx_test_device_free(NULL);
+        shmemx_test_device_free(buffer + 8); /* inside a buffer: reported, nothing freed */
+        shmemx_test_device_free(buffer);
         shmem_space_free(device, &static_word); /* not a block of the space: reported */
         /* the heap's start is the block's, but no buffer of shmemx_test_device_malloc */
         shmemx_test_device_free(block);
@@ -119,11 +145,13 @@ static void space_misuse(int me)
         CHECK(shmem_space_get_team(device, NULL) != 0, "team into NULL");
         CHECK(shmem_space_get_device_type(device, &type) == 0 && type == SHMEM_DEVICE_GPU,
               "the device type of the space");
+        CHECK(shmem_space_destroy(device) != 0, "destroyed while its team lives");
         shmem_team_destroy(team);
         CHECK(shmem_space_get_team(device, &team) == 0 && team == SHMEM_TEAM_INVALID,
               "the space's team, once destroyed, is SHMEM_TEAM_INVALID");
         CHECK(shmem_space_destroy(device) == 0, "the device space destroyed");
     }
+    CHECK(shmem_space_destroy(SHMEM_SPACE_DEFAULT) != 0, "the default space destroyed");
     CHECK(shmem_get_space(&private_word, &found) != 0, "a private address has a space");
     CHECK(shmem_get_space(&shared_handle, NULL) != 0, "space into NULL");
     CHECK(shmem_team_get_space(SHMEM_TEAM_WORLD, NULL) != 0, "team's space into NULL");
@@ -143,6 +171,8 @@ int main(int argc, char **argv)
     const char *rank = getenv("PMIX_RANK");
     if (!strcmp(mode, "init_pe1_heap") && rank && atoi(rank) == 1)
         setenv("SHMEM_SYMMETRIC_SIZE", "64T", 1);
+    if (!strcmp(mode, "space_too_big_pe1") && rank)
+        setenv("SHMEM_TEST_DEVICE_SIZE", atoi(rank) == 1 ? "1M" : "64M", 1);
     shmem_init();
     int me = shmem_my_pe(), n = shmem_n_pes();
     static long target;
@@ -252,12 +282,19 @@ int main(int argc, char **argv)
         CHECK(shmem_space_malloc(space, 64) == NULL, "allocation in a destroyed space");
         shmem_space_cap_t caps;
         CHECK(shmem_space_get_caps(space, &caps) != 0, "caps of a destroyed space");
+        CHECK(shmem_space_calloc(space, 4, 8) == NULL, "zeroed allocation in a destroyed space");
+        shmem_space_free(space, block); /* a destroyed handle: nothing freed, not even again's */
+        shmem_device_type_t type;
+        CHECK(shmem_space_get_device_type(space, &type) != 0, "type of a destroyed space");
+        CHECK(shmem_space_get_team(space, &team) != 0, "team of a destroyed space");
+        CHECK(shmem_space_get_team(again, &team) == 0, "the second space's team");
         shmem_long_p(block, me, (me + 1) % n);
         shmem_barrier_all();
         CHECK_EQ(*block, (me + n - 1) % n);
         shmem_space_free(again, block);
+        CHECK(shmem_space_malloc(again, 64) != NULL, "a block left allocated");
         shmem_team_destroy(team);
-        CHECK(shmem_space_destroy(again) == 0, "the second space destroyed once");
+        CHECK(shmem_space_destroy(again) == 0, "the second space destroyed, a block in it");
     }
     if (!strcmp(mode, "session_bad_hints")) {
         /* reported on PE 1, and its context works on */
@@ -270,6 +307,23 @@ int main(int argc, char **argv)
         shmem_barrier_all();
         CHECK(*heap == (me + n - 1) % n, "a put in a session with bad hints");
         shmem_free(heap);
+    }
+    if (!strcmp(mode, "space_create_messages")) {
+        shmem_space_config_t empty = {SHMEM_DEVICE_CPU, 0, SHMEM_SPACE_FLAG_DEFAULT},
+                             flagged = {SHMEM_DEVICE_CPU, 4096, 0x40};
+        shmem_space_t space;
+        shmem_team_t team;
+        CHECK(shmem_space_create(&empty, &space, &team) != 0, "a space of 0 bytes");
+        CHECK(shmem_space_create(&flagged, &space, &team) != 0, "a space with unknown flags");
+        CHECK(space == SHMEM_SPACE_INVALID && team == SHMEM_TEAM_INVALID, "invalid handles");
+    }
+    if (!strcmp(mode, "space_too_big_pe1")) {
+        /* the device of PE 1 is smaller than the space (SHMEM_TEST_DEVICE_SIZE, set below) */
+        shmem_space_config_t config = {SHMEM_DEVICE_GPU, 4 << 20, SHMEM_SPACE_FLAG_DEFAULT};
+        shmem_space_t space = (shmem_space_t)&config;
+        shmem_team_t team = SHMEM_TEAM_WORLD;
+        CHECK(shmem_space_create(&config, &space, &team) != 0, "a space too big for PE 1");
+        CHECK(space == SHMEM_SPACE_INVALID && team == SHMEM_TEAM_INVALID, "invalid handles");
     }
     if (!strcmp(mode, "space_misuse"))
         space_misuse(me);

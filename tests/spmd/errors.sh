@@ -127,7 +127,9 @@ for routine in shmem_long_p shmem_long_g shmem_long_put_nbi shmem_long_atomic_fe
     shmem_fence shmem_pe_quiet shmem_ptr shmem_addr_accessible shmem_pe_accessible \
     shmem_team_my_pe shmem_team_split_strided shmem_team_sync shmem_team_create_ctx \
     shmem_long_sum_reduce shmem_malloc shmem_space_create shmem_space_malloc \
-    shmem_space_get_caps shmem_team_get_space shmem_get_space; do
+    shmem_space_get_caps shmem_team_get_space shmem_get_space shmem_space_destroy \
+    shmem_space_calloc shmem_space_free shmem_space_get_device_type shmem_space_get_team \
+    shmemx_test_device_malloc shmemx_test_device_free; do
     expect "$routine before shmem_init says so" nonzero "before_init:$routine" <<P
 $routine: called before shmem_init
 0*returned before shmem_init
@@ -159,7 +161,16 @@ P
 expect "misused space routines under SHMEM_DEBUG: each reported on its PE, nothing harmed" 0 space_misuse SHMEM_DEBUG=1 SHMEM_TEST_DEVICE_PES=0 <<'P'
 PE 1 .*shmem_space_malloc: PE 1 is not a member of the space of handle
 PE 1 .*shmem_space_get_caps: PE 1 is not a member of the space of handle
+PE 1 .*shmem_space_calloc: PE 1 is not a member of the space of handle
+PE 1 .*shmem_space_free: PE 1 is not a member of the space of handle
+PE 1 .*shmem_space_get_device_type: PE 1 is not a member of the space of handle
+PE 1 .*shmem_space_destroy: PE 1 is not a member of the space of handle
 0*shmem_space_get_team: PE 1 is not a member
+PE 0 .*shmem_space_malloc: out of symmetric memory: 1073741824 bytes requested
+PE 0 .*shmem_space_calloc: out of symmetric memory: 1073741824 bytes requested
+PE 0 .*shmem_space_destroy: a team of the space still exists
+2*shmem_space_destroy: the default space cannot be destroyed
+2*shmemx_test_device_free: .* is not a buffer of shmemx_test_device_malloc
 PE 0 .*shmem_space_free: pointer .* was not returned by shmem_space_malloc on this space
 PE 0 .*shmemx_test_device_free: .* is not a buffer of shmemx_test_device_malloc (PE 0): nothing freed
 PE 0 .*shmem_space_get_caps: caps is a null pointer (PE 0)
@@ -171,6 +182,10 @@ PE 0 .*shmem_space_get_team: team is a null pointer (PE 0)
 P
 expect "misused space routines without SHMEM_DEBUG: the same returns, nothing printed" 0 space_misuse SHMEM_TEST_DEVICE_PES=0 <<'P'
 0*not a member
+0*out of symmetric memory
+0*still exists
+0*cannot be destroyed
+0*is not a buffer
 0*null pointer
 0*not symmetric
 P
@@ -178,6 +193,19 @@ expect "space destroyed twice under SHMEM_DEBUG: reported, the next space unharm
 PE 0 .*shmem_space_destroy: space handle .* names no live space
 PE 1 .*shmem_space_destroy: space handle .* names no live space
 shmem_space_malloc: space handle .* names no live space
+2*shmem_space_calloc: space handle .* names no live space
+2*shmem_space_free: space handle .* names no live space
+2*shmem_space_get_device_type: space handle .* names no live space
+2*shmem_space_get_team: space handle .* names no live space
+P
+expect "space configurations of 0 bytes and unknown flags, named on every PE" 0 space_create_messages SHMEM_DEBUG=1 <<'P'
+2*shmem_space_create: the space size is 0 bytes
+2*shmem_space_create: unknown flags 0x40 in the space configuration
+PE 0 .*shmem_space_create: no space for device type 0, 0 bytes: invalid configuration
+P
+expect "a space too big for one PE's device fails on every PE, named there" 0 space_too_big_pe1 SHMEM_TEST_DEVICE_PES=0,1 <<'P'
+1*shmem_space_create: 4194304 bytes exceed the 1048576 bytes of the device
+PE 1 .*shmem_space_create: 4194304 bytes exceed
 P
 expect "space destroyed twice: ignored safely" 0 space_destroy_twice <<'P'
 0*names no live space
