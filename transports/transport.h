@@ -188,16 +188,16 @@ struct transport_idle {
  * that serves its peers' requests restarts its spin instead of sleeping through the next one):
  * spins, then, where more threads want the machine's cores than it has and this thread's core
  * is one they want (wait_core_shared), sleeps on w's events (and the default worker's) for at
- * most 200 us; spins on where they want other cores (unless the machine has more PEs than CPUs);
- * otherwise yields. Under load a peer's answer may be a time slice away: spinning through it
- * holds a core that a peer placed on the same core may need, and each yield sets the PE a time
- * slice back behind another job's process. A sleeper gives the core away without that penalty
- * and is woken by the answer itself, ahead of the processes that kept the core. On cores nobody
- * else wants a sleep would only add its wake-up (tens of microseconds for a virtual CPU that
- * halted), and where other threads want only the other cores, a yield hands the core to nobody
- * and a sleep may wake the PE on a busy core, so the PE with a core to itself spins on. The spin
- * lasts at most spin_ns, less for a thread whose recent waits went on after it: each sleep halves
- * the thread's spin (down to 10 us), each wait that its spin saw end doubles it. A sleep wakes
+ * most PROGRESS_WAIT_SLEEP_NS; spins on where they want other cores (unless the machine has more
+ * PEs than CPUs); otherwise yields. Under load a peer's answer may be a time slice away: spinning
+ * through it holds a core that a peer placed on the same core may need, and each yield sets the PE
+ * a time slice back behind another job's process. A sleeper gives the core away without that
+ * penalty and is woken by the answer itself, ahead of the processes that kept the core. On cores
+ * nobody else wants a sleep would only add its wake-up (long for a virtual CPU that halted), and
+ * where other threads want only the other cores, a yield hands the core to nobody and a sleep may
+ * wake the PE on a busy core, so the PE with a core to itself spins on. The spin lasts at most
+ * spin_ns, less for a thread whose recent waits went on after it: each sleep halves the thread's
+ * spin (down to PROGRESS_SPIN_MIN_NS), each wait that its spin saw end doubles it. A sleep wakes
  * the PE on the core of the peer whose message woke it, so two PEs that talk come to share a
  * core, where every spin keeps the other off it. */
 void transport_wait_idle(struct transport_worker *w, struct transport_idle *idle, unsigned events,

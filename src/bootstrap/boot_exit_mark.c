@@ -21,14 +21,14 @@ static int boot_exit_mark_rank;
  * opened in its place, which a mark would then corrupt. */
 static int boot_exit_mark_is_launchers(int fd)
 {
+    static const char expected[] = "/memfd:" BOOT_EXIT_MARK_NAME " "; /* " (deleted)" follows */
     char link[64], target[PATH_MAX];
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
     ssize_t len = readlink(link, target, sizeof(target) - 1);
     if (len < 0)
         return 0;
     target[len] = '\0';
-    return !strncmp(target, "/memfd:" BOOT_EXIT_MARK_NAME " ",
-                    strlen("/memfd:") + strlen(BOOT_EXIT_MARK_NAME) + 1);
+    return !strncmp(target, expected, sizeof(expected) - 1);
 }
 
 /* Writes this PE's mark: 1 finalized, 0 not (again, after a shmem_init that follows one). */
