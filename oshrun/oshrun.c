@@ -851,8 +851,8 @@ static void supervise(const sigset_t *waited, long limit)
 
 /* ---- Cleanup ---- */
 
-/* The library names its shared memory "/<nspace>.<rank>.<region>": whatever a dead PE could not
- * unlink is removed here. */
+/* The library's shared-memory files ("/<nspace>.<token>") have a name only for the moment between
+ * their creation and their unlinking: one whose PE died in that moment is removed here. */
 static void remove_job_shm(void)
 {
     DIR *dir = opendir("/dev/shm");

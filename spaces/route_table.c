@@ -1,6 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Route tables (route_table.h). */
+#define _GNU_SOURCE /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
 #include "route_table.h"
+
+#include "../common/log.h"
+
+#include <pthread.h>
+
+/* Held while a copy is attached on first use. Recursive: finding a space's handle may read a
+ * node peer's record, whose copy may be attached on first use too. */
+static pthread_mutex_t route_attach_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+struct route route_attach_on_use(const struct route_table *table, int pe)
+{
+    pthread_mutex_lock(&route_attach_lock);
+    if (!table->copies[pe]) {
+        char *copy = table->attach(table->owner, pe);
+        if (!copy)
+            log_fatal("spaces", "cannot map the symmetric memory of PE %d on this node", pe);
+        __atomic_store_n(&table->copies[pe], copy, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&route_attach_lock);
+    return route_of(table, pe);
+}
 
 /* Whether this PE reaches pe's copy itself: its own, or a node peer's that the kind attaches. */
 static int route_here(const struct route_inputs *in, int pe)
@@ -13,7 +35,8 @@ int route_table_compute(const struct route_inputs *in, struct route_table *table
     int all_here = 1;
     for (int pe = 0; pe < in->n_pes; pe++) {
         int here = table->member[pe] && route_here(in, pe);
-        if (here != (table->copies[pe] != NULL))
+        int attached = table->copies[pe] || (table->on_use && table->on_use[pe]);
+        if (here != attached)
             return -1;
         all_here &= here || !table->member[pe];
     }

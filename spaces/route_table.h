@@ -32,44 +32,55 @@ struct route {
 
 /* A region's routes to every PE of the job. Every PE whose copy is attached here is reached the
  * same way, and so is every other member, so the table keeps one pointer per PE (a quarter of a
- * whole route, in a table that every region has and that grows with the job) and the rest once. */
+ * whole route, in a table that every region has and that grows with the job) and the rest once.
+ * A node peer's copy may wait to be attached until this PE first reaches it (on_use): a PE then
+ * maps only the peers it talks to, not every PE of its node. */
 struct route_table {
     char **copies;               /* per world PE: its copy attached here (this PE's own), or NULL */
     const unsigned char *member; /* per world PE: the members of the region's space */
     enum route_kind here;        /* PEs with a copy: ROUTE_LOAD_STORE or ROUTE_KIND_COPY */
     enum route_kind elsewhere;   /* other members: ROUTE_TRANSPORT or ROUTE_OWNER */
     int cpu_atomics;             /* atomics on the region are CPU instructions on the copies */
+    unsigned char *on_use;       /* per world PE: its copy is attached on first use (or NULL) */
+    /* Attaches pe's copy for on_use (NULL on failure, said in the log). */
+    char *(*attach)(void *owner, int pe);
+    void *owner;
 };
+
+/* The route to pe of an on_use PE: attaches its copy, or ends the job if it cannot. */
+struct route route_attach_on_use(const struct route_table *table, int pe);
 
 /* The route to pe. ROUTE_NONE for every PE until the table is computed. */
 static inline struct route route_of(const struct route_table *table, int pe)
 {
-    char *copy = table->copies[pe];
+    char *copy = __atomic_load_n(&table->copies[pe], __ATOMIC_ACQUIRE);
     if (__builtin_expect(copy != NULL, 1)) {
         int load_store = __builtin_expect(table->here == ROUTE_LOAD_STORE, 1);
         return (struct route){load_store ? copy : NULL, table->cpu_atomics ? copy : NULL,
                               load_store ? NULL : copy, table->here};
     }
+    if (table->on_use && table->on_use[pe])
+        return route_attach_on_use(table, pe);
     return (struct route){NULL, NULL, NULL, table->member[pe] ? table->elsewhere : ROUTE_NONE};
 }
 
 /* What decides the routes of one region, as this PE sees the job. */
 struct route_inputs {
     int my_pe, n_pes;
-    const unsigned char
-        *node_peer; /* per world PE: on this node and attachable (node mapping on) */
+    /* per world PE: on this node and attachable (node mapping on) */
+    const unsigned char *node_peer;
     const struct kind_ops *kind;
     int transport_reaches;     /* the transport registered this region's memory type */
     int transport_cpu_atomics; /* its atomics are CPU instructions at the target */
 };
 
-/* Decides how table's PEs are reached, from in and the table's copies and members: its own copy
- * and node peers' where the kind lets them attach it, the transport or the owner for the other
- * members. Atomics on a space are CPU instructions only when every member reaches every other by
- * load/store, or the transport's atomics are CPU instructions at their target too: were one of
- * them to use a NIC's atomics, CPU instructions would not be atomic with respect to it. Returns 0,
- * or -1 when a member cannot be reached at all (no transport and no attachment) or has a copy it
- * must not be reached by. */
+/* Decides how table's PEs are reached, from in and the table's copies, on_use PEs and members:
+ * its own copy and node peers' where the kind lets them attach it (now, or on first use), the
+ * transport or the owner for the other members. Atomics on a space are CPU instructions only when
+ * every member reaches every other by load/store, or the transport's atomics are CPU instructions
+ * at their target too: were one of them to use a NIC's atomics, CPU instructions would not be
+ * atomic with respect to it. Returns 0, or -1 when a member cannot be reached at all (no transport
+ * and no attachment) or has a copy it must not be reached by. */
 int route_table_compute(const struct route_inputs *in, struct route_table *table);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Space life cycle: create this PE's memory and register it, attach node peers and compute the
- * routes, withdraw the handles, destroy. */
+ * routes, destroy. */
 #include "space.h"
 
 #include "../common/log.h"
@@ -147,41 +147,73 @@ static void space_node_peers(const struct space_job *job, const struct space *sp
     }
 }
 
+/* pe's copy of region, by the handle its source gives (NULL on failure, said in the log). A
+ * handle is checked first against what this PE reaches: *unreached, and NULL, where it does not
+ * (unreached NULL: the kind reaches every handle). */
+static char *region_attach_peer(struct region *region, int pe, int *unreached)
+{
+    char handle[KIND_HANDLE_MAX];
+    size_t len = sizeof(handle);
+    if (region->handle_of(region->handle_arg, pe, region->id, handle, &len)) {
+        log_error("spaces", "no handle of region %d from PE %d", region->id, pe);
+        return NULL;
+    }
+    if (unreached && region->kind->reaches && !region->kind->reaches(handle, len)) {
+        LOG(LOG_INIT, "spaces",
+            "region %d of node peer PE %d is on a device this PE's does not reach: through "
+            "the transport",
+            region->id, pe);
+        *unreached = 1;
+        return NULL;
+    }
+    char *copy = region->kind->attach(handle, len, region->size);
+    if (!copy)
+        log_error("spaces", "cannot attach region %d of PE %d", region->id, pe);
+    return copy;
+}
+
+static char *region_attach_on_use(void *owner, int pe)
+{
+    return region_attach_peer(owner, pe, NULL);
+}
+
 /* Attaches the node peers' copies of region into its route table (this PE's own base too); what
- * was attached stays there, for region_destroy to detach, whatever happens. A node peer whose
- * memory the kind may not attach here is no longer counted in node_peer: it is reached as PEs of
- * other nodes are. */
+ * was attached stays there, for region_destroy to detach, whatever happens. Where the kind
+ * allows it, only the first node peer after this PE is attached now (so that a node whose PEs
+ * cannot open each other's memory fails here, saying why) and the others on first use. A node
+ * peer whose memory the kind may not attach here is no longer counted in node_peer: it is
+ * reached as PEs of other nodes are. */
 static int region_attach(const struct space_job *job, struct region *region,
                          unsigned char *node_peer, space_handle_fn handle_of, void *arg)
 {
-    char prefix[300];
-    space_name_prefix(job, prefix, sizeof(prefix));
-    char **copies = region->routes.copies;
-    copies[job->my_pe] = region->base;
+    struct route_table *routes = &region->routes;
+    routes->copies[job->my_pe] = region->base;
     if (!region->size || !kind_can(region->kind, KIND_CAP_PEER_ATTACH))
         return 0;
-    for (int pe = 0; pe < job->n_pes; pe++) {
-        char handle[KIND_HANDLE_MAX];
-        size_t len = sizeof(handle);
+    region->handle_of = handle_of;
+    region->handle_arg = arg;
+    if (kind_can(region->kind, KIND_CAP_ATTACH_ON_USE)) {
+        routes->on_use = calloc((size_t)job->n_pes, 1);
+        if (!routes->on_use)
+            return -1;
+        routes->attach = region_attach_on_use;
+        routes->owner = region;
+    }
+    int attach_now = 1;
+    for (int i = 1; i < job->n_pes; i++) {
+        int pe = (job->my_pe + i) % job->n_pes, unreached = 0;
         if (!node_peer[pe])
             continue;
-        if (handle_of(arg, pe, region->id, handle, &len)) {
-            log_error("spaces", "no handle of region %d from PE %d", region->id, pe);
-            return -1;
-        }
-        if (region->kind->reaches && !region->kind->reaches(handle, len)) {
-            LOG(LOG_INIT, "spaces",
-                "region %d of node peer PE %d is on a device this PE's does "
-                "not reach: through the transport",
-                region->id, pe);
-            node_peer[pe] = 0;
+        if (routes->on_use && !attach_now) {
+            routes->on_use[pe] = 1;
             continue;
         }
-        copies[pe] = region->kind->attach(prefix, handle, len, region->size);
-        if (!copies[pe]) {
-            log_error("spaces", "cannot attach region %d of PE %d", region->id, pe);
+        routes->copies[pe] = region_attach_peer(region, pe, &unreached);
+        if (unreached)
+            node_peer[pe] = 0;
+        else if (!routes->copies[pe])
             return -1;
-        }
+        attach_now = !routes->on_use;
     }
     return 0;
 }
@@ -230,15 +262,6 @@ int space_attach_peers(const struct space_job *job, struct space *space, space_h
     return rc;
 }
 
-void space_unexport(struct space *space)
-{
-    struct region *regions[2];
-    int n = space_regions(space, regions);
-    for (int i = 0; i < n; i++)
-        if (kind_can(regions[i]->kind, KIND_CAP_PEER_ATTACH))
-            regions[i]->kind->unexport(&regions[i]->mem);
-}
-
 void space_detach_devices(const struct space_job *job, struct space *space)
 {
     struct region *regions[2];
@@ -271,6 +294,7 @@ static void region_destroy(const struct space_job *job, struct region *region)
         if (pe != job->my_pe && copies[pe])
             region->kind->detach(copies[pe], region->size);
     free(copies);
+    free(region->routes.on_use);
     region->routes = (struct route_table){0};
 }
 

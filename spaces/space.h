@@ -20,6 +20,9 @@ struct transport;
 
 enum { REGION_ID_DEFAULT_HEAP = 0, REGION_ID_STATIC_DATA = 1, REGION_ID_LIBRARY = 2 };
 
+/* Writes member pe's attach handle of region id (at most *len bytes; *len: its length); 0 or -1. */
+typedef int (*space_handle_fn)(void *arg, int pe, int id, void *handle, size_t *len);
+
 struct region {
     char *base; /* this PE's copy */
     size_t size;
@@ -29,6 +32,9 @@ struct region {
     const struct kind_ops *kind;
     struct kind_mem mem;
     struct route_table routes; /* computed once the members are known (space_attach_peers) */
+    /* Where node peers' handles come from, for copies attached on first use. */
+    space_handle_fn handle_of;
+    void *handle_arg;
     /* How node peers attach it (the kind's export), and its transport key once it was
      * registered after start-up (len 0 otherwise): both go into the space's record, where peers
      * read them. */
@@ -75,9 +81,6 @@ struct space_job {
     int keys_in_records;
 };
 
-/* Writes member pe's attach handle of region id (at most *len bytes; *len: its length); 0 or -1. */
-typedef int (*space_handle_fn)(void *arg, int pe, int id, void *handle, size_t *len);
-
 /* A space as every member creates it: the same on every member. */
 struct space_params {
     const struct kind_ops *kind;
@@ -100,16 +103,14 @@ int space_default_create(const struct space_job *job, size_t heap_size, int heap
  * through the exchange as at start-up. Returns 0 or -1. */
 int space_register_late(const struct space_job *job, struct space *space);
 /* After every member created its part: attaches node peers' copies of each region of the space
- * where the kind and the job allow it, with the handles handle_of gives, and computes every
- * region's routes. Returns 0 or -1. */
+ * where the kind and the job allow it, with the handles handle_of gives (now, or on first use
+ * where the kind allows it, handle_of then called when that comes), and computes every region's
+ * routes. Returns 0 or -1. */
 int space_attach_peers(const struct space_job *job, struct space *space, space_handle_fn handle_of,
                        void *arg);
 /* The regions of a space: its heap, and the static data of the space that holds it. Returns how
  * many (at most 2). */
 int space_regions(struct space *space, struct region **regions);
-/* After every node peer attached: withdraws the handles (host: the names), so a crashed job
- * leaves no file behind. */
-void space_unexport(struct space *space);
 /* Detaches the node peers' copies of a space of device memory (the kind's IPC mappings), so that
  * each owner may free its part once every member has done so: an importer must let go of a
  * peer's memory first. Host memory stays mapped until space_destroy. */

@@ -95,7 +95,6 @@ int static_data_create(const char *prefix, struct region *region)
 fail:
     log_error("spaces", "cannot move static data onto shared memory: %s", strerror(errno));
 fail_file:
-    shm_unlink(region->mem.name);
     close(region->mem.fd);
     region->mem.fd = -1;
     return -1;

@@ -406,12 +406,6 @@ static void init_report(void)
     fflush(stdout);
 }
 
-static void init_unlink_names(void)
-{
-    space_unexport(rt.library_space);
-    space_unexport(rt.default_space);
-}
-
 /* This PE's part of start-up, up to the exchange; the first failure skips the rest. */
 static int init_local(int requested)
 {
@@ -438,9 +432,6 @@ static int init_local(int requested)
     int reachable = init_ok() ? init_default_space() : 1;
     if (init_ok())
         space_reach_program_gpus();
-    /* With no peer on this node nobody needs the names: drop them before anything can fail. */
-    if (init_ok() && rt.job.local_size == 1)
-        init_unlink_names();
     return reachable;
 }
 
@@ -501,8 +492,6 @@ static void runtime_start(int requested)
     rt.init_count = 1;
     init_watch_exit();
     shmem_barrier_all();
-    /* Every PE has mapped every node peer's memory: the names can go. */
-    init_unlink_names();
     LOG(LOG_INIT, "shmem_init",
         "%d PEs, %d on this node, %d nodes, %d PEs on this machine, %d on this PE's CPUs (waits "
         "spin %u times), heap %zu bytes at %p, static data %s, transport %s",

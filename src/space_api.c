@@ -306,8 +306,8 @@ static int space_record_handle(void *arg, int pe, int id, void *handle, size_t *
 }
 
 /* The space's team and the library's own team over the same members (world collective). Every
- * member's memory exists: node peers' is mapped first, and the team agreement synchronizes the
- * world, after which the names can go. Returns 0, or -1 on every PE when team slots ran out. */
+ * member's memory exists: node peers' is attached first (or made ready to be, on first use).
+ * Returns 0, or -1 on every PE when team slots ran out. */
 static int space_attach_teams(struct space *space, const struct space_plan *plan)
 {
     if (space && space_attach_peers(&rt.job, space, space_record_handle, NULL))
@@ -320,7 +320,6 @@ static int space_attach_teams(struct space *space, const struct space_plan *plan
         return -1;
     }
     if (space) {
-        space_unexport(space);
         space->team = team;
         space->members_team = members_team;
     }

@@ -91,6 +91,11 @@ spmd_tests() {
     run "spmd/ctx_reuse -np 4" "${launch[@]}" 4 "$build/tests/spmd/ctx_reuse"
     run "spmd/lazy_heap -np 2 (4 GiB heap)" env SHMEM_SYMMETRIC_SIZE=4G "${launch[@]}" 2 \
         "$build/tests/spmd/lazy_heap"
+    # Node peers' heaps are mapped when first reached, not at start-up.
+    for np in $(nps 2 4); do
+        run "spmd/peer_mapping -np $np" env SHMEM_SYMMETRIC_SIZE=96M "${launch[@]}" "$np" \
+            "$build/tests/spmd/peer_mapping"
+    done
     # Memory spaces: host spaces on every PE count.
     for np in $(nps 1 2 4); do
         run "spmd/spaces -np $np" "${launch[@]}" "$np" "$build/tests/spmd/spaces"

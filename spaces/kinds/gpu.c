@@ -238,9 +238,8 @@ static struct gpu_attached {
 } gpu_attached[GPU_ATTACHED_MAX];
 static pthread_mutex_t gpu_attached_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void *gpu_attach(const char *prefix, const void *handle, size_t len, size_t size)
+void *gpu_attach(const void *handle, size_t len, size_t size)
 {
-    (void)prefix;
     (void)size;
     struct gpu_handle h;
     void *block;
@@ -283,12 +282,6 @@ void gpu_detach(void *addr, size_t size)
         return;
     gpu_sync(KIND_QUEUE_ALL); /* nothing of the library may still be writing into it */
     gpu_check(gpu_rt->ipc_close(block), "IPC handle close");
-}
-
-/* An IPC handle names no file: nothing to withdraw. */
-void gpu_unexport(struct kind_mem *mem)
-{
-    (void)mem;
 }
 
 /* ---- Pinned host memory ----

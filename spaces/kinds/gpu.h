@@ -124,9 +124,8 @@ void gpu_leave_scope(const uintptr_t *previous);
 int gpu_create(const char *prefix, size_t size, struct kind_mem *mem);
 void gpu_destroy(struct kind_mem *mem);
 int gpu_export(const struct kind_mem *mem, void *handle, size_t *len);
-void *gpu_attach(const char *prefix, const void *handle, size_t len, size_t size);
+void *gpu_attach(const void *handle, size_t len, size_t size);
 void gpu_detach(void *addr, size_t size);
-void gpu_unexport(struct kind_mem *mem);
 void gpu_copy_to_host(void *dst, const void *src, size_t len);
 void gpu_copy_from_host(void *dst, const void *src, size_t len, int queue);
 void gpu_copy(void *dst, const void *src, size_t len, int queue);
@@ -139,10 +138,9 @@ unsigned gpu_node_limits(void);
 #define GPU_KIND_CAPS (KIND_CAP_PEER_ATTACH | KIND_CAP_TRANSPORT | KIND_CAP_ASYNC_COPY)
 #define GPU_KIND_OPS                                                                               \
     .create = gpu_create, .destroy = gpu_destroy, .export = gpu_export, .attach = gpu_attach,      \
-    .detach = gpu_detach, .unexport = gpu_unexport, .copy_to_host = gpu_copy_to_host,              \
-    .copy_from_host = gpu_copy_from_host, .copy = gpu_copy, .fill = gpu_fill, .owns = gpu_owns,    \
-    .sync = gpu_sync, .host_unmapping = gpu_host_unmapping, .reaches = gpu_reaches,                \
-    .node_limits = gpu_node_limits
+    .detach = gpu_detach, .copy_to_host = gpu_copy_to_host, .copy_from_host = gpu_copy_from_host,  \
+    .copy = gpu_copy, .fill = gpu_fill, .owns = gpu_owns, .sync = gpu_sync,                        \
+    .host_unmapping = gpu_host_unmapping, .reaches = gpu_reaches, .node_limits = gpu_node_limits
 
 /* ---- Batched small writes (gpu_batch.c): each queue's own, applied on its stream ---- */
 #define GPU_BATCH_SMALL 512 /* bytes: larger writes are copies of their own */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Host memory shared through POSIX shared-memory files: node peers attach a PE's heap by the
- * file's name and load/store into it directly. Files are sparse, so a large heap costs address
- * space, not memory, until it is touched. Names carry a random token: nobody can guess a job's
- * next name and take it first. */
+/* Host memory shared through POSIX shared-memory files: node peers map a PE's heap and load/store
+ * into it directly. Files are sparse, so a large heap costs address space, not memory, until it
+ * is touched. A file is unlinked as soon as it is made, so a job that dies leaves none behind,
+ * and its node peers open it through the owner's descriptor in /proc, as only the owner's user
+ * may. Its brief name carries a random token: nobody can guess it and take it first. */
 #include "../../common/log.h"
 #include "kind.h"
 
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Hex digits of a name's random token (128 bits). */
@@ -31,21 +33,20 @@ static int host_token_new(char *token)
 
 int kind_host_file_create(const char *prefix, size_t size, struct kind_mem *mem)
 {
-    char token[HOST_TOKEN_LEN + 1];
+    char token[HOST_TOKEN_LEN + 1], name[300];
     mem->fd = -1;
     if (host_token_new(token) ||
-        snprintf(mem->name, sizeof(mem->name), "%s.%s", prefix, token) >= (int)sizeof(mem->name))
+        snprintf(name, sizeof(name), "%s.%s", prefix, token) >= (int)sizeof(name))
         return -1;
-    mem->fd = shm_open(mem->name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    mem->fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (mem->fd < 0) {
-        log_error("spaces", "shm_open(%s): %s", mem->name, strerror(errno));
+        log_error("spaces", "shm_open(%s): %s", name, strerror(errno));
         return -1;
     }
+    shm_unlink(name);
     if (ftruncate(mem->fd, (off_t)size)) {
-        log_error("spaces", "cannot size shared memory %s to %zu bytes: %s", mem->name, size,
-                  strerror(errno));
+        log_error("spaces", "cannot size shared memory to %zu bytes: %s", size, strerror(errno));
         close(mem->fd);
-        shm_unlink(mem->name);
         mem->fd = -1;
         return -1;
     }
@@ -75,7 +76,6 @@ static int host_create(const char *prefix, size_t size, struct kind_mem *mem)
     if (mem->base == MAP_FAILED) {
         log_error("spaces", "cannot map %zu bytes of shared memory: %s", size, strerror(errno));
         close(mem->fd);
-        shm_unlink(mem->name);
         mem->base = NULL;
         mem->fd = -1;
         return -1;
@@ -84,34 +84,58 @@ static int host_create(const char *prefix, size_t size, struct kind_mem *mem)
     return 0;
 }
 
-/* The handle is the token: peers know the job's prefix. */
+/* What names a PE's file to its node peers: its descriptor there, and the file's identity, which
+ * the opener checks, so that a process id reused after its owner ended cannot hand over another
+ * file. */
+struct host_handle {
+    int32_t pid, fd;
+    uint64_t dev, ino;
+};
+
 static int host_export(const struct kind_mem *mem, void *handle, size_t *len)
 {
-    const char *token = strrchr(mem->name, '.');
-    if (!token || strlen(token + 1) + 1 > *len)
+    struct stat st;
+    if (*len < sizeof(struct host_handle) || fstat(mem->fd, &st))
         return -1;
-    *len = strlen(token + 1) + 1;
-    memcpy(handle, token + 1, *len);
+    struct host_handle h = {(int32_t)getpid(), mem->fd, (uint64_t)st.st_dev, (uint64_t)st.st_ino};
+    memcpy(handle, &h, sizeof(h));
+    *len = sizeof(h);
     return 0;
 }
 
-static void *host_attach(const char *prefix, const void *handle, size_t len, size_t size)
+/* Opens the file a handle names, or says why not. */
+static int host_open(const struct host_handle *h)
 {
-    char name[sizeof(((struct kind_mem *)0)->name)];
-    if (!len || ((const char *)handle)[len - 1] ||
-        snprintf(name, sizeof(name), "%s.%s", prefix, (const char *)handle) >= (int)sizeof(name))
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)h->pid, (int)h->fd);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        log_error("spaces",
+                  "cannot open %s, a node peer's shared memory: %s (its process must have "
+                  "this user, be dumpable and be in this process's pid namespace)",
+                  path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) || (uint64_t)st.st_dev != h->dev || (uint64_t)st.st_ino != h->ino) {
+        log_error("spaces", "%s is not the node peer's shared memory: its process has ended", path);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void *host_attach(const void *handle, size_t len, size_t size)
+{
+    struct host_handle h;
+    if (len != sizeof(h))
         return NULL;
-    size_t map_len = size ? size : 1;
-    int fd = shm_open(name, O_RDWR, 0);
+    memcpy(&h, handle, sizeof(h));
+    int fd = host_open(&h);
     if (fd < 0)
         return NULL;
-    char *reserved = kind_reserve_aligned(map_len);
-    void *addr = reserved ? mmap(reserved, map_len, PROT_READ | PROT_WRITE,
-                                 MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0)
-                          : MAP_FAILED;
+    void *addr = host_map_aligned(fd, size);
     close(fd);
-    if (addr == MAP_FAILED && reserved)
-        kind_release(reserved, map_len);
     return addr == MAP_FAILED ? NULL : addr;
 }
 
@@ -120,18 +144,11 @@ static void host_detach(void *addr, size_t size)
     kind_release(addr, size ? size : 1);
 }
 
-static void host_unexport(struct kind_mem *mem)
-{
-    if (mem->fd < 0)
-        return;
-    shm_unlink(mem->name);
-    close(mem->fd);
-    mem->fd = -1;
-}
-
 static void host_destroy(struct kind_mem *mem)
 {
-    host_unexport(mem);
+    if (mem->fd >= 0)
+        close(mem->fd);
+    mem->fd = -1;
     if (mem->base)
         kind_release(mem->base, mem->size ? mem->size : 1);
     mem->base = NULL;
@@ -139,12 +156,12 @@ static void host_destroy(struct kind_mem *mem)
 
 const struct kind_ops kind_host = {
     .name = "host",
-    .caps = KIND_CAP_LOAD_STORE | KIND_CAP_PEER_ATTACH | KIND_CAP_TRANSPORT,
+    .caps =
+        KIND_CAP_LOAD_STORE | KIND_CAP_PEER_ATTACH | KIND_CAP_ATTACH_ON_USE | KIND_CAP_TRANSPORT,
     .mem_type = TRANSPORT_MEM_HOST,
     .create = host_create,
     .destroy = host_destroy,
     .export = host_export,
     .attach = host_attach,
     .detach = host_detach,
-    .unexport = host_unexport,
 };

@@ -20,6 +20,10 @@ enum kind_cap {
      * reusable at once, as a copy queued on a device stream: sync lands them. Reads see every
      * write of this process that landed before them. */
     KIND_CAP_ASYNC_COPY = 1 << 3,
+    /* With KIND_CAP_PEER_ATTACH: a node peer's memory is attached when this PE first reaches it,
+     * from whatever thread does, since attaching needs no device context and the handle stays
+     * valid while the memory lives. Other kinds attach every node peer when the space is made. */
+    KIND_CAP_ATTACH_ON_USE = 1 << 4,
 };
 
 /* The queues of asynchronous writes: a context's writes go on queue (its number modulo
@@ -64,9 +68,8 @@ struct kind_mem {
     size_t align; /* on create: the alignment its base must have (a power of two) */
     void *base;
     size_t size;
-    int fd;         /* backing file while node peers may still open it, else -1 */
-    char name[128]; /* the shared-memory name node peers open (host memory) */
-    void *storage;  /* kind-private: where device-like memory really lives */
+    int fd;        /* host memory: its file, open while it lives (node peers open it here) */
+    void *storage; /* kind-private: where device-like memory really lives */
 };
 
 struct kind_ops {
@@ -74,17 +77,15 @@ struct kind_ops {
     unsigned caps;                    /* enum kind_cap */
     enum transport_mem_type mem_type; /* KIND_CAP_TRANSPORT: what the transport must reach */
     /* Creates size bytes of this PE's memory, committed lazily where the kind allows; prefix
-     * ("/<job id>") makes any name it needs unique to the job. Returns 0 or -1. */
+     * ("/<job id>") starts any name it needs for a moment. Returns 0 or -1. */
     int (*create)(const char *prefix, size_t size, struct kind_mem *mem);
     void (*destroy)(struct kind_mem *mem);
     /* KIND_CAP_PEER_ATTACH: the bytes (at most KIND_HANDLE_MAX) by which node peers attach mem,
      * attaching a peer's memory of size bytes from those bytes (NULL on failure), and undoing
-     * it. unexport withdraws the handle once every peer has attached, so nothing is left behind
-     * if the job dies. */
+     * it. A handle names no file: nothing is left behind if the job dies. */
     int (*export)(const struct kind_mem *mem, void *handle, size_t *len);
-    void *(*attach)(const char *prefix, const void *handle, size_t len, size_t size);
+    void *(*attach)(const void *handle, size_t len, size_t size);
     void (*detach)(void *addr, size_t size);
-    void (*unexport)(struct kind_mem *mem);
     /* Optional, with attach: whether this PE may attach the memory a handle names (a GPU's, on a
      * device this PE's reaches); without it, always. A node peer it may not attach is reached as
      * PEs of other nodes are, through the transport or its owner. */
@@ -226,8 +227,8 @@ void *kind_reserve_aligned(size_t len);
 /* Returns a reservation of kind_reserve_aligned (len as given there), guard included. */
 void kind_release(void *base, size_t len);
 
-/* Creates and sizes a shared-memory file under a fresh random name ("<prefix>.<token>", in
- * mem->name), for host heaps and the static data segment; mem->fd is its descriptor. */
+/* Creates and sizes a shared-memory file, for host heaps and the static data segment: mem->fd
+ * is its descriptor, and it has no name (node peers open it through this PE's descriptor). */
 int kind_host_file_create(const char *prefix, size_t size, struct kind_mem *mem);
 
 #endif

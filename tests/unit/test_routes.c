@@ -2,8 +2,8 @@
 /* Route tables (spaces/route_table.h), computed without a launcher: for a host kind, the test
  * device kind and a fake device kind whose node peers attach it by IPC handles, with members on
  * this node and on another, node mapping on and off, and with and without a transport that reaches
- * the kind's memory. PE 1 computes; PEs 0 and 1 share its node, 2 and 3 are elsewhere; PE 3 is
- * not a member. */
+ * the kind's memory, and a node peer attached on first use. PE 1 computes; PEs 0 and 1 share its
+ * node, 2 and 3 are elsewhere; PE 3 is not a member. */
 #include "route_table.h"
 #include "unit.h"
 
@@ -51,6 +51,42 @@ static void check(const char *what, const struct kind_ops *kind, int node_direct
         UNIT_CHECK(r.cpu_atomics == (want.cpu_atomics ? r.load_store : NULL),
                    "%s: PE %d CPU atomics %s", what, pe, want.cpu_atomics ? "expected" : "not");
     }
+}
+
+/* A node peer attached on first use: nothing is attached while the table is computed, the first
+ * route to it attaches it once, and PEs elsewhere are routed as before. */
+static int attach_calls;
+
+static char *attach_counted(void *owner, int pe)
+{
+    attach_calls++;
+    return ((char(*)[64])owner)[pe];
+}
+
+static void check_on_use(void)
+{
+    const unsigned char member[N_PES] = {1, 1, 1, 0};
+    unsigned char node_peer[N_PES] = {1, 0, 0, 0}, on_use[N_PES] = {1, 0, 0, 0};
+    char *attached[N_PES] = {NULL, copies[ME], NULL, NULL};
+    struct route_inputs in = {ME, N_PES, node_peer, &kind_host, 1, 0};
+    struct route_table table = {attached, member, ROUTE_NONE,     ROUTE_NONE,
+                                0,        on_use, attach_counted, copies};
+    UNIT_CHECK(route_table_compute(&in, &table) == 0, "on first use: computed");
+    UNIT_CHECK(attach_calls == 0 && !attached[0], "on first use: nothing attached yet");
+    struct route r = route_of(&table, 2);
+    UNIT_CHECK(r.kind == ROUTE_TRANSPORT && attach_calls == 0, "on first use: PE elsewhere");
+    for (int i = 0; i < 2; i++) {
+        r = route_of(&table, 0);
+        UNIT_CHECK(r.kind == ROUTE_LOAD_STORE && r.load_store == copies[0],
+                   "on first use: route %d to the node peer", i);
+        UNIT_CHECK(attach_calls == 1 && attached[0] == copies[0], "on first use: attached once");
+    }
+    /* A PE on another node may not wait to be attached either. */
+    unsigned char elsewhere[N_PES] = {1, 0, 1, 0};
+    char *again[N_PES] = {NULL, copies[ME], NULL, NULL};
+    struct route_table wrong = {again, member,    ROUTE_NONE,     ROUTE_NONE,
+                                0,     elsewhere, attach_counted, copies};
+    UNIT_CHECK(route_table_compute(&in, &wrong) == -1, "on first use: a PE on another node");
 }
 
 /* A table whose copies contradict what reaches each PE is refused, not routed through. */
@@ -106,6 +142,7 @@ int main(void)
     check("IPC kind, transport reaches it", &fake_ipc, 1, 1, 0, (struct expected){{K, K, T, N}, 0});
     check("IPC kind, transport does not", &fake_ipc, 1, 0, 0, (struct expected){{K, K, O, N}, 0});
     check("IPC kind, no node mapping", &fake_ipc, 0, 1, 0, (struct expected){{T, K, T, N}, 0});
+    check_on_use();
     /* A route that needs an attachment it does not have is an error, not a wild pointer; so is
      * a copy of a PE that is reached otherwise, or of a PE outside the space. */
     const unsigned char member[N_PES] = {1, 1, 1, 0};
