@@ -171,27 +171,60 @@ static int init_host_heap_fits(void)
     return 0;
 }
 
-/* Node peers attach this PE's start-up regions by their handles: published for the start-up
- * exchange. */
-static int init_publish_handles(struct space *space)
+/* The attach handles of a PE's start-up regions (the library's heap, the static data, the default
+ * heap), sent with its outcome of start-up. Node peers keep them, to attach its memory when they
+ * first reach it without asking the process manager again: a round trip through its thread per
+ * peer and region. */
+#define INIT_REGIONS 3
+struct init_handles {
+    struct init_handle {
+        int32_t id; /* of the region; -1 for none */
+        uint32_t len;
+        char bytes[KIND_HANDLE_MAX];
+    } region[INIT_REGIONS];
+};
+static struct init_handles *init_node_handles; /* per node peer, in rt.boot.local_peers' order */
+
+static void init_handles_mine(struct init_handles *mine)
 {
-    struct region *regions[2];
-    int n = space_regions(space, regions);
-    for (int i = 0; i < n; i++) {
-        char key[32];
-        snprintf(key, sizeof(key), "strata.region.%d", regions[i]->id);
-        if (regions[i]->handle_len && boot_put(key, regions[i]->handle, regions[i]->handle_len))
-            return -1;
+    struct space *spaces[2] = {rt.library_space, rt.default_space};
+    int used = 0;
+    for (int s = 0; s < 2 && spaces[s]; s++) {
+        struct region *regions[2];
+        int n = space_regions(spaces[s], regions);
+        for (int i = 0; i < n && used < INIT_REGIONS; i++, used++) {
+            struct init_handle *h = &mine->region[used];
+            h->id = regions[i]->id;
+            h->len = (uint32_t)regions[i]->handle_len;
+            memcpy(h->bytes, regions[i]->handle, regions[i]->handle_len);
+        }
     }
-    return 0;
+    for (; used < INIT_REGIONS; used++)
+        mine->region[used].id = -1;
+}
+
+static int init_compare_pe(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
 }
 
 static int init_handle_of(void *arg, int pe, int id, void *handle, size_t *len)
 {
     (void)arg;
-    char key[32];
-    snprintf(key, sizeof(key), "strata.region.%d", id);
-    return boot_get(pe, key, handle, len);
+    const int *peer =
+        bsearch(&pe, rt.boot.local_peers, (size_t)rt.boot.local_size, sizeof(int), init_compare_pe);
+    if (!peer || !init_node_handles)
+        return -1;
+    const struct init_handles *theirs = &init_node_handles[peer - rt.boot.local_peers];
+    for (int i = 0; i < INIT_REGIONS; i++) {
+        const struct init_handle *h = &theirs->region[i];
+        if (h->id == id && h->len <= *len) {
+            memcpy(handle, h->bytes, h->len);
+            *len = h->len;
+            return 0;
+        }
+    }
+    return -1;
 }
 
 /* The default space (host memory, or device memory when SHMEM_DEFAULT_SPACE names a device),
@@ -236,9 +269,8 @@ static int init_default_space(void)
         (kind_can(kind, KIND_CAP_LOAD_STORE) ? SHMEM_SPACE_CAP_DIRECT_ACCESS : 0);
     space_api_init();
     uint64_t base = (uint64_t)(uintptr_t)rt.default_space->heap.base;
-    if (boot_put("strata.heap.base", &base, sizeof(base)) ||
-        init_publish_handles(rt.library_space) || init_publish_handles(rt.default_space))
-        init_fail("cannot publish the heap's address and names");
+    if (boot_put("strata.heap.base", &base, sizeof(base)))
+        init_fail("cannot publish the heap's address");
     if (reachable)
         init_library_state();
     return reachable;
@@ -269,6 +301,7 @@ struct init_outcome {
     int32_t leader;              /* its node's lowest world rank */
     uint64_t machine;            /* init_machine_id */
     int32_t cpu_first, cpu_last; /* wait_cpu_range */
+    struct init_handles handles;
 };
 
 /* Which kernel this PE runs under: the process manager's nodes may share one machine (containers,
@@ -308,6 +341,7 @@ static void init_agree(int reachable)
                                 .machine = init_machine_id()},
                         theirs;
     wait_cpu_range(&mine.cpu_first, &mine.cpu_last);
+    init_handles_mine(&mine.handles);
     if (boot_put("strata.init", &mine, sizeof(mine)) || boot_fence())
         init_fatal("the process manager's start-up exchange failed%s%s", init_ok() ? "" : "; ",
                    init_error);
@@ -315,14 +349,17 @@ static void init_agree(int reachable)
         on_my_cpus = 0;
     rt.n_nodes = 0;
     rt.node_of = malloc((size_t)rt.n_pes * sizeof(int));
-    if (!rt.node_of)
+    init_node_handles = calloc((size_t)rt.boot.local_size, sizeof(*init_node_handles));
+    if (!rt.node_of || !init_node_handles)
         log_fatal("shmem_init", "cannot allocate the node of each of %d PEs", rt.n_pes);
-    for (int pe = 0; pe < rt.n_pes; pe++) {
+    for (int pe = 0, local = 0; pe < rt.n_pes; pe++) {
         size_t len = sizeof(theirs);
         if (pe == rt.my_pe)
             theirs = mine;
         else if (boot_get(pe, "strata.init", &theirs, &len) || len != sizeof(theirs))
             theirs = (struct init_outcome){.leader = -1};
+        if (local < rt.boot.local_size && rt.boot.local_peers[local] == pe)
+            init_node_handles[local++] = theirs.handles;
         int same_machine = mine.machine && theirs.machine == mine.machine;
         on_machine += same_machine;
         on_my_cpus +=
@@ -549,6 +586,8 @@ void shmem_finalize(void)
     team_fini();
     free(rt.node_of);
     rt.node_of = NULL;
+    free(init_node_handles);
+    init_node_handles = NULL;
     space_api_fini();
     space_destroy(&rt.job, rt.default_space);
     space_destroy(&rt.job, rt.library_space);
