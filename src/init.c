@@ -172,9 +172,9 @@ static int init_host_heap_fits(void)
 }
 
 /* The attach handles of a PE's start-up regions (the library's heap, the static data, the default
- * heap), sent with its outcome of start-up. Node peers keep them, to attach its memory when they
- * first reach it without asking the process manager again: a round trip through its thread per
- * peer and region. */
+ * heap), published for its node peers only. They read them all once start-up agreed, to attach
+ * its memory when they first reach it without asking the process manager again: a round trip
+ * through its thread per peer and region. */
 #define INIT_REGIONS 3
 struct init_handles {
     struct init_handle {
@@ -185,22 +185,37 @@ struct init_handles {
 };
 static struct init_handles *init_node_handles; /* per node peer, in rt.boot.local_peers' order */
 
-static void init_handles_mine(struct init_handles *mine)
+static int init_handles_publish(void)
 {
+    struct init_handles mine;
     struct space *spaces[2] = {rt.library_space, rt.default_space};
     int used = 0;
-    for (int s = 0; s < 2 && spaces[s]; s++) {
+    for (int s = 0; s < 2; s++) {
         struct region *regions[2];
         int n = space_regions(spaces[s], regions);
         for (int i = 0; i < n && used < INIT_REGIONS; i++, used++) {
-            struct init_handle *h = &mine->region[used];
+            struct init_handle *h = &mine.region[used];
             h->id = regions[i]->id;
             h->len = (uint32_t)regions[i]->handle_len;
             memcpy(h->bytes, regions[i]->handle, regions[i]->handle_len);
         }
     }
     for (; used < INIT_REGIONS; used++)
-        mine->region[used].id = -1;
+        mine.region[used].id = -1;
+    return boot_put_node("strata.handles", &mine, sizeof(mine));
+}
+
+static void init_handles_fetch(void)
+{
+    int n = rt.boot.local_size;
+    init_node_handles = calloc((size_t)n, sizeof(*init_node_handles));
+    unsigned char *got = calloc((size_t)n, 1);
+    if (!init_node_handles || !got)
+        init_fatal("out of memory for the handles of %d node peers", n);
+    if (n > 1 && boot_get_many("strata.handles", rt.boot.local_peers, n, init_node_handles,
+                               sizeof(*init_node_handles), got))
+        init_fatal("the process manager did not give the handles of this node's PEs' memory");
+    free(got);
 }
 
 static int init_compare_pe(const void *a, const void *b)
@@ -268,9 +283,8 @@ static int init_default_space(void)
         SHMEM_SPACE_CAP_WORLD_ACCESS |
         (kind_can(kind, KIND_CAP_LOAD_STORE) ? SHMEM_SPACE_CAP_DIRECT_ACCESS : 0);
     space_api_init();
-    uint64_t base = (uint64_t)(uintptr_t)rt.default_space->heap.base;
-    if (boot_put("strata.heap.base", &base, sizeof(base)))
-        init_fail("cannot publish the heap's address");
+    if (init_handles_publish())
+        init_fail("cannot publish the handles of this PE's memory");
     if (reachable)
         init_library_state();
     return reachable;
@@ -301,7 +315,7 @@ struct init_outcome {
     int32_t leader;              /* its node's lowest world rank */
     uint64_t machine;            /* init_machine_id */
     int32_t cpu_first, cpu_last; /* wait_cpu_range */
-    struct init_handles handles;
+    uint64_t heap_base;          /* of the default space, for SHMEM_SPACE_CAP_IDENT_ADDR */
 };
 
 /* Which kernel this PE runs under: the process manager's nodes may share one machine (containers,
@@ -341,7 +355,8 @@ static void init_agree(int reachable)
                                 .machine = init_machine_id()},
                         theirs;
     wait_cpu_range(&mine.cpu_first, &mine.cpu_last);
-    init_handles_mine(&mine.handles);
+    if (rt.default_space)
+        mine.heap_base = (uint64_t)(uintptr_t)rt.default_space->heap.base;
     if (boot_put("strata.init", &mine, sizeof(mine)) || boot_fence())
         init_fatal("the process manager's start-up exchange failed%s%s", init_ok() ? "" : "; ",
                    init_error);
@@ -349,17 +364,15 @@ static void init_agree(int reachable)
         on_my_cpus = 0;
     rt.n_nodes = 0;
     rt.node_of = malloc((size_t)rt.n_pes * sizeof(int));
-    init_node_handles = calloc((size_t)rt.boot.local_size, sizeof(*init_node_handles));
-    if (!rt.node_of || !init_node_handles)
-        log_fatal("shmem_init", "cannot allocate the node of each of %d PEs", rt.n_pes);
-    for (int pe = 0, local = 0; pe < rt.n_pes; pe++) {
-        size_t len = sizeof(theirs);
-        if (pe == rt.my_pe)
-            theirs = mine;
-        else if (boot_get(pe, "strata.init", &theirs, &len) || len != sizeof(theirs))
-            theirs = (struct init_outcome){.leader = -1};
-        if (local < rt.boot.local_size && rt.boot.local_peers[local] == pe)
-            init_node_handles[local++] = theirs.handles;
+    struct init_outcome *all = malloc((size_t)rt.n_pes * sizeof(*all));
+    unsigned char *got = calloc((size_t)rt.n_pes, 1);
+    if (!rt.node_of || !all || !got)
+        log_fatal("shmem_init", "cannot allocate the start-up outcomes of %d PEs", rt.n_pes);
+    boot_get_many("strata.init", NULL, rt.n_pes, all, sizeof(*all), got); /* got: which came */
+    int same_base = 1;
+    for (int pe = 0; pe < rt.n_pes; pe++) {
+        theirs = pe == rt.my_pe ? mine : got[pe] ? all[pe] : (struct init_outcome){.leader = -1};
+        same_base &= theirs.heap_base == mine.heap_base;
         int same_machine = mine.machine && theirs.machine == mine.machine;
         on_machine += same_machine;
         on_my_cpus +=
@@ -382,6 +395,10 @@ static void init_agree(int reachable)
         if (theirs.ok && !theirs.reachable && unreachable < 0)
             unreachable = pe;
     }
+    free(all);
+    free(got);
+    if (same_base && rt.default_space)
+        rt.default_space->caps |= SHMEM_SPACE_CAP_IDENT_ADDR;
     /* Until now the node's PE count stood for the machine's (and for its CPUs'). Without a
      * machine id, the node's PEs count as this PE's sharers, as before the exchange. */
     rt.pes_on_machine = on_machine > rt.boot.local_size ? on_machine : rt.boot.local_size;
@@ -520,6 +537,7 @@ static void runtime_start(int requested)
         init_fatal("out of memory for the teams of the nodes");
     fault_handlers_install();
     init_warn_node_room();
+    init_handles_fetch();
     if (space_attach_peers(&rt.job, rt.library_space, init_handle_of, NULL) ||
         space_attach_peers(&rt.job, rt.default_space, init_handle_of, NULL))
         init_fatal("cannot map the symmetric memory of the PEs on this node");

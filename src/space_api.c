@@ -459,28 +459,6 @@ int shmem_space_get_device_type(shmem_space_t handle, shmem_device_type_t *type)
     return 0;
 }
 
-/* Whether every PE's default heap sits at the same address: asked once, on first query, from
- * what each PE published at init. */
-static void space_default_check_addresses(struct space *space)
-{
-    static int checked;
-    if (checked)
-        return;
-    checked = 1;
-    uint64_t first = 0;
-    for (int pe = 0; pe < rt.n_pes; pe++) {
-        uint64_t base = (uint64_t)(uintptr_t)space->heap.base;
-        size_t len = sizeof(base);
-        if (pe != rt.my_pe && boot_get(pe, "strata.heap.base", &base, &len))
-            return;
-        if (pe == 0)
-            first = base;
-        else if (base != first)
-            return;
-    }
-    space->caps |= SHMEM_SPACE_CAP_IDENT_ADDR;
-}
-
 int shmem_space_get_caps(shmem_space_t handle, shmem_space_cap_t *caps)
 {
     runtime_require_init("shmem_space_get_caps");
@@ -489,8 +467,6 @@ int shmem_space_get_caps(shmem_space_t handle, shmem_space_cap_t *caps)
     struct space *space = space_of_handle("shmem_space_get_caps", handle);
     if (!space)
         return -1;
-    if (space == rt.default_space)
-        space_default_check_addresses(space);
     *caps = space->caps;
     return 0;
 }

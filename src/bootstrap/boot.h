@@ -26,6 +26,9 @@ struct boot_info {
 int boot_init(struct boot_info *info);
 /* Publishes a value under key for the other ranks (visible after boot_fence). */
 int boot_put(const char *key, const void *data, size_t len);
+/* The same for the ranks of this node only: what only they read stays out of the exchange that
+ * every node receives. */
+int boot_put_node(const char *key, const void *data, size_t len);
 /* Exchanges everything put so far among all ranks; also a barrier. */
 int boot_fence(void);
 /* A barrier of all ranks (no data) that calls progress(arg) while it waits: a peer may need this
@@ -33,6 +36,11 @@ int boot_fence(void);
 int boot_fence_progressing(void (*progress)(void *), void *arg);
 /* Fetches what rank published under key. *len in: buffer size; out: bytes stored. */
 int boot_get(int rank, const char *key, void *data, size_t *len);
+/* Fetches what each of n ranks (ranks[i], or i where ranks is NULL) published under key, exactly
+ * len bytes each, into data (len bytes per rank, in the list's order); got[i] says whether it
+ * came. Returns 0, or -1 when any did not. */
+int boot_get_many(const char *key, const int *ranks, int n, void *data, size_t len,
+                  unsigned char *got);
 /* This PE has reached the job's last exchange (shmem_finalize): from now on its peers may end
  * normally at any time, and the process manager's reports of their ends are no longer deaths. */
 void boot_leaving(void);

@@ -219,7 +219,7 @@ int boot_init(struct boot_info *info)
     return 0;
 }
 
-int boot_put(const char *key, const void *data, size_t len)
+static int boot_put_scoped(pmix_scope_t scope, const char *key, const void *data, size_t len)
 {
     if (!boot_connected)
         return 0;
@@ -229,7 +229,17 @@ int boot_put(const char *key, const void *data, size_t len)
     value.data.bo.bytes = (char *)data;
     value.data.bo.size = len;
     /* PMIx_Put copies the value; the caller keeps data. */
-    return PMIx_Put(PMIX_GLOBAL, key, &value) == PMIX_SUCCESS ? 0 : -1;
+    return PMIx_Put(scope, key, &value) == PMIX_SUCCESS ? 0 : -1;
+}
+
+int boot_put(const char *key, const void *data, size_t len)
+{
+    return boot_put_scoped(PMIX_GLOBAL, key, data, len);
+}
+
+int boot_put_node(const char *key, const void *data, size_t len)
+{
+    return boot_put_scoped(PMIX_LOCAL, key, data, len);
 }
 
 /* Every fence collects data: Slurm 22.05 completes a fence without PMIX_COLLECT_DATA at once on
@@ -307,6 +317,68 @@ int boot_get(int rank, const char *key, void *data, size_t *len)
     }
     PMIX_VALUE_RELEASE(value);
     return rc;
+}
+
+/* boot_get_many: the requests in flight at once, and the state they share. */
+#define BOOT_GETS_IN_FLIGHT 256
+
+struct boot_get_batch {
+    char *data;
+    size_t len;
+    unsigned char *got;
+    int pending;
+};
+
+struct boot_get_one {
+    struct boot_get_batch *batch;
+    int index; /* in the caller's list of ranks */
+};
+
+/* On PMIx's thread: the value is PMIx's, copied here. */
+static void boot_get_one_done(pmix_status_t status, pmix_value_t *value, void *cbdata)
+{
+    struct boot_get_one *one = cbdata;
+    struct boot_get_batch *batch = one->batch;
+    int ok = status == PMIX_SUCCESS && value && value->type == PMIX_BYTE_OBJECT &&
+             value->data.bo.size == batch->len;
+    if (ok)
+        memcpy(batch->data + (size_t)one->index * batch->len, value->data.bo.bytes, batch->len);
+    batch->got[one->index] = (unsigned char)ok;
+    __atomic_sub_fetch(&batch->pending, 1, __ATOMIC_RELEASE);
+}
+
+/* Requests go to PMIx's thread many at a time: one at a time, each would wait for that thread to
+ * run, which on a host with more PEs than cores is a time slice per request. */
+int boot_get_many(const char *key, const int *ranks, int n, void *data, size_t len,
+                  unsigned char *got)
+{
+    if (!boot_connected)
+        return -1;
+    struct boot_get_one one[BOOT_GETS_IN_FLIGHT];
+    struct boot_get_batch batch = {data, len, got, 0};
+    int failed = 0;
+    for (int first = 0; first < n; first += BOOT_GETS_IN_FLIGHT) {
+        int count = n - first < BOOT_GETS_IN_FLIGHT ? n - first : BOOT_GETS_IN_FLIGHT;
+        __atomic_store_n(&batch.pending, count, __ATOMIC_RELAXED);
+        for (int i = 0; i < count; i++) {
+            int index = first + i;
+            pmix_proc_t proc;
+            PMIX_LOAD_PROCID(&proc, boot_self.nspace, (pmix_rank_t)(ranks ? ranks[index] : index));
+            one[i] = (struct boot_get_one){&batch, index};
+            if (PMIx_Get_nb(&proc, key, NULL, 0, boot_get_one_done, &one[i]) != PMIX_SUCCESS) {
+                got[index] = 0;
+                __atomic_sub_fetch(&batch.pending, 1, __ATOMIC_RELEASE);
+            }
+        }
+        unsigned spins = 0;
+        while (__atomic_load_n(&batch.pending, __ATOMIC_ACQUIRE))
+            wait_idle(&spins);
+        for (int i = 0; i < count; i++)
+            failed += !got[first + i];
+    }
+    if (failed)
+        boot_peer_lost = 1;
+    return failed ? -1 : 0;
 }
 
 void boot_leaving(void)
