@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -76,9 +77,10 @@ struct job {
     int failed;  /* a failure has been reported */
     int holding; /* an abort after a lost peer waits for its cause, since held_since */
     struct timespec held_since;
-    pid_t janitor;  /* 0 once reaped */
-    int janitor_fd; /* write end of the janitor's pipe */
-    int exit_marks; /* a byte per PE, set as it finalizes (boot.h), or -1 */
+    pid_t janitor;       /* 0 once reaped */
+    int janitor_fd;      /* write end of the janitor's pipe */
+    int exit_marks;      /* a byte per PE, set as it finalizes (boot.h), or -1 */
+    struct rlimit files; /* the descriptor limit oshrun was given, which its PEs get back */
 };
 
 static struct job job = {.janitor_fd = -1, .exit_marks = -1};
@@ -401,7 +403,7 @@ static int connection_is_ours(int fd)
  * goes on listening. */
 int accept(int listener, struct sockaddr *addr, socklen_t *addr_len)
 {
-    int fd = accept4(listener, addr, addr_len, 0);
+    int fd = accept4(listener, addr, addr_len, SOCK_CLOEXEC);
     if (fd < 0 || connection_is_ours(fd))
         return fd;
     close(fd);
@@ -571,6 +573,27 @@ static int server_start(void)
 
 /* ---- PEs ---- */
 
+/* Descriptors oshrun holds besides a PMIx connection per PE. */
+#define OSHRUN_OWN_FILES 64
+
+/* The PMIx server holds a connection per PE: the common soft limit of 1024 descriptors would
+ * stop a job of 1024 PEs. oshrun takes the hard limit for itself, and refuses a job beyond it
+ * rather than fail its PEs' connections one by one. */
+static void files_limit_raise(void)
+{
+    if (getrlimit(RLIMIT_NOFILE, &job.files))
+        return;
+    struct rlimit raised = {job.files.rlim_max, job.files.rlim_max};
+    if (raised.rlim_cur > job.files.rlim_cur && setrlimit(RLIMIT_NOFILE, &raised))
+        raised = job.files;
+    if (raised.rlim_cur != RLIM_INFINITY && raised.rlim_cur < (rlim_t)job.np + OSHRUN_OWN_FILES) {
+        char need[128];
+        snprintf(need, sizeof(need), "%d PEs need %d open files here, and the limit is %llu",
+                 job.np, job.np + OSHRUN_OWN_FILES, (unsigned long long)raised.rlim_cur);
+        die("%s: raise it (ulimit -n) or run fewer PEs", need);
+    }
+}
+
 /* Tells the janitor (see below) that rank runs as pid; 0: reaped, nothing to wait for. */
 static void janitor_tell(int rank, pid_t pid)
 {
@@ -625,6 +648,7 @@ static void exec_pe(int rank, char **env, int own_group, const sigset_t *origina
         _exit(1);
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, original_mask, NULL);
+    setrlimit(RLIMIT_NOFILE, &job.files);
     if (rank != 0) {
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0 && devnull != STDIN_FILENO) {
@@ -1005,6 +1029,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     parse_args(argc, argv, &opts);
     handoff(&opts);
+    files_limit_raise();
     exit_marks_create();
     long limit = timeout_knob();
     name_job();

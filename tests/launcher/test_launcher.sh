@@ -127,6 +127,23 @@ for run in 1 2 3; do
 done
 expect "PE 1 leaves a shared-memory file and dies" 139 "PE 1 killed by SIGSEGV" 2 shm 1
 SHMEM_OSHRUN_TIMEOUT=1 expect "SHMEM_OSHRUN_TIMEOUT=1" 124 "^oshrun: timeout after 1 s$" 2 sleep
+# oshrun holds a PMIx connection per PE: it takes the hard limit of open files for itself, gives
+# its PEs back the soft one and none of those connections (PE 99 would inherit 99 of them). A
+# hard limit too low for the job is said before anything starts.
+oshrun_real=$oshrun
+files_limited() { # files_limited LIMIT-OPTION LIMIT: oshrun under that limit, through a script
+    printf '#!/bin/sh\nulimit %s %s || exit 99\nexec "%s" "$@"\n' "$1" "$2" "$oshrun_real" \
+        >"$work/limited"
+    chmod +x "$work/limited"
+}
+files_limited -Sn 64
+oshrun=$work/limited
+expect "100 PEs under a soft limit of 64 open files" 0 "(rank|PE) 99 of 100 ok" 100 ok
+files_limited -n 40
+expect "a hard limit of 40 open files for 10 PEs" 1 \
+    "^oshrun: 10 PEs need 74 open files here, and the limit is 40: raise it \(ulimit -n\) or run fewer PEs$" \
+    10 ok
+oshrun=$oshrun_real
 # An OpenSHMEM 1.0 program starts with start_pes and returns from main: the library finalizes it.
 expect "start_pes program returning from main" 0 "(rank|PE) 1 of 2 ok" 2 legacy
 # Returning from main without shmem_finalize would leave the others waiting in theirs.
