@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Many PEs on one host, with scale_job.c (start-up, collectives, an atomic, a put and a memory
-# space, each checked on every PE) and SHMEM_SYMMETRIC_SIZE=16M.
+# space, each checked on every PE) and SHMEM_SYMMETRIC_SIZE=16M. Start-up is the longest
+# shmem_init of any PE, and the most CPU time one took (what it costs a PE with a core of its own).
 #   check  COUNT:RUNS...  (default 512:20 1024:2) Strata only: each run must end with status 0,
 #          no report of a PE's death, no process and no shared-memory file left. Prints each
 #          run, the medians, and a last line "N passed, N failed"; fails if any run did.
@@ -59,10 +60,10 @@ check() {
             left=$(leftovers)
             if [ "$rc" = 0 ] && [ -n "$(value init_ms "$work/out")" ] && [ -z "$left" ]; then
                 passed=$((passed + 1))
-                printf 'PASS %5d PEs run %2d: wall %6.1f s, start-up %6.1f s, work %5.2f s, peak RSS %s KiB (mean %s)\n' \
+                printf 'PASS %5d PEs run %2d: wall %6.1f s, start-up %6.1f s (CPU %4.2f s), work %5.2f s, peak RSS %s KiB (mean %s)\n' \
                     "$n" "$i" "$(value wall_ms "$work/out")e-3" "$(value init_ms "$work/out")e-3" \
-                    "$(value work_ms "$work/out")e-3" "$(value peak_rss_KiB_max "$work/out")" \
-                    "$(value peak_rss_KiB_mean "$work/out")"
+                    "$(value init_cpu_ms "$work/out")e-3" "$(value work_ms "$work/out")e-3" \
+                    "$(value peak_rss_KiB_max "$work/out")" "$(value peak_rss_KiB_mean "$work/out")"
                 awk -v n="$n" '{print $1 "_" n, $2}' "$work/out" >>"$work/strata.txt"
             else
                 failed=$((failed + 1))
@@ -72,13 +73,15 @@ check() {
             fi
         done
     done
-    echo "PEs  wall s  start-up s  work s  peak RSS KiB max  mean (medians)"
+    echo "Medians; times in ms, memory in KiB per PE"
+    printf '%5s %9s %9s %9s %9s %9s %9s\n' PEs wall start-up "its CPU" work "RSS max" "RSS mean"
     for spec in "$@"; do
         n=${spec%%:*}
-        printf '%5d %7s %11s %7s %17s %5s\n' "$n" "$(median "wall_ms_$n" "$work/strata.txt")" \
-            "$(median "init_ms_$n" "$work/strata.txt")" "$(median "work_ms_$n" "$work/strata.txt")" \
-            "$(median "peak_rss_KiB_max_$n" "$work/strata.txt")" \
-            "$(median "peak_rss_KiB_mean_$n" "$work/strata.txt")"
+        printf '%5d' "$n"
+        for m in wall_ms init_ms init_cpu_ms work_ms peak_rss_KiB_max peak_rss_KiB_mean; do
+            printf ' %9s' "$(median "${m}_$n" "$work/strata.txt")"
+        done
+        echo
     done
     echo "$passed passed, $failed failed"
     [ "$failed" = 0 ]
@@ -98,18 +101,18 @@ curve() {
         done
     done
     echo "Medians of $runs runs; times in ms, memory in KiB per PE; - : no run ended well"
-    printf '%5s %9s %9s %9s %9s | %9s %9s %9s %9s\n' PEs wall start-up "RSS max" "RSS mean" \
-        "OMPI wall" start-up "RSS max" "RSS mean"
+    printf '%5s %9s %9s %9s %9s %9s | %9s %9s %9s %9s %9s\n' PEs wall start-up "its CPU" \
+        "RSS max" "RSS mean" "OMPI wall" start-up "its CPU" "RSS max" "RSS mean"
     for n in "$@"; do
         local row=()
         for f in strata ompi; do
-            for m in wall_ms init_ms peak_rss_KiB_max peak_rss_KiB_mean; do
+            for m in wall_ms init_ms init_cpu_ms peak_rss_KiB_max peak_rss_KiB_mean; do
                 v=$(median "${m}_$n" "$work/$f.txt" 2>/dev/null)
                 row+=("${v:--}")
                 json="$json${json:+, }\"${f}_${m}_$n\": $(json_num "$v")"
             done
         done
-        printf '%5s %9s %9s %9s %9s | %9s %9s %9s %9s\n' "$n" "${row[@]}"
+        printf '%5s %9s %9s %9s %9s %9s | %9s %9s %9s %9s %9s\n' "$n" "${row[@]}"
     done
     echo "SCALE {$json}"
 }
