@@ -11,16 +11,17 @@
 
 unsigned log_mask;
 static int log_pe = -1;
-static log_fatal_fn log_fatal_handler;
+static log_fatal_fn log_fatal_handler, log_lost_peer_handler;
 
 void log_identity_set(int pe)
 {
     log_pe = pe;
 }
 
-void log_fatal_handler_set(log_fatal_fn handler)
+void log_fatal_handler_set(log_fatal_fn handler, log_fatal_fn after_lost_peer)
 {
     log_fatal_handler = handler;
+    log_lost_peer_handler = after_lost_peer;
 }
 
 /* Every line carries the PE, host, pid and time, so lines from all PEs of a job can be told
@@ -77,13 +78,28 @@ void log_error_nowait(const char *routine, const char *fmt, ...)
     va_end(args);
 }
 
+static void log_fatal_end(log_fatal_fn handler) __attribute__((noreturn));
+static void log_fatal_end(log_fatal_fn handler)
+{
+    if (handler)
+        handler(1, "Strata: fatal error");
+    exit(1);
+}
+
 void log_fatal(const char *routine, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
     log_verror(routine, fmt, args);
     va_end(args);
-    if (log_fatal_handler)
-        log_fatal_handler(1, "Strata: fatal error");
-    exit(1);
+    log_fatal_end(log_fatal_handler);
+}
+
+void log_fatal_lost_peer(const char *routine, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    log_verror(routine, fmt, args);
+    va_end(args);
+    log_fatal_end(log_lost_peer_handler);
 }

@@ -29,10 +29,11 @@ extern unsigned log_mask;
 
 /* This process's PE in messages once the bootstrap knows it (-1: not yet, shown as "?"). */
 void log_identity_set(int pe);
-/* What log_fatal does after its message: end the whole job (the bootstrap's abort). Without
- * one, the process exits with status 1. */
+/* What log_fatal does after its message: end the whole job (the bootstrap's abort); and what
+ * log_fatal_lost_peer does: the same, saying that the end of a peer caused it, so that the
+ * launcher names that end instead. Without them, the process exits with status 1. */
 typedef void (*log_fatal_fn)(int status, const char *message) __attribute__((noreturn));
-void log_fatal_handler_set(log_fatal_fn handler);
+void log_fatal_handler_set(log_fatal_fn handler, log_fatal_fn after_lost_peer);
 
 void log_event(const char *routine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* One line per event, when the category is enabled. */
@@ -51,6 +52,9 @@ void log_error_nowait(const char *routine, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Reports, then ends the whole job (a state the program cannot continue from). */
 void log_fatal(const char *routine, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+/* log_fatal for a failure that a peer's end caused (its process, or its memory, is gone). */
+void log_fatal_lost_peer(const char *routine, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 
 #endif

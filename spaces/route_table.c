@@ -5,6 +5,7 @@
 
 #include "../common/log.h"
 
+#include <errno.h>
 #include <pthread.h>
 
 /* Held while a copy is attached on first use. Recursive: finding a space's handle may read a
@@ -16,6 +17,8 @@ struct route route_attach_on_use(const struct route_table *table, int pe)
     pthread_mutex_lock(&route_attach_lock);
     if (!table->copies[pe]) {
         char *copy = table->attach(table->owner, pe);
+        if (!copy && errno == ESRCH)
+            log_fatal_lost_peer("spaces", "PE %d of this node has ended: its memory is gone", pe);
         if (!copy)
             log_fatal("spaces", "cannot map the symmetric memory of PE %d on this node", pe);
         __atomic_store_n(&table->copies[pe], copy, __ATOMIC_RELEASE);

@@ -42,7 +42,8 @@ struct route_table {
     enum route_kind elsewhere;   /* other members: ROUTE_TRANSPORT or ROUTE_OWNER */
     int cpu_atomics;             /* atomics on the region are CPU instructions on the copies */
     unsigned char *on_use;       /* per world PE: its copy is attached on first use (or NULL) */
-    /* Attaches pe's copy for on_use (NULL on failure, said in the log). */
+    /* Attaches pe's copy for on_use (NULL on failure, said in the log; errno ESRCH where pe's
+     * process has ended). */
     char *(*attach)(void *owner, int pe);
     void *owner;
 };

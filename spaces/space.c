@@ -6,6 +6,7 @@
 #include "../common/log.h"
 #include "../transports/transport.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,8 +168,10 @@ static char *region_attach_peer(struct region *region, int pe, int *unreached)
         return NULL;
     }
     char *copy = region->kind->attach(handle, len, region->size);
+    int why = errno;
     if (!copy)
         log_error("spaces", "cannot attach region %d of PE %d", region->id, pe);
+    errno = why;
     return copy;
 }
 

@@ -523,7 +523,7 @@ static void init_watch_exit(void)
 
 static void runtime_start(int requested)
 {
-    log_fatal_handler_set(boot_abort);
+    log_fatal_handler_set(boot_abort, boot_abort_after_lost_peer);
     strata_default_ctx.worker = NULL; /* the transport's, if one starts */
     if (boot_init(&rt.boot))
         log_fatal("shmem_init",

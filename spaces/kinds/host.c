@@ -103,13 +103,14 @@ static int host_export(const struct kind_mem *mem, void *handle, size_t *len)
     return 0;
 }
 
-/* Opens the file a handle names, or says why not. */
+/* Opens the file a handle names, or says why not (errno ESRCH: its owner has ended, or closed
+ * it). */
 static int host_open(const struct host_handle *h)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)h->pid, (int)h->fd);
     int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
+    if (fd < 0 && errno != ENOENT && errno != ESRCH) {
         log_error("spaces",
                   "cannot open %s, a node peer's shared memory: %s (its process must have "
                   "this user, be dumpable and be in this process's pid namespace)",
@@ -117,9 +118,12 @@ static int host_open(const struct host_handle *h)
         return -1;
     }
     struct stat st;
-    if (fstat(fd, &st) || (uint64_t)st.st_dev != h->dev || (uint64_t)st.st_ino != h->ino) {
-        log_error("spaces", "%s is not the node peer's shared memory: its process has ended", path);
-        close(fd);
+    if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_dev != h->dev ||
+        (uint64_t)st.st_ino != h->ino) {
+        log_error("spaces", "no %s: the node peer's process has ended", path);
+        if (fd >= 0)
+            close(fd);
+        errno = ESRCH;
         return -1;
     }
     return fd;

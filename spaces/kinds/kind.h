@@ -81,8 +81,9 @@ struct kind_ops {
     int (*create)(const char *prefix, size_t size, struct kind_mem *mem);
     void (*destroy)(struct kind_mem *mem);
     /* KIND_CAP_PEER_ATTACH: the bytes (at most KIND_HANDLE_MAX) by which node peers attach mem,
-     * attaching a peer's memory of size bytes from those bytes (NULL on failure), and undoing
-     * it. A handle names no file: nothing is left behind if the job dies. */
+     * attaching a peer's memory of size bytes from those bytes (NULL on failure, errno ESRCH
+     * where its owner has ended), and undoing it. A handle names no file: nothing is left behind if
+     * the job dies. */
     int (*export)(const struct kind_mem *mem, void *handle, size_t *len);
     void *(*attach)(const void *handle, size_t len, size_t size);
     void (*detach)(void *addr, size_t size);

@@ -48,6 +48,9 @@ void boot_leaving(void);
  * get (a peer is gone) the message starts with BOOT_ABORT_AFTER_LOST_PEER: the abort is then a
  * consequence, and a launcher that knows the prefix reports the failure that caused it. */
 void boot_abort(int status, const char *message) __attribute__((noreturn));
+/* boot_abort for a failure that a peer's end caused, found outside the process manager (its
+ * memory gone): the message starts with BOOT_ABORT_AFTER_LOST_PEER. */
+void boot_abort_after_lost_peer(int status, const char *message) __attribute__((noreturn));
 void boot_finalize(void);
 /* Under oshrun: takes over the file in which this PE marks that it finalized. Returns whether
  * there is one, that is whether oshrun watches this PE's exit (it then names a PE that exits

@@ -402,6 +402,12 @@ void boot_abort(int status, const char *message)
     _exit(status);
 }
 
+void boot_abort_after_lost_peer(int status, const char *message)
+{
+    boot_peer_lost = 1;
+    boot_abort(status, message);
+}
+
 void boot_finalize(void)
 {
     boot_exit_mark_finalized();

@@ -57,6 +57,11 @@ void log_fatal(const char *routine, const char *fmt, ...)
     fprintf(stderr, "unexpected fatal error in %s: %s\n", routine, fmt);
     exit(2);
 }
+void log_fatal_lost_peer(const char *routine, const char *fmt, ...)
+{
+    fprintf(stderr, "unexpected fatal error in %s: %s\n", routine, fmt);
+    exit(2);
+}
 void rma_report_bad_pe(const char *routine, int pe)
 {
     log_fatal(routine, "bad pe");
