@@ -105,7 +105,7 @@ int space_register_late(const struct space_job *job, struct space *space);
 /* After every member created its part: attaches node peers' copies of each region of the space
  * where the kind and the job allow it, with the handles handle_of gives (now, or on first use
  * where the kind allows it, handle_of then called when that comes), and computes every region's
- * routes. Returns 0 or -1. */
+ * routes. Returns 0, or -1 (errno ESRCH where a node peer's process has ended). */
 int space_attach_peers(const struct space_job *job, struct space *space, space_handle_fn handle_of,
                        void *arg);
 /* The regions of a space: its heap, and the static data of the space that holds it. Returns how

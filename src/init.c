@@ -7,6 +7,7 @@
 #include "staged.h"
 #include "team.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -539,8 +540,11 @@ static void runtime_start(int requested)
     init_warn_node_room();
     init_handles_fetch();
     if (space_attach_peers(&rt.job, rt.library_space, init_handle_of, NULL) ||
-        space_attach_peers(&rt.job, rt.default_space, init_handle_of, NULL))
+        space_attach_peers(&rt.job, rt.default_space, init_handle_of, NULL)) {
+        if (errno == ESRCH) /* a node peer ended: its end is the cause */
+            log_fatal_lost_peer("shmem_init", "a PE of this node ended during start-up");
         init_fatal("cannot map the symmetric memory of the PEs on this node");
+    }
     rt.job.keys_in_records = 1;
     if (runtime_progress_start())
         init_fatal("cannot start the progress thread");

@@ -7,6 +7,7 @@
 #include "space_reach.h"
 #include "team.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,8 +311,11 @@ static int space_record_handle(void *arg, int pe, int id, void *handle, size_t *
  * Returns 0, or -1 on every PE when team slots ran out. */
 static int space_attach_teams(struct space *space, const struct space_plan *plan)
 {
-    if (space && space_attach_peers(&rt.job, space, space_record_handle, NULL))
+    if (space && space_attach_peers(&rt.job, space, space_record_handle, NULL)) {
+        if (errno == ESRCH) /* a node peer ended: its end is the cause */
+            log_fatal_lost_peer("shmem_space_create", "a PE of this node ended");
         log_fatal("shmem_space_create", "cannot map the space of the PEs on this node");
+    }
     shmem_team_t team, members_team;
     if (team_create_members(SHMEM_TEAM_WORLD, plan->members, plan->size, space, &team))
         return -1;
