@@ -78,9 +78,13 @@ void log_error_nowait(const char *routine, const char *fmt, ...)
     va_end(args);
 }
 
-static void log_fatal_end(log_fatal_fn handler) __attribute__((noreturn));
-static void log_fatal_end(log_fatal_fn handler)
+/* Reports, then ends the job through handler: the caller's va_list is never ended, since
+ * nothing returns. */
+static void log_fatal_end(log_fatal_fn handler, const char *routine, const char *fmt, va_list args)
+    __attribute__((noreturn));
+static void log_fatal_end(log_fatal_fn handler, const char *routine, const char *fmt, va_list args)
 {
+    log_verror(routine, fmt, args);
     if (handler)
         handler(1, "Strata: fatal error");
     exit(1);
@@ -90,16 +94,12 @@ void log_fatal(const char *routine, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    log_verror(routine, fmt, args);
-    va_end(args);
-    log_fatal_end(log_fatal_handler);
+    log_fatal_end(log_fatal_handler, routine, fmt, args);
 }
 
 void log_fatal_lost_peer(const char *routine, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    log_verror(routine, fmt, args);
-    va_end(args);
-    log_fatal_end(log_lost_peer_handler);
+    log_fatal_end(log_lost_peer_handler, routine, fmt, args);
 }
