@@ -28,13 +28,15 @@ build_both() {
     fi
 }
 
+# Both end a job past bench_timeout seconds (status 124): Strata's never unless set (timeout's 0),
+# Open MPI's after 120.
 run_strata() { # run_strata NPES PROGRAM [ARG...]
-    "$build/oshrun/oshrun" -np "$1" "${@:2}"
+    timeout "${bench_timeout:-0}" "$build/oshrun/oshrun" -np "$1" "${@:2}"
 }
 # Open MPI's OSHMEM segfaults in its own finalize unless its one-sided layer is UCX.
 run_ompi() { # run_ompi NPES PROGRAM [ARG...]
-    OMPI_MCA_osc=ucx timeout 120 "$ompi_run" --allow-run-as-root --oversubscribe -np "$1" "${@:2}" \
-        2>/dev/null
+    OMPI_MCA_osc=ucx timeout "${bench_timeout:-120}" "$ompi_run" --allow-run-as-root --oversubscribe \
+        -np "$1" "${@:2}" 2>/dev/null
 }
 
 # require_tools PACKAGES TOOL...: ends the script with SKIPPED, naming the PACKAGES that bring

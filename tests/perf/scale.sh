@@ -20,20 +20,14 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/strata-scale.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 . "$src/tests/perf/bench_lib.sh"
 export SHMEM_SYMMETRIC_SIZE=16M
-limit=${SCALE_TIMEOUT:-900}
+bench_timeout=${SCALE_TIMEOUT:-900}
 
 # run_job LIBRARY NPES: runs scale_job once; "wall_ms N" and the program's lines in $work/out,
-# its errors in $work/err; returns the job's status (124: past the limit).
+# Strata's errors in $work/err; returns the job's status (124: past the limit).
 run_job() {
     local t0 t1 rc
     t0=$(date +%s%N)
-    if [ "$1" = strata ]; then
-        timeout "$limit" "$build/oshrun/oshrun" -np "$2" "$work/scale_job.strata" >"$work/out" 2>"$work/err"
-    else
-        # shellcheck disable=SC2154 # set by bench_lib_init
-        OMPI_MCA_osc=ucx timeout "$limit" "$ompi_run" --allow-run-as-root --oversubscribe -np "$2" \
-            "$work/scale_job.ompi" >"$work/out" 2>"$work/err"
-    fi
+    "run_$1" "$2" "$work/scale_job.$1" >"$work/out" 2>"$work/err"
     rc=$?
     t1=$(date +%s%N)
     echo "wall_ms $(((t1 - t0) / 1000000))" >>"$work/out"
