@@ -18,6 +18,63 @@ extern "C" {
 void *shmemx_test_device_malloc(size_t size);
 void shmemx_test_device_free(void *ptr);
 
+/* ---- Memory traits: which memory a space lives in ----
+ * A space's configuration says which device type holds it; its traits say which memory of that
+ * device: the page size, the NUMA domain, the kind of memory (HBM, far memory, or the best by a
+ * measure), which of the PE's devices. Fields are read only where mask has their bit set; the
+ * struct grows only by fields appended with new bits, so a program built against an older
+ * header keeps working (docs/spaces.md). */
+#define SHMEMX_SPACE_TRAIT_PAGE_SIZE (1ull << 0)
+#define SHMEMX_SPACE_TRAIT_ALLOC_POLICY (1ull << 1)
+#define SHMEMX_SPACE_TRAIT_NUMA_DOMAIN (1ull << 2)
+#define SHMEMX_SPACE_TRAIT_MEMORY (1ull << 3)
+#define SHMEMX_SPACE_TRAIT_DEVICE_INDEX (1ull << 4)
+/* Every trait this header knows: what shmemx_space_get_traits fills when mask asks for all. */
+#define SHMEMX_SPACE_TRAIT_ALL                                                                     \
+    (SHMEMX_SPACE_TRAIT_PAGE_SIZE | SHMEMX_SPACE_TRAIT_ALLOC_POLICY |                              \
+     SHMEMX_SPACE_TRAIT_NUMA_DOMAIN | SHMEMX_SPACE_TRAIT_MEMORY | SHMEMX_SPACE_TRAIT_DEVICE_INDEX)
+
+/* page_size: transparent huge pages (the kernel's choice, never a bound page size). */
+#define SHMEMX_SPACE_PAGE_TRANSPARENT ((size_t)-1)
+
+enum {
+    SHMEMX_SPACE_POLICY_BIND = 1,      /* every trait holds; PEs where one cannot are no members */
+    SHMEMX_SPACE_POLICY_PREFERRED = 2, /* traits where they can hold, else a fall-back */
+};
+
+enum {
+    SHMEMX_SPACE_NUMA_LOCAL = -1,      /* the NUMA node(s) near the PE's CPUs */
+    SHMEMX_SPACE_NUMA_INTERLEAVE = -2, /* pages spread over the nodes (of the memory asked for) */
+};
+
+enum {
+    SHMEMX_SPACE_MEMORY_DRAM = 1,
+    SHMEMX_SPACE_MEMORY_HBM = 2,
+    SHMEMX_SPACE_MEMORY_FAR = 3, /* CXL, NVM: memory with no CPU of its own */
+    SHMEMX_SPACE_MEMORY_HIGHEST_BANDWIDTH = 4,
+    SHMEMX_SPACE_MEMORY_LOWEST_LATENCY = 5,
+    SHMEMX_SPACE_MEMORY_HIGHEST_CAPACITY = 6,
+};
+
+typedef struct {
+    uint64_t mask;    /* which fields below are set: SHMEMX_SPACE_TRAIT_* bits */
+    size_t page_size; /* bytes (4096, 2 MiB, 1 GiB ...) or SHMEMX_SPACE_PAGE_TRANSPARENT */
+    int alloc_policy; /* SHMEMX_SPACE_POLICY_* (unset: BIND) */
+    int numa_domain;  /* an OS NUMA node index, or SHMEMX_SPACE_NUMA_LOCAL, _INTERLEAVE */
+    int memory;       /* SHMEMX_SPACE_MEMORY_* */
+    int device_index; /* which of the PE's devices of the type, 0 .. n-1 */
+} shmemx_space_traits_t;
+
+/* shmem_space_create with traits (traits NULL or mask 0: the same as shmem_space_create). */
+int shmemx_space_create_traits(const shmem_space_config_t *config,
+                               const shmemx_space_traits_t *traits, shmem_space_t *space,
+                               shmem_team_t *team);
+/* What this PE's part of the space got: the fields whose bits traits->mask holds on entry
+ * (SHMEMX_SPACE_TRAIT_ALL: every one), mask then saying which were filled. */
+int shmemx_space_get_traits(shmem_space_t space, shmemx_space_traits_t *traits);
+/* shmem_align for a space: collective over the space's team. */
+void *shmemx_space_align(shmem_space_t space, size_t alignment, size_t size);
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* oshinfo: what this Strata build is and how it is configured right now. */
 #include "../spaces/discovery.h"
+#include "../spaces/numa.h"
 #include "../src/knobs.h"
 #include "../transports/transport.h"
 
@@ -20,6 +21,21 @@
 #else
 #define STRATA_KIND_HIP ""
 #endif
+
+/* The node's memory, as memory traits choose from it (SHMEM_TEST_TOPOLOGY: a saved machine's). */
+static int print_memory(const struct knobs *knobs)
+{
+    struct numa_source source = {*knobs->TEST_TOPOLOGY ? knobs->TEST_TOPOLOGY : NULL, "/sys", 0, 1};
+    struct numa_memory memory;
+    char err[256];
+    printf("Memory of this node (memory traits, as local rank 0 sees it):\n");
+    if (numa_discover(&source, &memory, err, sizeof(err))) {
+        printf("  %s\n", err);
+        return 1;
+    }
+    numa_print(&memory, stdout);
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -72,5 +88,5 @@ int main(int argc, char **argv)
         "  context, cuCtxCreate or cudaSetDevice; a HIP device other than 0), else\n"
         "  SHMEM_DEVICE_MAP's entry for its local rank, else one near its CPUs, spread over\n"
         "  local ranks.\n");
-    return 0;
+    return print_memory(&knobs);
 }

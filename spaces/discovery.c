@@ -77,11 +77,12 @@ static hwloc_const_cpuset_t discovery_device_cpuset(hwloc_topology_t topo, const
     return near ? near->cpuset : NULL;
 }
 
-static int discovery_topology_load(hwloc_topology_t *topo, const char *xml)
+int discovery_topology_load(hwloc_topology_t *topo, const char *xml, int with_io)
 {
     if (hwloc_topology_init(topo))
         return -1;
-    hwloc_topology_set_io_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    if (with_io)
+        hwloc_topology_set_io_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     /* hwloc's accelerator components would initialize OpenCL, CUDA, ROCm or Level Zero in the
      * process: the OpenCL one loads every vendor's ICD, and NVIDIA's loads libcuda.so.1 through
      * the loader's search (current directory included). Strata loads one GPU runtime, its own
@@ -122,7 +123,7 @@ int discovery_pick(const char *xml_or_null, const char *const *busids, int n,
                    const char *cpuset_string, int local_rank)
 {
     hwloc_topology_t topo;
-    if (discovery_topology_load(&topo, xml_or_null))
+    if (discovery_topology_load(&topo, xml_or_null, 1))
         return n ? local_rank % n : -1;
     hwloc_bitmap_t mine = NULL;
     if (cpuset_string) {
@@ -249,7 +250,7 @@ int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen)
     if (!n)
         return 0;
     hwloc_topology_t topo;
-    if (discovery_topology_load(&topo, NULL)) {
+    if (discovery_topology_load(&topo, NULL, 1)) {
         snprintf(err, errlen, "hwloc cannot load the node's topology");
         return -1;
     }

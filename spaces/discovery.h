@@ -56,6 +56,12 @@ enum device_family discovery_program_runtime(const struct discovery *d);
 void discovery_print(const struct discovery *d, FILE *out);
 const char *discovery_family_name(enum device_family family);
 
+/* Loads the topology of this machine (xml NULL) or a saved one, with the PCI devices where
+ * with_io is set, never through hwloc's accelerator components (they would load GPU runtimes
+ * behind Strata's back). Returns 0 or -1. */
+struct hwloc_topology;
+int discovery_topology_load(struct hwloc_topology **topo, const char *xml, int with_io);
+
 /* ---- Parts, exposed for the unit test ---- */
 /* Whether pe is in a list of ranks and ranges ("0,2", "1-3"); -1 for a malformed list or a rank
  * outside 0..n_pes-1. */

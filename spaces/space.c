@@ -72,9 +72,14 @@ static int space_heap_create(const struct space_job *job, const struct space_par
     heap->kind = params->kind;
     heap->mem.fd = -1;
     heap->mem.wish = kind_ident_address(params->id, params->size);
-    /* Only the default heap promises more than the allocator's minimum (shmem_align). */
+    heap->mem.placement = params->placement ? &space->placement : NULL;
+    /* The default heap, and heaps the CPU maps (whose reservations are that aligned anyway),
+     * promise more than the allocator's minimum (shmem_align, shmemx_space_align): device
+     * kinds would have to over-allocate for it. */
     heap->mem.align =
-        params->id == REGION_ID_DEFAULT_HEAP ? kind_base_alignment(params->size) : SPACE_MIN_ALIGN;
+        params->id == REGION_ID_DEFAULT_HEAP || kind_can(params->kind, KIND_CAP_LOAD_STORE)
+            ? kind_base_alignment(params->size)
+            : SPACE_MIN_ALIGN;
     if (heap->kind->create(prefix, params->size, &heap->mem))
         return -1;
     heap->base = heap->mem.base;
@@ -93,6 +98,8 @@ int space_create(const struct space_job *job, const struct space_params *params,
         goto fail;
     memcpy(space->member, params->member, (size_t)job->n_pes);
     space->device_type = params->device_type;
+    if (params->placement)
+        space->placement = *params->placement;
     if (space_heap_create(job, params, space) || region_init(job, &space->heap))
         goto fail;
     *out = space;
@@ -111,7 +118,7 @@ int space_default_create(const struct space_job *job, size_t heap_size, int heap
     if (!all)
         return -1;
     memset(all, 1, (size_t)job->n_pes);
-    struct space_params params = {&kind_host, heap_size, heap_id, 0, all, 0};
+    struct space_params params = {&kind_host, heap_size, heap_id, 0, all, 0, NULL};
     int rc = space_create(job, &params, out);
     free(all);
     if (rc)

@@ -11,6 +11,7 @@
 #include "../transports/transport.h"
 #include "heap.h"
 #include "kinds/kind.h"
+#include "placement.h"
 #include "route_table.h"
 
 #include <stddef.h>
@@ -64,7 +65,9 @@ struct space {
     /* The library's own team over the same members: allocation and destruction synchronize on
      * it, since the user destroys the space team before the space. */
     struct strata_team *members_team;
-    int live_teams; /* teams of this space alive on this PE, its own team included */
+    int live_teams;             /* teams of this space alive on this PE, its own team included */
+    struct placement placement; /* where its host memory was asked to be (memory traits) */
+    int alloc_policy;           /* SHMEMX_SPACE_POLICY_* its traits named */
 };
 
 /* What a space needs to know about the job. */
@@ -89,6 +92,7 @@ struct space_params {
     unsigned generation;         /* distinguishes reuses of an id in the transport's keys */
     const unsigned char *member; /* per world PE */
     int device_type;
+    const struct placement *placement; /* host memory: where it goes (NULL: anywhere) */
 };
 
 /* Creates this PE's part of a space: its memory, allocator, transport registration and registry
@@ -116,6 +120,12 @@ int space_regions(struct space *space, struct region **regions);
  * peer's memory first. Host memory stays mapped until space_destroy. */
 void space_detach_devices(const struct space_job *job, struct space *space);
 void space_destroy(const struct space_job *job, struct space *space);
+
+/* The largest alignment an allocation in the space can be promised: the same on every member. */
+static inline size_t space_align_limit(const struct space *space)
+{
+    return space->heap.mem.align;
+}
 
 /* The region with this id on this PE, or NULL. */
 struct region *registry_find_id(int id);

@@ -268,8 +268,8 @@ static int init_default_space(void)
         return reachable;
     }
     memset(all, 1, (size_t)rt.n_pes);
-    struct space_params params = {kind, rt.knobs.SYMMETRIC_SIZE, REGION_ID_DEFAULT_HEAP, 0, all,
-                                  type};
+    struct space_params params = {
+        kind, rt.knobs.SYMMETRIC_SIZE, REGION_ID_DEFAULT_HEAP, 0, all, type, NULL};
     int rc = reachable ? space_create(&rt.job, &params, &rt.default_space) : 0;
     free(all);
     if (rc) {

@@ -41,6 +41,9 @@
     X(TEST_DEVICE_PES, pelist, "",                                                                 \
       "Testing aid: PEs (e.g. 0,2 or 1-3) on which a test device kind stands in for a GPU")        \
     X(TEST_DEVICE_SIZE, bytes, "1G", "Memory of the test device kind per PE")                      \
+    X(TEST_TOPOLOGY, path, "",                                                                     \
+      "Testing aid: a saved hwloc topology (XML) whose memory the memory traits choose from, each "\
+      "PE placed on a CPU of it by local rank (nothing is bound on this node)")                    \
     X(TEST_CUDA_DRIVER, path, "",                                                                  \
       "Testing aid: a library loaded instead of libcuda.so.1 (the driver's test double)")          \
     X(TEST_HIP_RUNTIME, path, "",                                                                  \

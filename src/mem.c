@@ -6,6 +6,7 @@
 #include "team.h"
 
 #include <pthread.h>
+#include <shmemx.h>
 #include <string.h>
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -102,17 +103,25 @@ void *shmem_calloc(size_t count, size_t size)
     return p;
 }
 
+/* An aligned block of space's heap, or NULL (reported under SHMEM_DEBUG) for an alignment the
+ * heap cannot promise. */
+static void *mem_align(const char *routine, struct space *space, size_t alignment, size_t size)
+{
+    size_t limit = space_align_limit(space);
+    if (alignment && !(alignment & (alignment - 1)) && alignment <= limit)
+        return mem_alloc(routine, space, size, alignment);
+    if (rt.debug)
+        log_error(routine, "alignment %zu is not a power of two of at most %zu bytes", alignment,
+                  limit);
+    return NULL;
+}
+
 void *shmem_align(size_t alignment, size_t size)
 {
     if (!size)
         return NULL;
-    void *p = NULL;
-    size_t limit = kind_base_alignment(rt.default_space->heap.size);
-    if (alignment && !(alignment & (alignment - 1)) && alignment <= limit)
-        p = mem_alloc("shmem_align", rt.default_space, size, alignment);
-    else if (rt.debug)
-        log_error("shmem_align", "alignment %zu is not a power of two of at most %zu bytes",
-                  alignment, limit);
+    runtime_require_init("shmem_align");
+    void *p = mem_align("shmem_align", rt.default_space, alignment, size);
     order_barrier_all();
     return p;
 }
@@ -200,6 +209,16 @@ void *shmem_space_malloc(shmem_space_t handle, size_t size)
     if (!space || !size)
         return NULL;
     void *p = mem_alloc("shmem_space_malloc", space, size, 0);
+    shmem_team_sync(space->members_team);
+    return p;
+}
+
+void *shmemx_space_align(shmem_space_t handle, size_t alignment, size_t size)
+{
+    struct space *space = mem_space("shmemx_space_align", handle);
+    if (!space || !size)
+        return NULL;
+    void *p = mem_align("shmemx_space_align", space, alignment, size);
     shmem_team_sync(space->members_team);
     return p;
 }

@@ -4,7 +4,7 @@
  * reach the device, which region id names the space, and whether every member made its memory;
  * every PE reaches the same verdict. How node peers and the transport reach a member's memory
  * stays in that member's record, read where needed. */
-#include "space_reach.h"
+#include "space_traits.h"
 #include "team.h"
 
 #include <errno.h>
@@ -259,16 +259,22 @@ static void space_record_write(const struct space *space)
 
 /* Members make their memory; then all agree whether every member did. Returns 0 (with *out
  * this PE's part, NULL outside the team) or -1 on every PE. */
-static int space_build(const shmem_space_config_t *config, const struct space_plan *plan,
-                       const struct kind_ops *kind, struct space **out)
+static int space_build(const shmem_space_config_t *config, const struct space_traits *traits,
+                       const struct space_plan *plan, const struct kind_ops *kind,
+                       struct space **out)
 {
     struct space *space = NULL;
     uint64_t *mine = space_records.made[space_creations & 1];
     uint64_t *made = space_records.mades[space_creations & 1];
     memset(mine, 0, SPACE_MADE_WORDS * sizeof(*mine));
     if (plan->member[rt.my_pe]) {
-        struct space_params params = {
-            kind, config->size, plan->id, space_creations, plan->member, (int)config->device_type};
+        struct space_params params = {kind,
+                                      traits->size,
+                                      plan->id,
+                                      space_creations,
+                                      plan->member,
+                                      (int)config->device_type,
+                                      &traits->placement};
         mine[SPACE_MADE_FAILED] = 1;
         if (space_create(&rt.job, &params, &space) == 0) {
             uint64_t base = (uint64_t)(uintptr_t)space->heap.base;
@@ -287,8 +293,10 @@ static int space_build(const shmem_space_config_t *config, const struct space_pl
                       config->size, (int)config->device_type);
         return -1;
     }
-    if (space)
+    if (space) {
         space->caps = space_caps(plan, made);
+        space->alloc_policy = traits->alloc_policy;
+    }
     *out = space;
     return 0;
 }
@@ -330,17 +338,39 @@ static int space_attach_teams(struct space *space, const struct space_plan *plan
     return 0;
 }
 
-int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_out,
-                       shmem_team_t *team_out)
+/* This PE's offer to the creation: whether it can hold the space (and why not), and flags. */
+static void space_offer_make(const char *routine, const shmem_space_config_t *config,
+                             const shmemx_space_traits_t *traits, int outs_valid, uint64_t *offer,
+                             struct space_traits *resolved, const struct kind_ops **kind, char *why,
+                             size_t whylen)
 {
-    runtime_require_init("shmem_space_create");
+    enum space_verdict verdict = space_reach(routine, config, kind);
+    if (space_traits_check(routine, config, traits) == SPACE_BAD_CONFIG)
+        verdict = SPACE_BAD_CONFIG;
+    if (verdict == SPACE_REACHABLE)
+        verdict = space_traits_resolve(config, traits, *kind, resolved, why, whylen);
+    if (verdict == SPACE_BAD_CONFIG || verdict == SPACE_TOO_BIG || !outs_valid)
+        offer[SPACE_OFFER_FLAGS] |= SPACE_OFFER_BAD;
+    if (verdict == SPACE_REACHABLE) {
+        offer[SPACE_OFFER_MEMBERS + rt.my_pe / 64] |= 1ull << (rt.my_pe % 64);
+        offer[SPACE_OFFER_FLAGS] |= space_offer_flags(*kind);
+    } else if (*why) {
+        LOG(LOG_MEM, routine, "PE %d is no member: %s", rt.my_pe, why);
+    }
+}
+
+static int space_api_create(const char *routine, const shmem_space_config_t *config,
+                            const shmemx_space_traits_t *traits, shmem_space_t *space_out,
+                            shmem_team_t *team_out)
+{
+    runtime_require_init(routine);
     /* A null out-pointer (undefined in the proposal) fails the creation on every PE, as an
      * invalid configuration does, instead of crashing this PE midway through the collective. */
     shmem_space_t space_unused;
     shmem_team_t team_unused;
     int outs_valid = space_out && team_out;
     if (!outs_valid)
-        log_error("shmem_space_create", "%s is a null pointer", space_out ? "team" : "space");
+        log_error(routine, "%s is a null pointer", space_out ? "team" : "space");
     space_out = space_out ? space_out : &space_unused;
     team_out = team_out ? team_out : &team_unused;
     *space_out = SHMEM_SPACE_INVALID;
@@ -350,32 +380,30 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
     uint64_t *offer = space_records.offer[space_creations & 1];
     uint64_t *offers = space_records.offers[space_creations & 1];
     memset(offer, 0, space_records.offer_words * sizeof(*offer));
-    enum space_verdict verdict = space_reach("shmem_space_create", config, &kind);
-    if (verdict == SPACE_BAD_CONFIG || verdict == SPACE_TOO_BIG || !outs_valid)
-        offer[SPACE_OFFER_FLAGS] |= SPACE_OFFER_BAD;
-    if (verdict == SPACE_REACHABLE) {
-        offer[SPACE_OFFER_MEMBERS + rt.my_pe / 64] |= 1ull << (rt.my_pe % 64);
-        offer[SPACE_OFFER_FLAGS] |= space_offer_flags(kind);
-    }
+    struct space_traits resolved = {0};
+    char why[400] = "";
+    space_offer_make(routine, config, traits, outs_valid, offer, &resolved, &kind, why,
+                     sizeof(why));
     offer[SPACE_OFFER_IDS_USED] = space_ids_used;
     shmem_uint64_or_reduce(SHMEM_TEAM_WORLD, offers, offer, space_records.offer_words);
     struct space_plan plan = {.members = malloc((size_t)rt.n_pes * sizeof(int)),
                               .id = -1,
                               .member = calloc((size_t)rt.n_pes, 1)};
     if (!plan.members || !plan.member)
-        log_fatal("shmem_space_create", "out of memory for a plan of %d PEs", rt.n_pes);
+        log_fatal(routine, "out of memory for a plan of %d PEs", rt.n_pes);
     int rc = space_plan_make(config, offers, &plan);
+    if (rc && plan.size == 0 && *why) /* the traits held nowhere: each PE says why not here */
+        log_error(routine, "PE %d cannot hold the space: %s", rt.my_pe, why);
     if (rc == 0 && !rt.transport && space_needs_transport(&plan) && runtime_transport_start_late())
-        log_fatal("shmem_space_create", "cannot start the transport (SHMEM_TRANSPORT=%s)",
-                  rt.knobs.TRANSPORT);
+        log_fatal(routine, "cannot start the transport (SHMEM_TRANSPORT=%s)", rt.knobs.TRANSPORT);
     struct space *space = NULL;
     if (rc == 0)
-        rc = space_build(config, &plan, kind, &space);
+        rc = space_build(config, &resolved, &plan, kind, &space);
     if (rc == 0 && space_attach_teams(space, &plan)) {
         if (space)
             space_destroy(&rt.job, space);
         if (rt.debug && rt.my_pe == 0)
-            log_error("shmem_space_create", "no team slot is free for the space's team");
+            log_error(routine, "no team slot is free for the space's team");
         rc = -1;
     }
     if (rc == 0)
@@ -384,16 +412,29 @@ int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_
         space_ids_used |= 1ull << plan.id;
         space_by_id[plan.id] = space;
         if (!kind_can(space->heap.kind, KIND_CAP_LOAD_STORE) && runtime_progress_start())
-            log_fatal("shmem_space_create", "cannot start the progress thread");
+            log_fatal(routine, "cannot start the progress thread");
         *space_out = space_handle(space);
         *team_out = space->team;
     }
-    LOG(LOG_MEM, "shmem_space_create", "device type %d, %zu bytes, %d members, region %d: %s",
+    LOG(LOG_MEM, routine, "device type %d, %zu bytes, %d members, region %d: %s",
         config ? (int)config->device_type : -1, config ? config->size : 0, plan.size, plan.id,
         rc ? "failed" : "made");
     free(plan.members);
     free(plan.member);
     return rc;
+}
+
+int shmem_space_create(const shmem_space_config_t *config, shmem_space_t *space_out,
+                       shmem_team_t *team_out)
+{
+    return space_api_create("shmem_space_create", config, NULL, space_out, team_out);
+}
+
+int shmemx_space_create_traits(const shmem_space_config_t *config,
+                               const shmemx_space_traits_t *traits, shmem_space_t *space_out,
+                               shmem_team_t *team_out)
+{
+    return space_api_create("shmemx_space_create_traits", config, traits, space_out, team_out);
 }
 
 int shmem_space_destroy(shmem_space_t handle)

@@ -43,6 +43,7 @@ for t in "$@"; do
 done
 
 spmd_tests
+spmd_traits_tests
 spmd_network_tests
 spmd_via_network_tests
 # The same through libfabric, where the build has it.

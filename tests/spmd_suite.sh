@@ -488,3 +488,55 @@ spmd_hip_tests() {
             STRATA_TEST_BOTH_RUNTIMES=1 "${launch[@]}" 2 "$build/tests/spmd/gpu_host_copies"
     fi
 }
+
+# Memory traits, on one machine only (its huge-page pool is one for all PEs). On this machine for
+# real: as root the suite reserves 2 MiB huge pages and lets shared memory take transparent ones
+# for the run, and puts both settings back after it; without root those runs are skipped, said
+# so. On a saved two-socket machine with HBM (SHMEM_TEST_TOPOLOGY), for what this one cannot
+# show: which PEs the traits hold on.
+spmd_traits_tests() {
+    local np pool=/proc/sys/vm/nr_hugepages thp=/sys/kernel/mm/transparent_hugepage/shmem_enabled
+    local free_file=/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages
+    for np in $(nps 1 2 4); do
+        run "spmd/space_traits invalid -np $np" "${launch[@]}" "$np" \
+            "$build/tests/spmd/space_traits" invalid
+        run "spmd/space_traits numa -np $np" "${launch[@]}" "$np" "$build/tests/spmd/space_traits" \
+            numa
+        run "spmd/space_traits topology -np $np (saved machine)" \
+            env "SHMEM_TEST_TOPOLOGY=$src/tests/unit/topo-2socket-hbm.xml" "${launch[@]}" "$np" \
+            "$build/tests/spmd/space_traits" topology
+    done
+    if [ -w "$pool" ] && [ -r "$free_file" ]; then
+        local total used free
+        total=$(cat "$pool")
+        used=$((total - $(cat "$free_file")))
+        for np in $(nps 1 2 4); do
+            echo $((used + 2 * np)) >"$pool"
+            free=$(cat "$free_file")
+            if [ "$free" -ge $((2 * np)) ]; then
+                run "spmd/space_traits huge -np $np (2 MiB pages)" "${launch[@]}" "$np" \
+                    "$build/tests/spmd/space_traits" huge "$free"
+            else
+                echo "SKIP: spmd/space_traits huge -np $np: the kernel reserved $free of $((2 * np)) 2 MiB pages"
+            fi
+            echo $((used + 2 * np - 1)) >"$pool"
+            run "spmd/space_traits scarce -np $np (one 2 MiB page short)" "${launch[@]}" "$np" \
+                "$build/tests/spmd/space_traits" scarce
+        done
+        echo "$total" >"$pool"
+    else
+        echo "SKIP: spmd/space_traits huge and scarce: $pool is not writable (needs root)"
+    fi
+    if [ -w "$thp" ]; then
+        local before
+        before=$(sed 's/.*\[\(.*\)\].*/\1/' "$thp")
+        echo advise >"$thp"
+        for np in $(nps 1 2 4); do
+            run "spmd/space_traits thp -np $np (transparent huge pages)" "${launch[@]}" "$np" \
+                "$build/tests/spmd/space_traits" thp
+        done
+        echo "$before" >"$thp"
+    else
+        echo "SKIP: spmd/space_traits thp: $thp is not writable (needs root)"
+    fi
+}

@@ -5,6 +5,7 @@
  * and its node peers open it through the owner's descriptor in /proc, as only the owner's user
  * may. Its brief name carries a random token: nobody can guess it and take it first. */
 #include "../../common/log.h"
+#include "../placement.h"
 #include "kind.h"
 
 #include <errno.h>
@@ -68,20 +69,62 @@ static void *host_map_aligned(int fd, size_t size)
     return mapped;
 }
 
-static int host_create(const char *prefix, size_t size, struct kind_mem *mem)
+static int host_map(struct kind_mem *mem, size_t size)
 {
-    if (kind_host_file_create(prefix, size, mem))
-        return -1;
     mem->base = host_map_aligned(mem->fd, size);
     if (mem->base == MAP_FAILED) {
         log_error("spaces", "cannot map %zu bytes of shared memory: %s", size, strerror(errno));
-        close(mem->fd);
         mem->base = NULL;
-        mem->fd = -1;
         return -1;
     }
     mem->size = size;
     return 0;
+}
+
+/* Whether p asks for pages of a bound size from the kernel's huge-page pools. */
+static int host_huge(const struct placement *p)
+{
+    return p && !p->simulated && p->page_size && p->page_size != PLACEMENT_PAGE_TRANSPARENT;
+}
+
+/* Whether p asks for huge pages of any sort: a file of the placement's own. */
+static int host_placed_file(const struct placement *p)
+{
+    return p && !p->simulated && p->page_size;
+}
+
+static void host_destroy(struct kind_mem *mem);
+
+/* This PE's heap as p asks (NULL: anywhere, in base pages). */
+static int host_create_placed(const char *prefix, size_t size, struct kind_mem *mem,
+                              const struct placement *p)
+{
+    if (host_placed_file(p) ? placement_file_create(p, size, &mem->fd)
+                            : kind_host_file_create(prefix, size, mem))
+        return -1;
+    if (host_map(mem, size) || (p && placement_apply(mem->base, size, p))) {
+        int why = errno;
+        host_destroy(mem);
+        errno = why;
+        return -1;
+    }
+    return 0;
+}
+
+static int host_create(const char *prefix, size_t size, struct kind_mem *mem)
+{
+    const struct placement *p = mem->placement;
+    if (host_create_placed(prefix, size, mem, p) == 0)
+        return 0;
+    if (!host_huge(p) || !p->fall_back) {
+        if (host_huge(p))
+            log_error("spaces", "no %zu bytes in %zu KiB pages: %s", size, p->page_size >> 10,
+                      strerror(errno));
+        return -1;
+    }
+    struct placement base_pages = *p; /* the traits were preferences: base pages will do */
+    base_pages.page_size = 0;
+    return host_create_placed(prefix, size, mem, &base_pages);
 }
 
 /* What names a PE's file to its node peers: its descriptor there, and the file's identity, which
@@ -90,6 +133,7 @@ static int host_create(const char *prefix, size_t size, struct kind_mem *mem)
 struct host_handle {
     int32_t pid, fd;
     uint64_t dev, ino;
+    uint64_t transparent_huge; /* peers advise their mapping too: the faulting mapping decides */
 };
 
 static int host_export(const struct kind_mem *mem, void *handle, size_t *len)
@@ -97,7 +141,9 @@ static int host_export(const struct kind_mem *mem, void *handle, size_t *len)
     struct stat st;
     if (*len < sizeof(struct host_handle) || fstat(mem->fd, &st))
         return -1;
-    struct host_handle h = {(int32_t)getpid(), mem->fd, (uint64_t)st.st_dev, (uint64_t)st.st_ino};
+    struct host_handle h = {(int32_t)getpid(), mem->fd, (uint64_t)st.st_dev, (uint64_t)st.st_ino,
+                            mem->placement &&
+                                mem->placement->page_size == PLACEMENT_PAGE_TRANSPARENT};
     memcpy(handle, &h, sizeof(h));
     *len = sizeof(h);
     return 0;
@@ -140,7 +186,11 @@ static void *host_attach(const void *handle, size_t len, size_t size)
         return NULL;
     void *addr = host_map_aligned(fd, size);
     close(fd);
-    return addr == MAP_FAILED ? NULL : addr;
+    if (addr == MAP_FAILED)
+        return NULL;
+    if (h.transparent_huge)
+        madvise(addr, size, MADV_HUGEPAGE); /* a hint: without it the owner's pages still are */
+    return addr;
 }
 
 static void host_detach(void *addr, size_t size)

@@ -63,9 +63,12 @@ enum kind_reduction {
 
 /* Memory of one kind held by this PE: the local mapping and what is needed to share and
  * release it. */
+struct placement;
 struct kind_mem {
     void *wish;   /* on create: where the memory should be, if the kind can place it (or NULL) */
     size_t align; /* on create: the alignment its base must have (a power of two) */
+    /* on create: where host memory goes and in which pages (placement.h; NULL: anywhere) */
+    const struct placement *placement;
     void *base;
     size_t size;
     int fd;        /* host memory: its file, open while it lives (node peers open it here) */

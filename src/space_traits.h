@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Memory traits (shmemx.h): which memory of a device type a space lives in. A PE checks the
+ * traits as every PE does (an invalid one is invalid everywhere), finds whether it can hold
+ * them, and turns them into the placement of its heap (spaces/placement.h); creation then goes
+ * on as shmem_space_create's, this PE a member where the traits hold. */
+#ifndef STRATA_SPACE_TRAITS_H
+#define STRATA_SPACE_TRAITS_H
+
+#include "space_reach.h"
+
+#include <shmemx.h>
+
+struct numa_memory;
+
+/* What a PE makes of the traits of a space. */
+struct space_traits {
+    size_t size; /* the space's size: whole pages of the page size asked for */
+    struct placement placement;
+    int alloc_policy; /* SHMEMX_SPACE_POLICY_* */
+};
+
+/* Checks traits (NULL: none) against config, whatever this PE reaches: SPACE_BAD_CONFIG, after
+ * reporting the bad value, or SPACE_REACHABLE. */
+enum space_verdict space_traits_check(const char *routine, const shmem_space_config_t *config,
+                                      const shmemx_space_traits_t *traits);
+/* Whether this PE, which reaches config's device with kind, can hold the (checked) traits:
+ * SPACE_REACHABLE with *out filled, or SPACE_NO_DEVICE with the reason in why. */
+enum space_verdict space_traits_resolve(const shmem_space_config_t *config,
+                                        const shmemx_space_traits_t *traits,
+                                        const struct kind_ops *kind, struct space_traits *out,
+                                        char *why, size_t whylen);
+/* The node's memory as this PE sees it, read on first use (SHMEM_TEST_TOPOLOGY: a saved
+ * machine's); NULL, with the reason in err, where it cannot be read. */
+const struct numa_memory *space_traits_memory(char *err, size_t errlen);
+
+#endif
