@@ -24,6 +24,11 @@ for t in "$@"; do
         run "unit/$name" "$build/$t" "$src/tests/unit/topo-2socket-2gpu.xml" \
             $([ -f "$cuda_double" ] && echo "cuda=$cuda_double") \
             $([ -f "$hip_double" ] && echo "hip=$hip_double")
+    elif [ "$name" = test_numa ]; then # hwloc's saved machines, shared beside the tree
+        topologies=${STRATA_TOPOLOGIES_DIR:-$src/../shared/topologies}
+        [ -d "$topologies" ] || topologies=""
+        run "unit/$name" "$build/$t" "$topologies" "$src/tests/unit/topo-2socket-hbm.xml" \
+            "$log_dir"
     elif [ "$name" = test_transport ]; then # against each network built in
         # UCX's loopback transport (self) gets fetching AND, OR and XOR wrong; a PE never sends
         # its own operations through the network, so the test reaches itself as a peer would.
