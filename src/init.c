@@ -3,7 +3,7 @@
 #include "../transports/transport.h"
 #include "mailbox.h"
 #include "runtime.h"
-#include "space_reach.h"
+#include "space_traits.h"
 #include "staged.h"
 #include "team.h"
 
@@ -243,6 +243,28 @@ static int init_handle_of(void *arg, int pe, int id, void *handle, size_t *len)
     return -1;
 }
 
+/* The memory traits of the default heap (SHMEM_SYMMETRIC_HEAP_*), as this PE can hold them.
+ * Returns 0, or -1 after saying why not. */
+static int init_default_traits(const struct kind_ops *kind, int type, struct space_traits *out)
+{
+    shmemx_space_traits_t traits;
+    space_traits_of_knobs(&rt.knobs, &traits);
+    shmem_space_config_t config = {(shmem_device_type_t)type, rt.knobs.SYMMETRIC_SIZE,
+                                   SHMEM_SPACE_FLAG_DEFAULT};
+    char why[400] = "";
+    if (space_traits_check("shmem_init", &config, &traits) == SPACE_BAD_CONFIG) {
+        init_fail("the default heap's memory traits (SHMEM_SYMMETRIC_HEAP_*) are invalid");
+        return -1;
+    }
+    if (space_traits_resolve(&config, &traits, kind, 0, out, why, sizeof(why)) != SPACE_REACHABLE) {
+        init_fail("the default heap's memory traits (SHMEM_SYMMETRIC_HEAP_*, policy bind) cannot "
+                  "hold on this PE: %s",
+                  why);
+        return -1;
+    }
+    return 0;
+}
+
 /* The default space (host memory, or device memory when SHMEM_DEFAULT_SPACE names a device),
  * and beside it the library's host space for its own words and the program's static data, so
  * that SHMEM_SYMMETRIC_SIZE is the program's alone. Returns whether this PE can reach a device
@@ -268,10 +290,23 @@ static int init_default_space(void)
         return reachable;
     }
     memset(all, 1, (size_t)rt.n_pes);
-    struct space_params params = {
-        kind, rt.knobs.SYMMETRIC_SIZE, REGION_ID_DEFAULT_HEAP, 0, all, type, NULL};
+    struct space_traits traits;
+    if (init_default_traits(kind, type, &traits)) {
+        free(all);
+        return reachable;
+    }
+    struct space_params params = {kind, traits.size, REGION_ID_DEFAULT_HEAP, 0,
+                                  all,  type,        &traits.placement};
     int rc = reachable ? space_create(&rt.job, &params, &rt.default_space) : 0;
     free(all);
+    if (rc && traits.placement.page_size &&
+        traits.placement.page_size != PLACEMENT_PAGE_TRANSPARENT) {
+        char advice[200];
+        space_traits_huge_advice(traits.placement.page_size, advice, sizeof(advice));
+        init_fail("cannot create the default symmetric heap of %zu bytes in %zu KiB pages "
+                  "(SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES): %s",
+                  traits.size, traits.placement.page_size >> 10, advice);
+    }
     if (rc) {
         init_fail("cannot create the default symmetric heap of %zu bytes (SHMEM_SYMMETRIC_SIZE)",
                   rt.knobs.SYMMETRIC_SIZE);
@@ -279,6 +314,7 @@ static int init_default_space(void)
         return reachable;
     }
     rt.default_space->device_type = type;
+    rt.default_space->alloc_policy = traits.alloc_policy;
     rt.default_space->caps =
         SHMEM_SPACE_CAP_RMA | SHMEM_SPACE_CAP_COLLECTIVES | SHMEM_SPACE_CAP_ATOMICS |
         SHMEM_SPACE_CAP_WORLD_ACCESS |

@@ -129,24 +129,55 @@ static int knob_parse_logcats(const char *text, const char **value)
     return knob_each_item(text, knob_log_item);
 }
 
-static int knob_parse_devtype(const char *text, const char **value)
+/* 0 where text is one of the names (a NULL-terminated list), with *value the text. */
+static int knob_one_of(const char *text, const char *const *names, const char **value)
 {
-    static const char *const types[] = {"cpu", "gpu", "cuda", "hip"};
     *value = text;
-    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-        if (!strcmp(text, types[i]))
+    for (; *names; names++)
+        if (!strcmp(text, *names))
             return 0;
     return -1;
 }
 
+static int knob_parse_devtype(const char *text, const char **value)
+{
+    static const char *const types[] = {"cpu", "gpu", "cuda", "hip", NULL};
+    return knob_one_of(text, types, value);
+}
+
 static int knob_parse_network(const char *text, const char **value)
 {
-    static const char *const names[] = {"auto", "ucx", "ofi"};
+    static const char *const names[] = {"auto", "ucx", "ofi", NULL};
+    return knob_one_of(text, names, value);
+}
+
+static int knob_parse_policy(const char *text, const char **value)
+{
+    static const char *const names[] = {"bind", "preferred", NULL};
+    return knob_one_of(text, names, value);
+}
+
+static int knob_parse_memory(const char *text, const char **value)
+{
+    static const char *const names[] = {"",          "dram",    "hbm",      "far",
+                                        "bandwidth", "latency", "capacity", NULL};
+    return knob_one_of(text, names, value);
+}
+
+static int knob_parse_numa(const char *text, const char **value)
+{
+    static const char *const names[] = {"", "local", "interleave", NULL};
+    return knob_one_of(text, names, value) == 0 || knob_is_number(text, strlen(text)) ? 0 : -1;
+}
+
+/* A page size: a power of two of at least 4 KiB, or "transparent". */
+static int knob_parse_pagesize(const char *text, const char **value)
+{
+    size_t size;
     *value = text;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (!strcmp(text, names[i]))
-            return 0;
-    return -1;
+    if (!strcmp(text, "transparent"))
+        return 0;
+    return knobs_parse_size(text, &size) || size < 4096 || (size & (size - 1)) ? -1 : 0;
 }
 
 static int knob_parse_name(const char *text, const char **value)

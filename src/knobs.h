@@ -12,6 +12,20 @@
 #define STRATA_KNOBS(X)                                                                            \
     X(SYMMETRIC_SIZE, bytes, "512M",                                                               \
       "Size of the default symmetric heap per PE (suffixes k/K, m/M, g/G, t/T)")                   \
+    X(SYMMETRIC_HEAP_USE_HUGE_PAGES, bool, "0",                                                    \
+      "Give the default heap pages of SHMEM_SYMMETRIC_HEAP_PAGE_SIZE")                             \
+    X(SYMMETRIC_HEAP_PAGE_SIZE, pagesize, "2M",                                                    \
+      "Page size of the default heap where SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES is on: huge pages " \
+      "of that size from the kernel's pool, or transparent huge pages")                            \
+    X(SYMMETRIC_HEAP_NUMA, numa, "",                                                               \
+      "NUMA placement of the default heap: local, interleave or a node number (empty: the "        \
+      "kernel's first touch)")                                                                     \
+    X(SYMMETRIC_HEAP_MEMORY, memory, "",                                                           \
+      "Memory of the default heap: dram, hbm, far, or the best near the PE by bandwidth, latency " \
+      "or capacity (empty: any)")                                                                  \
+    X(SYMMETRIC_HEAP_POLICY, policy, "bind",                                                       \
+      "Whether the default heap's traits must hold (bind: shmem_init fails where one cannot) or "  \
+      "are preferences (preferred)")                                                               \
     X(DEBUG, bool, "0", "Check what the spec calls undefined and report it")                       \
     X(VERSION, bool, "0", "Print the library version at start-up")                                 \
     X(INFO, bool, "0", "Print every knob and its value at start-up")                               \
@@ -42,7 +56,8 @@
       "Testing aid: PEs (e.g. 0,2 or 1-3) on which a test device kind stands in for a GPU")        \
     X(TEST_DEVICE_SIZE, bytes, "1G", "Memory of the test device kind per PE")                      \
     X(TEST_TOPOLOGY, path, "",                                                                     \
-      "Testing aid: a saved hwloc topology (XML) whose memory the memory traits choose from, each "\
+      "Testing aid: a saved hwloc topology (XML) whose memory the memory traits choose from, "     \
+      "each "                                                                                      \
       "PE placed on a CPU of it by local rank (nothing is bound on this node)")                    \
     X(TEST_CUDA_DRIVER, path, "",                                                                  \
       "Testing aid: a library loaded instead of libcuda.so.1 (the driver's test double)")          \
@@ -67,7 +82,11 @@
     X(devmap, const char *,                                                                        \
       "device numbers or - (no device), one per local rank, separated by commas, e.g. 1,0")        \
     X(pelist, const char *, "PE numbers and ranges separated by commas, e.g. 0,2 or 1-3")          \
-    X(path, const char *, "an absolute path, e.g. /opt/lib/libcuda-double.so")
+    X(path, const char *, "an absolute path, e.g. /opt/lib/libcuda-double.so")                     \
+    X(policy, const char *, "one of bind, preferred")                                              \
+    X(memory, const char *, "empty, or one of dram, hbm, far, bandwidth, latency, capacity")       \
+    X(numa, const char *, "empty, local, interleave, or a NUMA node number")                       \
+    X(pagesize, const char *, "a power of two of at least 4K (e.g. 2M, 1G), or transparent")
 
 /* A switch knob's value besides 0 and 1. */
 #define KNOB_AUTO (-1)

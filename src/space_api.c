@@ -348,7 +348,7 @@ static void space_offer_make(const char *routine, const shmem_space_config_t *co
     if (space_traits_check(routine, config, traits) == SPACE_BAD_CONFIG)
         verdict = SPACE_BAD_CONFIG;
     if (verdict == SPACE_REACHABLE)
-        verdict = space_traits_resolve(config, traits, *kind, resolved, why, whylen);
+        verdict = space_traits_resolve(config, traits, *kind, 1, resolved, why, whylen);
     if (verdict == SPACE_BAD_CONFIG || verdict == SPACE_TOO_BIG || !outs_valid)
         offer[SPACE_OFFER_FLAGS] |= SPACE_OFFER_BAD;
     if (verdict == SPACE_REACHABLE) {

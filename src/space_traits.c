@@ -29,6 +29,39 @@ const struct numa_memory *space_traits_memory(char *err, size_t errlen)
     return m;
 }
 
+/* ---- The default heap's traits (SHMEM_SYMMETRIC_HEAP_*) ---- */
+
+void space_traits_of_knobs(const struct knobs *knobs, shmemx_space_traits_t *traits)
+{
+    static const char *const memories[] = {"dram",      "hbm",     "far",
+                                           "bandwidth", "latency", "capacity"};
+    memset(traits, 0, sizeof(*traits));
+    traits->mask = SHMEMX_SPACE_TRAIT_ALLOC_POLICY;
+    traits->alloc_policy = strcmp(knobs->SYMMETRIC_HEAP_POLICY, "preferred")
+                               ? SHMEMX_SPACE_POLICY_BIND
+                               : SHMEMX_SPACE_POLICY_PREFERRED;
+    if (knobs->SYMMETRIC_HEAP_USE_HUGE_PAGES) {
+        const char *page = knobs->SYMMETRIC_HEAP_PAGE_SIZE;
+        traits->mask |= SHMEMX_SPACE_TRAIT_PAGE_SIZE;
+        if (strcmp(page, "transparent") && knobs_parse_size(page, &traits->page_size))
+            traits->mask &= ~SHMEMX_SPACE_TRAIT_PAGE_SIZE; /* the knob's parser let none through */
+        else if (!strcmp(page, "transparent"))
+            traits->page_size = SHMEMX_SPACE_PAGE_TRANSPARENT;
+    }
+    const char *numa = knobs->SYMMETRIC_HEAP_NUMA;
+    if (*numa) {
+        traits->mask |= SHMEMX_SPACE_TRAIT_NUMA_DOMAIN;
+        traits->numa_domain = !strcmp(numa, "local")        ? SHMEMX_SPACE_NUMA_LOCAL
+                              : !strcmp(numa, "interleave") ? SHMEMX_SPACE_NUMA_INTERLEAVE
+                                                            : atoi(numa);
+    }
+    for (int i = 0; i < (int)(sizeof(memories) / sizeof(*memories)); i++)
+        if (!strcmp(knobs->SYMMETRIC_HEAP_MEMORY, memories[i])) {
+            traits->mask |= SHMEMX_SPACE_TRAIT_MEMORY;
+            traits->memory = SHMEMX_SPACE_MEMORY_DRAM + i;
+        }
+}
+
 /* ---- Checks: what is invalid is invalid on every PE ---- */
 
 #define TRAITS_HOST_ONLY                                                                           \
@@ -144,7 +177,7 @@ static int traits_resolve_nodes(const shmemx_space_traits_t *t, const struct num
 /* The page part: huge pages while the kernel has that size and enough free for every PE of
  * this node (each asks for as many); transparent ones where shared memory may have them. */
 static int traits_resolve_pages(const shmemx_space_traits_t *t, const struct numa_memory *m,
-                                struct space_traits *out, char *why, size_t whylen)
+                                int count_free, struct space_traits *out, char *why, size_t whylen)
 {
     size_t page = traits_has(t, SHMEMX_SPACE_TRAIT_PAGE_SIZE) ? t->page_size : 0;
     int preferred = out->alloc_policy == SHMEMX_SPACE_POLICY_PREFERRED;
@@ -167,6 +200,12 @@ static int traits_resolve_pages(const shmemx_space_traits_t *t, const struct num
                  page >> 10);
         return preferred ? 0 : -1;
     }
+    /* Counted only where every PE counts before any takes pages (a space's creation). */
+    if (!count_free) {
+        out->placement.page_size = page;
+        out->placement.fall_back = preferred;
+        return 0;
+    }
     uint64_t per_pe = out->size / page, needed = per_pe * (uint64_t)rt.job.local_size;
     uint64_t bound = out->placement.policy == PLACEMENT_BIND ? out->placement.nodes : 0;
     uint64_t free = numa_free_pages(m, i, bound);
@@ -187,8 +226,8 @@ static int traits_resolve_pages(const shmemx_space_traits_t *t, const struct num
 
 enum space_verdict space_traits_resolve(const shmem_space_config_t *config,
                                         const shmemx_space_traits_t *traits,
-                                        const struct kind_ops *kind, struct space_traits *out,
-                                        char *why, size_t whylen)
+                                        const struct kind_ops *kind, int count_free,
+                                        struct space_traits *out, char *why, size_t whylen)
 {
     memset(out, 0, sizeof(*out));
     out->size = config->size;
@@ -205,9 +244,26 @@ enum space_verdict space_traits_resolve(const shmem_space_config_t *config,
     }
     out->placement.simulated = !m->real;
     if (traits_resolve_nodes(traits, m, out, why, whylen) ||
-        traits_resolve_pages(traits, m, out, why, whylen))
+        traits_resolve_pages(traits, m, count_free, out, why, whylen))
         return SPACE_NO_DEVICE;
     return SPACE_REACHABLE;
+}
+
+void space_traits_huge_advice(size_t page, char *text, size_t len)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%zukB/free_hugepages",
+             page >> 10);
+    FILE *f = fopen(path, "r");
+    unsigned long long free = 0;
+    if (!f || fscanf(f, "%llu", &free) != 1)
+        free = 0;
+    if (f)
+        fclose(f);
+    snprintf(text, len,
+             "%llu free %zu KiB pages on this node now; reserve more with: echo N > "
+             "/sys/kernel/mm/hugepages/hugepages-%zukB/nr_hugepages",
+             free, page >> 10, page >> 10);
 }
 
 /* ---- What a space got ---- */

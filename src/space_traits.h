@@ -24,11 +24,17 @@ struct space_traits {
 enum space_verdict space_traits_check(const char *routine, const shmem_space_config_t *config,
                                       const shmemx_space_traits_t *traits);
 /* Whether this PE, which reaches config's device with kind, can hold the (checked) traits:
- * SPACE_REACHABLE with *out filled, or SPACE_NO_DEVICE with the reason in why. */
+ * SPACE_REACHABLE with *out filled, or SPACE_NO_DEVICE with the reason in why. count_free: the
+ * node's free huge pages must hold every PE's heap (only where no PE takes pages before every PE
+ * has counted; elsewhere a shortage shows when the memory is made). */
 enum space_verdict space_traits_resolve(const shmem_space_config_t *config,
                                         const shmemx_space_traits_t *traits,
-                                        const struct kind_ops *kind, struct space_traits *out,
-                                        char *why, size_t whylen);
+                                        const struct kind_ops *kind, int count_free,
+                                        struct space_traits *out, char *why, size_t whylen);
+/* How many huge pages of page bytes this node has free now, and how to reserve more. */
+void space_traits_huge_advice(size_t page, char *text, size_t len);
+/* The default heap's traits, as the SHMEM_SYMMETRIC_HEAP_* knobs give them. */
+void space_traits_of_knobs(const struct knobs *knobs, shmemx_space_traits_t *traits);
 /* The node's memory as this PE sees it, read on first use (SHMEM_TEST_TOPOLOGY: a saved
  * machine's); NULL, with the reason in err, where it cannot be read. */
 const struct numa_memory *space_traits_memory(char *err, size_t errlen);

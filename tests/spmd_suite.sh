@@ -502,6 +502,9 @@ spmd_traits_tests() {
             "$build/tests/spmd/space_traits" invalid
         run "spmd/space_traits numa -np $np" "${launch[@]}" "$np" "$build/tests/spmd/space_traits" \
             numa
+        run "spmd/space_traits default -np $np (SHMEM_SYMMETRIC_HEAP_NUMA=0)" \
+            env SHMEM_SYMMETRIC_HEAP_NUMA=0 "${launch[@]}" "$np" \
+            "$build/tests/spmd/space_traits" default "$(getconf PAGESIZE)" 0
         run "spmd/space_traits topology -np $np (saved machine)" \
             env "SHMEM_TEST_TOPOLOGY=$src/tests/unit/topo-2socket-hbm.xml" "${launch[@]}" "$np" \
             "$build/tests/spmd/space_traits" topology
@@ -519,9 +522,21 @@ spmd_traits_tests() {
             else
                 echo "SKIP: spmd/space_traits huge -np $np: the kernel reserved $free of $((2 * np)) 2 MiB pages"
             fi
+            run "spmd/space_traits default -np $np (SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES=1)" \
+                env SHMEM_SYMMETRIC_SIZE=4M SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES=1 \
+                "${launch[@]}" "$np" "$build/tests/spmd/space_traits" default $((2 << 20)) 0
             echo $((used + 2 * np - 1)) >"$pool"
             run "spmd/space_traits scarce -np $np (one 2 MiB page short)" "${launch[@]}" "$np" \
                 "$build/tests/spmd/space_traits" scarce
+            run "default heap one 2 MiB page short: shmem_init fails on every PE -np $np" bash -c \
+                "out=\$(SHMEM_SYMMETRIC_SIZE=4M SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES=1 \
+                    '$oshrun' -np $np '$build/tests/spmd/space_traits' default 0 0 2>&1); rc=\$?;
+                 echo \"\$out\"; [ \$rc -ne 0 ] &&
+                 grep -q 'SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES.*free.*reserve more' <<<\"\$out\""
+            run "spmd/space_traits default -np $np (one page short, policy preferred)" \
+                env SHMEM_SYMMETRIC_SIZE=4M SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES=1 \
+                SHMEM_SYMMETRIC_HEAP_POLICY=preferred "${launch[@]}" "$np" \
+                "$build/tests/spmd/space_traits" default 0 0
         done
         echo "$total" >"$pool"
     else
@@ -534,6 +549,10 @@ spmd_traits_tests() {
         for np in $(nps 1 2 4); do
             run "spmd/space_traits thp -np $np (transparent huge pages)" "${launch[@]}" "$np" \
                 "$build/tests/spmd/space_traits" thp
+            run "spmd/space_traits default -np $np (transparent huge pages)" \
+                env SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES=1 SHMEM_SYMMETRIC_HEAP_PAGE_SIZE=transparent \
+                "${launch[@]}" "$np" "$build/tests/spmd/space_traits" default \
+                "$(printf '%u' -1)" 0
         done
         echo "$before" >"$thp"
     else

@@ -5,6 +5,8 @@
  *   thp         transparent huge pages (shared memory allowed them on madvise)
  *   numa        bound to node 0, interleaved over node 0, checked with get_mempolicy/move_pages
  *   invalid     every invalid trait fails on every PE
+ *   default P D the default heap (SHMEM_SYMMETRIC_HEAP_*) reports page size P (0: whichever the
+ *               kernel says it has: PREFERRED with too few huge pages for all) and NUMA domain D
  *   topology    on the saved two-socket machine of SHMEM_TEST_TOPOLOGY (tests/unit/
  *               topo-2socket-hbm.xml: socket 0 has DRAM node 0 with 8 free 2 MiB pages and HBM
  *               node 2, socket 1 DRAM node 1), each PE placed on CPU pe * 4 / n_pes
@@ -400,6 +402,25 @@ static void check_topology(void)
     }
 }
 
+/* The default heap as the SHMEM_SYMMETRIC_HEAP_* knobs placed it: its traits, its pages, and
+ * puts into a node peer's copy. */
+static void check_default(size_t page, int domain)
+{
+    shmemx_space_traits_t got = got_traits(SHMEM_SPACE_DEFAULT);
+    long *words = shmem_calloc((size_t)npes, sizeof(long));
+    long kernel_page = smaps_field(words, "KernelPageSize") << 10;
+    CHECK_EQ(got.page_size, page ? page : (size_t)kernel_page);
+    CHECK_EQ(got.numa_domain, domain);
+    if (page != SHMEMX_SPACE_PAGE_TRANSPARENT)
+        CHECK_EQ(kernel_page, got.page_size);
+    for (int pe = 0; pe < npes; pe++)
+        shmem_long_p(&words[me], me + 1, pe);
+    shmem_barrier_all();
+    for (int pe = 0; pe < npes; pe++)
+        CHECK_EQ(words[pe], pe + 1);
+    shmem_free(words);
+}
+
 int main(int argc, char **argv)
 {
     shmem_init();
@@ -416,6 +437,8 @@ int main(int argc, char **argv)
         check_numa();
     else if (!strcmp(mode, "invalid"))
         check_invalid();
+    else if (!strcmp(mode, "default") && argc > 3)
+        check_default(strtoull(argv[2], NULL, 0), atoi(argv[3]));
     else if (!strcmp(mode, "topology"))
         check_topology();
     else

@@ -54,8 +54,7 @@ static void check_heteromem(const char *file, const char *hbm_subtype)
         const struct numa_node *h = numa_node_of(&m, hbm), *d = numa_node_of(&m, dram);
         UNIT_CHECK(h && h->kind == NUMA_KIND_HBM && !strcmp(h->subtype, hbm_subtype) && h->local,
                    "%s rank %d: node %d is near HBM", file, rank, hbm);
-        UNIT_CHECK(d && d->kind == NUMA_KIND_DRAM && d->local, "%s: node %d near DRAM", file,
-                   dram);
+        UNIT_CHECK(d && d->kind == NUMA_KIND_DRAM && d->local, "%s: node %d near DRAM", file, dram);
         UNIT_CHECK(!numa_node_of(&m, hbm_of[(rank + 1) % 4])->local, "another cluster's HBM");
         UNIT_CHECK(choose(&m, SHMEMX_SPACE_MEMORY_HBM, SHMEMX_SPACE_NUMA_LOCAL, NULL) == BIT(hbm),
                    "%s rank %d: HBM near it", file, rank);
@@ -93,8 +92,7 @@ static void check_memattrs(void)
         UNIT_CHECK(numa_node_of(&m, 1)->bandwidth == 20, "node 1's bandwidth from rank %d", rank);
         UNIT_CHECK(choose(&m, 0, SHMEMX_SPACE_NUMA_LOCAL, NULL) == BIT(rank), "rank %d on node %d",
                    rank, rank);
-        UNIT_CHECK(choose(&m, SHMEMX_SPACE_MEMORY_HIGHEST_BANDWIDTH, NUMA_UNSET, NULL) ==
-                       BIT(rank),
+        UNIT_CHECK(choose(&m, SHMEMX_SPACE_MEMORY_HIGHEST_BANDWIDTH, NUMA_UNSET, NULL) == BIT(rank),
                    "the best near rank %d is its own node", rank);
     }
 }
@@ -207,11 +205,15 @@ static void check_sysfs(const char *scratch)
     make_dirs(root, "kernel/mm/transparent_hugepage");
     make_dirs(root, "devices/system/node/node0/hugepages/hugepages-2048kB");
     make_dirs(root, "devices/system/node/node0/hugepages/hugepages-1048576kB");
-    snprintf(path, sizeof(path), "%s/devices/system/node/node0/hugepages/hugepages-2048kB/"
-             "free_hugepages", root);
+    snprintf(path, sizeof(path),
+             "%s/devices/system/node/node0/hugepages/hugepages-2048kB/"
+             "free_hugepages",
+             root);
     write_file(path, "5\n");
-    snprintf(path, sizeof(path), "%s/devices/system/node/node0/hugepages/hugepages-1048576kB/"
-             "free_hugepages", root);
+    snprintf(path, sizeof(path),
+             "%s/devices/system/node/node0/hugepages/hugepages-1048576kB/"
+             "free_hugepages",
+             root);
     write_file(path, "1\n");
     snprintf(path, sizeof(path), "%s/kernel/mm/transparent_hugepage/shmem_enabled", root);
     write_file(path, "always within_size [advise] never deny force\n");
