@@ -18,7 +18,7 @@ for t in "$@"; do
             run "unit/$name, stores counted" "$build/$t" stores
         else
             run "unit/$name" "$build/$t"
-            echo "SKIP: unit/$name, stores counted (perf_event_open refuses watchpoints here)"
+            echo "SKIP: unit/$name, stores counted (no hardware watchpoint that counts stores here)"
         fi
     elif [ "$name" = test_discovery ]; then # reads a topology, and the GPU runtimes' doubles
         run "unit/$name" "$build/$t" "$src/tests/unit/topo-2socket-2gpu.xml" \
