@@ -204,6 +204,16 @@ bench_row() {
     json="$json, \"$metric\": {\"strata\": $ours, \"floor\": $(json_num "$limit"), \"to_floor\": $(json_num "$to_limit"), \"$5\": $(json_num "$theirs"), \"to_$5\": $(json_num "$to_peer"), \"to_${5}_lowest\": $(json_num "$lowest"), \"to_${5}_highest\": $(json_num "$highest"), \"paired_runs\": ${pairs:-0}, \"${5}_to_floor\": $(json_num "$peer_to_limit")}"
 }
 
+# limit_row METRIC LIMIT FILE: the row of a Strata-only table: the median of METRIC in FILE, the
+# machine's LIMIT and their ratio. Appends the row's JSON to $json.
+limit_row() {
+    local ours to_limit
+    ours=$(median "$1" "$3")
+    to_limit=$(ratio "$ours" "$2")
+    printf '%-36s %12s %12s %9s\n' "$1" "$ours" "${2:--}" "$to_limit"
+    json="$json${json:+, }\"$1\": {\"strata\": $ours, \"limit\": $(json_num "$2"), \"to_limit\": $(json_num "$to_limit")}"
+}
+
 # The RMA, atomic and collective latency benchmarks, built both ways; their names in $benches.
 build_latency_benches() {
     benches="rma_latency amo_latency coll_latency"

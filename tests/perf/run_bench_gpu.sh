@@ -38,10 +38,9 @@ limit_of() {
     esac
 }
 
-printf '%-32s %12s %12s %9s\n' "figure" "Strata" "limit" "/limit"
+printf '%-36s %12s %12s %9s\n' "figure" "Strata" "limit" "/limit"
 json=""
 for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
-    ours=$(median "$metric" "$work/strata.txt")
     name=$(limit_of "$metric")
     limit=""
     [ -n "$name" ] && limit=$(median "$name" "$work/limits.txt")
@@ -55,9 +54,7 @@ for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
         gbps=$(median ipc_d2d_1MiB_GBps "$work/limits.txt")
         limit=$(awk -v g="$gbps" 'BEGIN {if (g > 0) printf "%.1f", 1048576 / g / 1000}') ;;
     esac
-    to_limit=$(ratio "$ours" "$limit")
-    printf '%-32s %12s %12s %9s\n' "$metric" "$ours" "${limit:--}" "$to_limit"
-    json="$json${json:+, }\"$metric\": {\"strata\": $ours, \"limit\": $(json_num "$limit"), \"to_limit\": $(json_num "$to_limit")}"
+    limit_row "$metric" "$limit" "$work/strata.txt"
 done
 echo "Limits (medians):"
 for metric in $(awk '{print $1}' "$work/limits.txt" | awk '!seen[$0]++'); do

@@ -53,15 +53,12 @@ echo "Machine limits: memcpy ${memcpy_limit} MB/s (1 MiB at a time over 32 MiB, 
 printf '%-36s %12s %12s %9s\n' "figure" "Strata" "limit" "/limit"
 json="\"cacheline_round_trip_ns\": $(json_num "$line_limit")"
 for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
-    ours=$(median "$metric" "$work/strata.txt")
     case "$metric" in
     traits_random_g_*) limit=$random_limit ;;
     *_limit_MBps | traits_random_load_*) limit="" ;;
     *_MBps) limit=$memcpy_limit ;;
     *_ns) limit=$line_limit ;;
     esac
-    to_limit=$(ratio "$ours" "$limit")
-    printf '%-36s %12s %12s %9s\n' "$metric" "$ours" "${limit:--}" "$to_limit"
-    json="$json, \"$metric\": {\"strata\": $ours, \"limit\": $(json_num "$limit"), \"to_limit\": $(json_num "$to_limit")}"
+    limit_row "$metric" "$limit" "$work/strata.txt"
 done
 echo "BENCH {$json}"
