@@ -182,8 +182,8 @@ struct space_plan {
     unsigned char *member;
 };
 
-static int space_plan_make(const shmem_space_config_t *config, const uint64_t *offers,
-                           struct space_plan *plan)
+static int space_plan_make(const char *routine, const shmem_space_config_t *config,
+                           const uint64_t *offers, struct space_plan *plan)
 {
     uint64_t flags = offers[SPACE_OFFER_FLAGS], used = offers[SPACE_OFFER_IDS_USED];
     const uint64_t *members = offers + SPACE_OFFER_MEMBERS;
@@ -202,7 +202,7 @@ static int space_plan_make(const shmem_space_config_t *config, const uint64_t *o
             plan->id = id;
     if (bad || plan->size == 0 || plan->id < 0) {
         if (rt.debug && rt.my_pe == 0 && config)
-            log_error("shmem_space_create", "no space for device type %d, %zu bytes: %s",
+            log_error(routine, "no space for device type %d, %zu bytes: %s",
                       (int)config->device_type, config->size,
                       bad               ? "invalid configuration or a device too small"
                       : plan->size == 0 ? "no PE can reach the device type"
@@ -259,9 +259,9 @@ static void space_record_write(const struct space *space)
 
 /* Members make their memory; then all agree whether every member did. Returns 0 (with *out
  * this PE's part, NULL outside the team) or -1 on every PE. */
-static int space_build(const shmem_space_config_t *config, const struct space_traits *traits,
-                       const struct space_plan *plan, const struct kind_ops *kind,
-                       struct space **out)
+static int space_build(const char *routine, const shmem_space_config_t *config,
+                       const struct space_traits *traits, const struct space_plan *plan,
+                       const struct kind_ops *kind, struct space **out)
 {
     struct space *space = NULL;
     uint64_t *mine = space_records.made[space_creations & 1];
@@ -289,7 +289,7 @@ static int space_build(const shmem_space_config_t *config, const struct space_tr
         if (space)
             space_destroy(&rt.job, space);
         if (rt.my_pe == 0)
-            log_error("shmem_space_create", "a member could not create %zu bytes of device type %d",
+            log_error(routine, "a member could not create %zu bytes of device type %d",
                       config->size, (int)config->device_type);
         return -1;
     }
@@ -317,12 +317,13 @@ static int space_record_handle(void *arg, int pe, int id, void *handle, size_t *
 /* The space's team and the library's own team over the same members (world collective). Every
  * member's memory exists: node peers' is attached first (or made ready to be, on first use).
  * Returns 0, or -1 on every PE when team slots ran out. */
-static int space_attach_teams(struct space *space, const struct space_plan *plan)
+static int space_attach_teams(const char *routine, struct space *space,
+                              const struct space_plan *plan)
 {
     if (space && space_attach_peers(&rt.job, space, space_record_handle, NULL)) {
         if (errno == ESRCH) /* a node peer ended: its end is the cause */
-            log_fatal_lost_peer("shmem_space_create", "a PE of this node ended");
-        log_fatal("shmem_space_create", "cannot map the space of the PEs on this node");
+            log_fatal_lost_peer(routine, "a PE of this node ended");
+        log_fatal(routine, "cannot map the space of the PEs on this node");
     }
     shmem_team_t team, members_team;
     if (team_create_members(SHMEM_TEAM_WORLD, plan->members, plan->size, space, &team))
@@ -391,15 +392,15 @@ static int space_api_create(const char *routine, const shmem_space_config_t *con
                               .member = calloc((size_t)rt.n_pes, 1)};
     if (!plan.members || !plan.member)
         log_fatal(routine, "out of memory for a plan of %d PEs", rt.n_pes);
-    int rc = space_plan_make(config, offers, &plan);
+    int rc = space_plan_make(routine, config, offers, &plan);
     if (rc && plan.size == 0 && *why) /* the traits held nowhere: each PE says why not here */
         log_error(routine, "PE %d cannot hold the space: %s", rt.my_pe, why);
     if (rc == 0 && !rt.transport && space_needs_transport(&plan) && runtime_transport_start_late())
         log_fatal(routine, "cannot start the transport (SHMEM_TRANSPORT=%s)", rt.knobs.TRANSPORT);
     struct space *space = NULL;
     if (rc == 0)
-        rc = space_build(config, &resolved, &plan, kind, &space);
-    if (rc == 0 && space_attach_teams(space, &plan)) {
+        rc = space_build(routine, config, &resolved, &plan, kind, &space);
+    if (rc == 0 && space_attach_teams(routine, space, &plan)) {
         if (space)
             space_destroy(&rt.job, space);
         if (rt.debug && rt.my_pe == 0)

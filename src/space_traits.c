@@ -41,12 +41,11 @@ void space_traits_of_knobs(const struct knobs *knobs, shmemx_space_traits_t *tra
                                ? SHMEMX_SPACE_POLICY_BIND
                                : SHMEMX_SPACE_POLICY_PREFERRED;
     if (knobs->SYMMETRIC_HEAP_USE_HUGE_PAGES) {
-        const char *page = knobs->SYMMETRIC_HEAP_PAGE_SIZE;
+        const char *page = knobs->SYMMETRIC_HEAP_PAGE_SIZE; /* checked by the knob's parser */
         traits->mask |= SHMEMX_SPACE_TRAIT_PAGE_SIZE;
-        if (strcmp(page, "transparent") && knobs_parse_size(page, &traits->page_size))
-            traits->mask &= ~SHMEMX_SPACE_TRAIT_PAGE_SIZE; /* the knob's parser let none through */
-        else if (!strcmp(page, "transparent"))
-            traits->page_size = SHMEMX_SPACE_PAGE_TRANSPARENT;
+        traits->page_size = SHMEMX_SPACE_PAGE_TRANSPARENT;
+        if (strcmp(page, "transparent"))
+            knobs_parse_size(page, &traits->page_size);
     }
     const char *numa = knobs->SYMMETRIC_HEAP_NUMA;
     if (*numa) {

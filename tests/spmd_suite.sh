@@ -497,7 +497,15 @@ spmd_hip_tests() {
 spmd_traits_tests() {
     local np pool=/proc/sys/vm/nr_hugepages thp=/sys/kernel/mm/transparent_hugepage/shmem_enabled
     local free_file=/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages
+    local topologies=${STRATA_TOPOLOGIES_DIR:-$src/../shared/topologies}
     for np in $(nps 1 2 4); do
+        if [ -f "$topologies/64intel64-heteromem.xml" ]; then
+            run "spmd/space_traits heteromem -np $np (hwloc's export of a machine with HBM)" \
+                env "SHMEM_TEST_TOPOLOGY=$topologies/64intel64-heteromem.xml" "${launch[@]}" \
+                "$np" "$build/tests/spmd/space_traits" heteromem
+        else
+            echo "SKIP: spmd/space_traits heteromem -np $np (no $topologies/64intel64-heteromem.xml)"
+        fi
         run "spmd/space_traits invalid -np $np" "${launch[@]}" "$np" \
             "$build/tests/spmd/space_traits" invalid
         run "spmd/space_traits numa -np $np" "${launch[@]}" "$np" "$build/tests/spmd/space_traits" \

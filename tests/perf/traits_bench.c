@@ -186,8 +186,9 @@ static double random_loads(const volatile long *words, size_t n)
     return best;
 }
 
-/* The page-size share of random gets across a large space: PE 1 touches its part, PE 0 chases
- * through it, and then PE 1 through its own part with loads (the limit for that page size). */
+/* The page-size share of random gets across a large space: PE 1 touches its part, PE 0 maps
+ * every page of it and chases through it, and then PE 1 through its own part with loads (the
+ * limit for that page size). */
 static void random_space(const char *name, size_t bytes, const shmemx_space_traits_t *t)
 {
     shmem_team_t team;
@@ -199,6 +200,10 @@ static void random_space(const char *name, size_t bytes, const shmemx_space_trai
     if (me == 1) /* every page of the part that is read present */
         memset(words, 0, n * sizeof(long));
     shmem_barrier_all();
+    /* and mapped in PE 0 too, so that the chase measures the TLB, not first-touch faults */
+    const volatile long *peer = shmem_ptr(words, 1);
+    for (size_t i = 0; me == 0 && peer && i < n; i += 4096 / sizeof(long))
+        sink = peer[i];
     if (me == 0)
         printf("traits_random_g_%zuMiB_%s_ns %.1f\n", bytes / MIB, name, random_gets(words, n, 1));
     shmem_barrier_all();

@@ -7,6 +7,9 @@
  *   invalid     every invalid trait fails on every PE
  *   default P D the default heap (SHMEM_SYMMETRIC_HEAP_*) reports page size P (0: whichever the
  *               kernel says it has: PREFERRED with too few huge pages for all) and NUMA domain D
+ *   heteromem   on hwloc's export of a machine of 4 clusters, each with DRAM node c and HBM node
+ *               {7,4,5,6}[c] (SHMEM_TEST_TOPOLOGY: 64intel64-heteromem.xml), PE pe in cluster
+ *               pe * 4 / n_pes
  *   topology    on the saved two-socket machine of SHMEM_TEST_TOPOLOGY (tests/unit/
  *               topo-2socket-hbm.xml: socket 0 has DRAM node 0 with 8 free 2 MiB pages and HBM
  *               node 2, socket 1 DRAM node 1), each PE placed on CPU pe * 4 / n_pes
@@ -402,6 +405,42 @@ static void check_topology(void)
     }
 }
 
+/* Every PE has HBM near it there: a space of all, each PE's part on its cluster's HBM. */
+static void check_heteromem(void)
+{
+    static const int hbm_of[4] = {7, 4, 5, 6};
+    int cluster = me * 4 / npes;
+    const struct {
+        shmemx_space_traits_t t;
+        int domain, memory;
+    } cases[] = {
+        {traits_of(SHMEMX_SPACE_TRAIT_MEMORY | SHMEMX_SPACE_TRAIT_NUMA_DOMAIN, 0, 0,
+                   SHMEMX_SPACE_NUMA_LOCAL, SHMEMX_SPACE_MEMORY_HBM),
+         hbm_of[cluster], SHMEMX_SPACE_MEMORY_HBM},
+        {traits_of(SHMEMX_SPACE_TRAIT_MEMORY, 0, 0, 0, SHMEMX_SPACE_MEMORY_HIGHEST_BANDWIDTH),
+         hbm_of[cluster], SHMEMX_SPACE_MEMORY_HBM},
+        {traits_of(SHMEMX_SPACE_TRAIT_MEMORY, 0, 0, 0, SHMEMX_SPACE_MEMORY_LOWEST_LATENCY), cluster,
+         SHMEMX_SPACE_MEMORY_DRAM},
+        {traits_of(SHMEMX_SPACE_TRAIT_MEMORY | SHMEMX_SPACE_TRAIT_NUMA_DOMAIN, 0, 0,
+                   SHMEMX_SPACE_NUMA_INTERLEAVE, SHMEMX_SPACE_MEMORY_HBM),
+         SHMEMX_SPACE_NUMA_INTERLEAVE, SHMEMX_SPACE_MEMORY_HBM},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        shmem_space_t space;
+        shmem_team_t team;
+        int rc = create(4 * MIB, &cases[i].t, &space, &team);
+        CHECK(rc == 0, "case %zu created", i);
+        if (rc)
+            continue;
+        shmemx_space_traits_t got = got_traits(space);
+        CHECK(got.numa_domain == cases[i].domain, "case %zu: numa_domain %d, expected %d", i,
+              got.numa_domain, cases[i].domain);
+        CHECK(got.memory == cases[i].memory, "case %zu: memory %d", i, got.memory);
+        exercise(space, team, npes);
+        destroy(space, team);
+    }
+}
+
 /* The default heap as the SHMEM_SYMMETRIC_HEAP_* knobs placed it: its traits, its pages, and
  * puts into a node peer's copy. */
 static void check_default(size_t page, int domain)
@@ -439,6 +478,8 @@ int main(int argc, char **argv)
         check_invalid();
     else if (!strcmp(mode, "default") && argc > 3)
         check_default(strtoull(argv[2], NULL, 0), atoi(argv[3]));
+    else if (!strcmp(mode, "heteromem"))
+        check_heteromem();
     else if (!strcmp(mode, "topology"))
         check_topology();
     else
