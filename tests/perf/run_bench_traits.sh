@@ -4,7 +4,7 @@
 # ping-pong in the default heap and in spaces of each page size and NUMA placement, and random
 # 8-byte gets across a large space in 4 KiB and 2 MiB pages, each the median of RUNS runs beside
 # the machine's limit measured in the same runs (one core's memcpy over the same pattern, the
-# cross-core cache-line round trip, a PE's own random loads through the space). As root it reserves the
+# cross-core cache-line round trip, plain loads through the same pages). As root it reserves the
 # 2 MiB pages and allows transparent huge pages for shared memory while it runs, and puts both
 # back; without root the figures that need them are left out. Strata only: Open MPI has no
 # memory traits. Ends with one machine-readable line "BENCH {...}".
@@ -45,16 +45,13 @@ done
 
 memcpy_limit=$(median traits_memcpy_1MiB_limit_MBps "$work/strata.txt")
 line_limit=$(median cacheline_round_trip_ns "$work/limits.txt")
-# Random reads: the best of the PE's own loads through either page size.
-random_limit=$(for m in $(grep -o '^traits_random_load_[^ ]*' "$work/strata.txt" | sort -u); do
-    median "$m" "$work/strata.txt"; done | sort -g | head -n 1)
 echo "Machine limits: memcpy ${memcpy_limit} MB/s (1 MiB at a time over 32 MiB, one core)," \
-    "cache-line round trip ${line_limit} ns, random loads ${random_limit:--} ns (a PE's own)"
+    "cache-line round trip ${line_limit} ns; random gets beside plain loads through the same pages"
 printf '%-36s %12s %12s %9s\n' "figure" "Strata" "limit" "/limit"
 json="\"cacheline_round_trip_ns\": $(json_num "$line_limit")"
 for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
     case "$metric" in
-    traits_random_g_*) limit=$random_limit ;;
+    traits_random_g_*) limit=$(median "${metric/_random_g_/_random_load_}" "$work/strata.txt") ;;
     *_limit_MBps | traits_random_load_*) limit="" ;;
     *_MBps) limit=$memcpy_limit ;;
     *_ns) limit=$line_limit ;;

@@ -4,9 +4,9 @@
  * heap and in spaces of base pages, 2 MiB pages, transparent huge pages, bound to node 0 and
  * interleaved, beside memcpy over the same pattern; then chases random 8-byte gets across PE 1's
  * part of a space of RANDOM_BYTES (4 GiB unless given) in base pages and in 2 MiB pages, beside
- * PE 1's own loads through it, the machine's limit for such loads. A configuration whose space
- * cannot be made here (no huge pages reserved) prints no figure. Prints "NAME VALUE" lines. Strata
- * only (shmemx.h). Usage: traits_bench [RANDOM_BYTES] */
+ * plain loads through the same mapping, the machine's limit for such loads. A configuration whose
+ * space cannot be made here (no huge pages reserved) prints no figure. Prints "NAME VALUE" lines.
+ * Strata only (shmemx.h). Usage: traits_bench [RANDOM_BYTES] */
 #include <shmem.h>
 #include <shmemx.h>
 #include <stdint.h>
@@ -186,9 +186,9 @@ static double random_loads(const volatile long *words, size_t n)
     return best;
 }
 
-/* The page-size share of random gets across a large space: PE 1 touches its part, PE 0 maps
- * every page of it and chases through it, and then PE 1 through its own part with loads (the
- * limit for that page size). */
+/* The page-size share of random gets across a large space: PE 1 touches its part, and PE 0 maps
+ * every page of it (so that the chase measures the TLB, not first-touch faults), chases through
+ * it with gets, then with plain loads through the same mapping: the limit for that page size. */
 static void random_space(const char *name, size_t bytes, const shmemx_space_traits_t *t)
 {
     shmem_team_t team;
@@ -197,18 +197,16 @@ static void random_space(const char *name, size_t bytes, const shmemx_space_trai
         return;
     long *words = shmem_space_malloc(space, bytes - MIB);
     size_t n = (bytes - MIB) / sizeof(long);
-    if (me == 1) /* every page of the part that is read present */
+    if (me == 1)
         memset(words, 0, n * sizeof(long));
     shmem_barrier_all();
-    /* and mapped in PE 0 too, so that the chase measures the TLB, not first-touch faults */
     const volatile long *peer = shmem_ptr(words, 1);
-    for (size_t i = 0; me == 0 && peer && i < n; i += 4096 / sizeof(long))
-        sink = peer[i];
-    if (me == 0)
+    if (me == 0 && peer) {
+        for (size_t i = 0; i < n; i += 4096 / sizeof(long))
+            sink = peer[i];
         printf("traits_random_g_%zuMiB_%s_ns %.1f\n", bytes / MIB, name, random_gets(words, n, 1));
-    shmem_barrier_all();
-    if (me == 1)
-        printf("traits_random_load_%zuMiB_%s_ns %.1f\n", bytes / MIB, name, random_loads(words, n));
+        printf("traits_random_load_%zuMiB_%s_ns %.1f\n", bytes / MIB, name, random_loads(peer, n));
+    }
     shmem_barrier_all();
     shmem_space_free(space, words);
     space_drop(space, team);
