@@ -108,7 +108,15 @@ enum space_offer_bits {
     SPACE_OFFER_NOT_ATTACHABLE = 4, /* a member's kind does not attach (every) node peer */
     SPACE_OFFER_OWNER_ATOMICS = 8,  /* a member's kind leaves (some) atomics to their owner */
 };
-enum { SPACE_OFFER_FLAGS, SPACE_OFFER_IDS_USED, SPACE_OFFER_MEMBERS };
+/* SPACE_OFFER_ARGS and _ARGS_NOT: a hash of the PE's arguments and its complement, so that the
+ * OR says whether every PE passed the same (the AND of the hashes, ~OR(~hash), is their OR). */
+enum {
+    SPACE_OFFER_FLAGS,
+    SPACE_OFFER_IDS_USED,
+    SPACE_OFFER_ARGS,
+    SPACE_OFFER_ARGS_NOT,
+    SPACE_OFFER_MEMBERS
+};
 enum { SPACE_MADE_FAILED, SPACE_MADE_BASE_MAX, SPACE_MADE_BASE_MIN_NOT, SPACE_MADE_WORDS };
 
 /* A member's record of its part of a space: how node peers attach it and the transport key
@@ -339,6 +347,32 @@ static int space_attach_teams(const char *routine, struct space *space,
     return 0;
 }
 
+/* FNV-1a over the arguments that must be the same on every PE: the configuration, and each trait
+ * that is set. */
+static uint64_t space_args_hash(const shmem_space_config_t *config,
+                                const shmemx_space_traits_t *traits)
+{
+    uint64_t words[8] = {0}, hash = 14695981039346656037ull;
+    if (config) {
+        words[0] = (uint64_t)config->device_type;
+        words[1] = config->size;
+        words[2] = config->flags;
+    }
+    if (traits) {
+        uint64_t mask = traits->mask;
+        words[3] = mask;
+        words[4] = mask & SHMEMX_SPACE_TRAIT_PAGE_SIZE ? traits->page_size : 0;
+        words[5] = mask & SHMEMX_SPACE_TRAIT_ALLOC_POLICY ? (uint64_t)traits->alloc_policy : 0;
+        words[6] = mask & SHMEMX_SPACE_TRAIT_NUMA_DOMAIN ? (uint64_t)traits->numa_domain : 0;
+        words[7] = (mask & SHMEMX_SPACE_TRAIT_MEMORY ? (uint64_t)traits->memory : 0) << 32 |
+                   (mask & SHMEMX_SPACE_TRAIT_DEVICE_INDEX ? (uint32_t)traits->device_index : 0);
+    }
+    const unsigned char *bytes = (const unsigned char *)words;
+    for (size_t i = 0; i < sizeof(words); i++)
+        hash = (hash ^ bytes[i]) * 1099511628211ull;
+    return hash;
+}
+
 /* This PE's offer to the creation: whether it can hold the space (and why not), and flags. */
 static void space_offer_make(const char *routine, const shmem_space_config_t *config,
                              const shmemx_space_traits_t *traits, int outs_valid, uint64_t *offer,
@@ -386,7 +420,17 @@ static int space_api_create(const char *routine, const shmem_space_config_t *con
     space_offer_make(routine, config, traits, outs_valid, offer, &resolved, &kind, why,
                      sizeof(why));
     offer[SPACE_OFFER_IDS_USED] = space_ids_used;
+    offer[SPACE_OFFER_ARGS] = space_args_hash(config, traits);
+    offer[SPACE_OFFER_ARGS_NOT] = ~offer[SPACE_OFFER_ARGS];
     shmem_uint64_or_reduce(SHMEM_TEAM_WORLD, offers, offer, space_records.offer_words);
+    /* SHMEM_DEBUG: arguments that differ between PEs (undefined in the proposal) fail it. */
+    if (rt.debug && !(offers[SPACE_OFFER_FLAGS] & SPACE_OFFER_BAD) &&
+        offers[SPACE_OFFER_ARGS] != ~offers[SPACE_OFFER_ARGS_NOT]) {
+        if (rt.my_pe == 0)
+            log_error(routine, "the PEs passed different arguments (device type, size, flags or "
+                               "traits): the same are required on every PE");
+        offers[SPACE_OFFER_FLAGS] |= SPACE_OFFER_BAD;
+    }
     struct space_plan plan = {.members = malloc((size_t)rt.n_pes * sizeof(int)),
                               .id = -1,
                               .member = calloc((size_t)rt.n_pes, 1)};

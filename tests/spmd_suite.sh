@@ -510,6 +510,8 @@ spmd_traits_tests() {
             "$build/tests/spmd/space_traits" invalid
         run "spmd/space_traits numa -np $np" "${launch[@]}" "$np" "$build/tests/spmd/space_traits" \
             numa
+        run "spmd/space_traits mismatch -np $np (SHMEM_DEBUG=1)" env SHMEM_DEBUG=1 \
+            "${launch[@]}" "$np" "$build/tests/spmd/space_traits" mismatch
         run "spmd/space_traits default -np $np (SHMEM_SYMMETRIC_HEAP_NUMA=0)" \
             env SHMEM_SYMMETRIC_HEAP_NUMA=0 "${launch[@]}" "$np" \
             "$build/tests/spmd/space_traits" default "$(getconf PAGESIZE)" 0

@@ -5,6 +5,7 @@
  *   thp         transparent huge pages (shared memory allowed them on madvise)
  *   numa        bound to node 0, interleaved over node 0, checked with get_mempolicy/move_pages
  *   invalid     every invalid trait fails on every PE
+ *   mismatch    under SHMEM_DEBUG=1, PEs that pass different sizes or traits fail on every PE
  *   default P D the default heap (SHMEM_SYMMETRIC_HEAP_*) reports page size P (0: whichever the
  *               kernel says it has: PREFERRED with too few huge pages for all) and NUMA domain D
  *   heteromem   on hwloc's export of a machine of 4 clusters, each with DRAM node c and HBM node
@@ -324,6 +325,27 @@ static void check_invalid(void)
     CHECK(shmemx_space_align(SHMEM_SPACE_DEFAULT, 3, 64) == NULL, "alignment 3 refused");
 }
 
+/* On one PE nothing can differ: each creation succeeds there. */
+static void check_mismatch(void)
+{
+    shmem_space_t space;
+    shmem_team_t team;
+    shmemx_space_traits_t t = traits_of(SHMEMX_SPACE_TRAIT_NUMA_DOMAIN, 0, 0,
+                                        me == npes - 1 ? SHMEMX_SPACE_NUMA_INTERLEAVE : 0, 0);
+    int rc = create(MIB, &t, &space, &team);
+    CHECK((rc != 0) == (npes > 1), "traits differ on the last PE: rc %d", rc);
+    if (rc == 0)
+        destroy(space, team);
+    shmem_space_config_t config = {SHMEM_DEVICE_CPU, me ? MIB : 2 * MIB, SHMEM_SPACE_FLAG_DEFAULT};
+    rc = shmem_space_create(&config, &space, &team);
+    CHECK((rc != 0) == (npes > 1), "sizes differ on PE 0: rc %d", rc);
+    if (rc == 0)
+        destroy(space, team);
+    t.numa_domain = 0; /* the same everywhere: made */
+    CHECK_EQ(create(MIB, &t, &space, &team), 0);
+    destroy(space, team);
+}
+
 /* The saved machine: PE pe sits on CPU pe * 4 / npes, socket 0 for the first half. */
 static void check_topology(void)
 {
@@ -476,6 +498,8 @@ int main(int argc, char **argv)
         check_numa();
     else if (!strcmp(mode, "invalid"))
         check_invalid();
+    else if (!strcmp(mode, "mismatch"))
+        check_mismatch();
     else if (!strcmp(mode, "default") && argc > 3)
         check_default(strtoull(argv[2], NULL, 0), atoi(argv[3]));
     else if (!strcmp(mode, "heteromem"))
