@@ -88,8 +88,12 @@ int placement_apply(void *base, size_t size, const struct placement *p)
     /* Huge pages are reserved at mmap but taken from a node at first touch: committing them now
      * makes a node without free pages fail here, not with SIGBUS in the program. */
     if (p->page_size && p->page_size != PLACEMENT_PAGE_TRANSPARENT &&
-        madvise(base, size, MADV_POPULATE_WRITE))
+        madvise(base, size, MADV_POPULATE_WRITE)) {
+        if (errno == EINVAL)
+            log_error("spaces", "this kernel cannot commit huge pages ahead of use "
+                                "(MADV_POPULATE_WRITE needs Linux 5.14)");
         return -1;
+    }
     return 0;
 }
 
