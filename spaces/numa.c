@@ -45,6 +45,14 @@ static uint64_t numa_read_number(const char *path)
     return value;
 }
 
+uint64_t numa_free_pages_now(const char *sysfs, size_t page)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/kernel/mm/hugepages/hugepages-%zukB/free_hugepages", sysfs,
+             page >> 10);
+    return numa_read_number(path);
+}
+
 static int numa_size_compare(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -104,24 +112,24 @@ static int numa_sysfs_thp_shared(const char *sysfs)
 
 /* ---- A saved topology's huge pages (hwloc's page types) ---- */
 
+/* The huge page sizes that any node of a saved topology records. */
+static void numa_xml_page_sizes(hwloc_topology_t topo, struct numa_memory *m)
+{
+    for (hwloc_obj_t obj = NULL; (obj = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, obj));)
+        for (unsigned t = 0; t < obj->attr->numanode.page_types_len; t++) {
+            size_t size = obj->attr->numanode.page_types[t].size;
+            if (size > m->base_page && numa_page_size_index(m, size) < 0 &&
+                m->n_page_sizes < NUMA_PAGE_SIZES)
+                m->page_sizes[m->n_page_sizes++] = size;
+        }
+    qsort(m->page_sizes, (size_t)m->n_page_sizes, sizeof(size_t), numa_size_compare);
+}
+
 /* A saved topology records each node's huge pages by size: they stand in for the free ones. */
-static void numa_xml_pages(struct numa_memory *m, hwloc_obj_t obj, struct numa_node *node)
+static void numa_xml_pages(const struct numa_memory *m, hwloc_obj_t obj, struct numa_node *node)
 {
     for (unsigned t = 0; t < obj->attr->numanode.page_types_len; t++) {
-        size_t size = obj->attr->numanode.page_types[t].size;
-        if (size <= m->base_page)
-            continue;
-        int i = numa_page_size_index(m, size);
-        if (i < 0 && m->n_page_sizes < NUMA_PAGE_SIZES) {
-            m->page_sizes[m->n_page_sizes++] = size;
-            qsort(m->page_sizes, (size_t)m->n_page_sizes, sizeof(size_t), numa_size_compare);
-            for (int n = 0; n < m->n_nodes; n++) /* shift the counts of larger sizes */
-                for (int j = m->n_page_sizes - 1; j > 0 && m->page_sizes[j] > size; j--) {
-                    m->nodes[n].free_pages[j] = m->nodes[n].free_pages[j - 1];
-                    m->nodes[n].free_pages[j - 1] = 0;
-                }
-            i = numa_page_size_index(m, size);
-        }
+        int i = numa_page_size_index(m, obj->attr->numanode.page_types[t].size);
         if (i >= 0)
             node->free_pages[i] = obj->attr->numanode.page_types[t].count;
     }
@@ -221,6 +229,7 @@ int numa_discover(const struct numa_source *source, struct numa_memory *m, char 
         numa_sysfs_page_sizes(source->sysfs, m);
         m->thp_shared = numa_sysfs_thp_shared(source->sysfs);
     } else {
+        numa_xml_page_sizes(topo, m);
         m->thp_shared = 1;
     }
     hwloc_bitmap_t mine = numa_cpus(topo, source);

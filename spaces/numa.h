@@ -63,7 +63,9 @@ int numa_choose(const struct numa_memory *m, const struct numa_request *request,
 const struct numa_node *numa_node_of(const struct numa_memory *m, int os_index);
 /* The index of size in m's huge page sizes, or -1. */
 int numa_page_size_index(const struct numa_memory *m, size_t size);
-/* Free huge pages of page size index i on the nodes of the set (0: every node). */
+/* Free huge pages of page bytes on this machine as sysfs (its root) counts them now. */
+uint64_t numa_free_pages_now(const char *sysfs, size_t page);
+/* Free huge pages of page size index i on the nodes of the set (0: every node), as discovered. */
 uint64_t numa_free_pages(const struct numa_memory *m, int i, uint64_t nodes);
 const char *numa_kind_name(enum numa_kind kind);
 /* One line per node: kind, size, free huge pages, and which measures it wins. */

@@ -173,6 +173,15 @@ static int traits_resolve_nodes(const shmemx_space_traits_t *t, const struct num
     return 0;
 }
 
+/* How to reserve more huge pages of page bytes. */
+static void traits_reserve_hint(size_t page, char *text, size_t len)
+{
+    snprintf(text, len,
+             "reserve more with: echo N > /sys/kernel/mm/hugepages/hugepages-%zukB/"
+             "nr_hugepages",
+             page >> 10);
+}
+
 /* The page part: huge pages while the kernel has that size and enough free for every PE of
  * this node (each asks for as many); transparent ones where shared memory may have them. */
 static int traits_resolve_pages(const shmemx_space_traits_t *t, const struct numa_memory *m,
@@ -200,22 +209,17 @@ static int traits_resolve_pages(const shmemx_space_traits_t *t, const struct num
         return preferred ? 0 : -1;
     }
     /* Counted only where every PE counts before any takes pages (a space's creation). */
-    if (!count_free) {
-        out->placement.page_size = page;
-        out->placement.fall_back = preferred;
-        return 0;
-    }
     uint64_t per_pe = out->size / page, needed = per_pe * (uint64_t)rt.job.local_size;
     uint64_t bound = out->placement.policy == PLACEMENT_BIND ? out->placement.nodes : 0;
     uint64_t free = numa_free_pages(m, i, bound);
-    if (free < needed) {
+    if (count_free && free < needed) {
+        char hint[128];
+        traits_reserve_hint(page, hint, sizeof(hint));
         snprintf(why, whylen,
                  "page_size %zu: %llu free %zu KiB pages%s, %llu needed (%llu for each of %d "
-                 "PEs here); reserve more with: echo N > "
-                 "/sys/kernel/mm/hugepages/hugepages-%zukB/nr_hugepages",
+                 "PEs here); %s",
                  page, (unsigned long long)free, page >> 10, bound ? " on the nodes asked for" : "",
-                 (unsigned long long)needed, (unsigned long long)per_pe, rt.job.local_size,
-                 page >> 10);
+                 (unsigned long long)needed, (unsigned long long)per_pe, rt.job.local_size, hint);
         return preferred ? 0 : -1;
     }
     out->placement.page_size = page;
@@ -250,19 +254,10 @@ enum space_verdict space_traits_resolve(const shmem_space_config_t *config,
 
 void space_traits_huge_advice(size_t page, char *text, size_t len)
 {
-    char path[128];
-    snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%zukB/free_hugepages",
-             page >> 10);
-    FILE *f = fopen(path, "r");
-    unsigned long long free = 0;
-    if (!f || fscanf(f, "%llu", &free) != 1)
-        free = 0;
-    if (f)
-        fclose(f);
-    snprintf(text, len,
-             "%llu free %zu KiB pages on this node now; reserve more with: echo N > "
-             "/sys/kernel/mm/hugepages/hugepages-%zukB/nr_hugepages",
-             free, page >> 10, page >> 10);
+    char hint[128];
+    traits_reserve_hint(page, hint, sizeof(hint));
+    snprintf(text, len, "%llu free %zu KiB pages on this node now; %s",
+             (unsigned long long)numa_free_pages_now("/sys", page), page >> 10, hint);
 }
 
 /* ---- What a space got ---- */
