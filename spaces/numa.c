@@ -352,15 +352,12 @@ int numa_choose(const struct numa_memory *m, const struct numa_request *request,
         set = numa_select(m, kind, 0) & (domain < 64 ? 1ull << domain : 0);
     else if (domain == NUMA_ASK_INTERLEAVE)
         set = numa_select(m, kind, 0);
-    else if (memory >= NUMA_ASK_BANDWIDTH)
-        set = numa_select(m, kind, 1);
     else if (!request->has_memory) /* near the CPUs: their own DRAM, as the kernel's local */
-        set = numa_select(m, NUMA_KIND_DRAM, 1) ? numa_select(m, NUMA_KIND_DRAM, 1)
-                                                : numa_select(m, -1, 1);
-    else if (request->has_domain)
+        set = numa_select(m, NUMA_KIND_DRAM, 1) ?: numa_select(m, -1, 1);
+    else if (request->has_domain || memory >= NUMA_ASK_BANDWIDTH)
         set = numa_select(m, kind, 1);
     else /* a kind of memory, however far: the nearest of it */
-        set = numa_select(m, kind, 1) ? numa_select(m, kind, 1) : numa_select(m, kind, 0);
+        set = numa_select(m, kind, 1) ?: numa_select(m, kind, 0);
     if (set && memory >= NUMA_ASK_BANDWIDTH && domain != NUMA_ASK_INTERLEAVE)
         set = numa_best(m, set, (enum numa_measure_kind)(memory - NUMA_ASK_BANDWIDTH));
     *nodes = set;
