@@ -4,10 +4,12 @@
 #include "wait.h"
 
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -230,4 +232,23 @@ unsigned wait_spins_for_copy(size_t bytes)
         budgets = WAIT_COPY_BUDGETS_MAX;
     unsigned long long spins = (unsigned long long)wait_spins_before_yield * budgets;
     return spins > UINT32_MAX ? UINT32_MAX : (unsigned)spins;
+}
+
+void wait_word_zero(int *word)
+{
+    unsigned spins = 0;
+    for (unsigned i = 0; i < wait_spins_before_yield; i++) {
+        if (!__atomic_load_n(word, __ATOMIC_ACQUIRE))
+            return;
+        wait_idle(&spins);
+    }
+    int value;
+    while ((value = __atomic_load_n(word, __ATOMIC_ACQUIRE)))
+        syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, NULL, NULL, 0);
+}
+
+void wait_word_decrement(int *word)
+{
+    if (__atomic_sub_fetch(word, 1, __ATOMIC_RELEASE) == 0)
+        syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }

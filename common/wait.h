@@ -102,6 +102,15 @@ unsigned wait_spin_limit(unsigned limit);
  * process on the other core would stay there, taking turns. */
 void wait_spin_adapt(long long last_yield_ns);
 
+/* Waits for another thread of this process to set *word to zero (the thread calls
+ * wait_word_clear): spins as a wait loop does, then sleeps in the kernel until woken. A thread
+ * that yields instead would take turns with every PE of the host, and the thread it waits for
+ * (PMIx's) would get one time slice in hundreds. */
+void wait_word_zero(int *word);
+/* Lowers *word by one and wakes its waiter when it reaches zero; word may be gone once it is
+ * zero, so nothing but its address is used after the store. */
+void wait_word_decrement(int *word);
+
 /* Spins before yielding for a wait on a peer that first copies about bytes: as long as that
  * copy may take on a core of its own, and never less than wait_spins_before_yield. A yield to
  * another job's busy process loses a time slice, longer than a megabyte's copy; on an

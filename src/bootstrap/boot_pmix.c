@@ -344,7 +344,7 @@ static void boot_get_one_done(pmix_status_t status, pmix_value_t *value, void *c
     if (ok)
         memcpy(batch->data + (size_t)one->index * batch->len, value->data.bo.bytes, batch->len);
     batch->got[one->index] = (unsigned char)ok;
-    __atomic_sub_fetch(&batch->pending, 1, __ATOMIC_RELEASE);
+    wait_word_decrement(&batch->pending);
 }
 
 /* Requests go to PMIx's thread many at a time: one at a time, each would wait for that thread to
@@ -370,9 +370,7 @@ int boot_get_many(const char *key, const int *ranks, int n, void *data, size_t l
                 __atomic_sub_fetch(&batch.pending, 1, __ATOMIC_RELEASE);
             }
         }
-        unsigned spins = 0;
-        while (__atomic_load_n(&batch.pending, __ATOMIC_ACQUIRE))
-            wait_idle(&spins);
+        wait_word_zero(&batch.pending);
         for (int i = 0; i < count; i++)
             failed += !got[first + i];
     }

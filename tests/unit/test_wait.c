@@ -6,12 +6,15 @@
  * every step once the limit has passed. A wait for the transport spins 200 us by the clock (20 us
  * oversubscribed) before it may sleep, and sleeps only while the machine's runnable tasks
  * outnumber its CPUs and the thread's own core is wanted. Waits that end just after handing the
- * core to another waiter spin less, and leave the core. */
+ * core to another waiter spin less, and leave the core. A wait for another thread of the
+ * process sleeps until that thread wakes it, yielding once at most. */
 #define _GNU_SOURCE
 #include "../../common/wait.h"
 #include "unit.h"
 
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 /* Counts the yields of the wait loops under test (this definition wins over the C library's). */
 static int yields;
@@ -135,6 +138,36 @@ static void check_core_shared(void)
         UNIT_CHECK(0, "this thread's run delay could not be read (/proc/thread-self/schedstat)");
 }
 
+/* Lowers the word three times, 30 ms apart. */
+static void *lower_word(void *word)
+{
+    for (int i = 0; i < 3; i++) {
+        nanosleep(&(struct timespec){0, 30000000}, NULL);
+        wait_word_decrement(word);
+    }
+    return NULL;
+}
+
+static void test_word_zero(void)
+{
+    int word = 3;
+    pthread_t thread;
+    yields = 0;
+    UNIT_CHECK(pthread_create(&thread, NULL, lower_word, &word) == 0, "pthread_create failed");
+    wait_word_zero(&word);
+    UNIT_CHECK(__atomic_load_n(&word, __ATOMIC_ACQUIRE) == 0,
+               "the wait returned with the word at %d", word);
+    UNIT_CHECK(yields <= 1,
+               "a 90 ms wait for another thread yielded %d times, expected one at most", yields);
+    pthread_join(thread, NULL);
+
+    word = 0;
+    wait_word_zero(&word);
+    word = 1;
+    wait_word_decrement(&word);
+    UNIT_CHECK(word == 0, "a decrement without a waiter left %d", word);
+}
+
 int main(void)
 {
     cpu_set_t cpus;
@@ -197,6 +230,7 @@ int main(void)
     for (unsigned step = 0; step < 640; step++)
         wait_idle(&spins);
     UNIT_CHECK(yields == 10, "640 steps of a 64-spin wait: %d yields, expected 10", yields);
+    test_word_zero();
 
     int first = -1, last = -1;
     wait_cpu_range(&first, &last);
