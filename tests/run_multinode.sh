@@ -8,6 +8,9 @@
 # has), the suite's host-memory, network and device groups again over libfabric (tcp;ofi_rxm), the
 # host-memory group again under Open MPI's mpirun with two faked hosts (and oshrun's hand-off to it
 # there), and the launcher's own cluster tests where there are any.
+# With STRATA_MULTINODE_LEAN=1 (CI's sanitizer build) the suite's groups run on 4 PEs only, with
+# the nodes in blocks: the placements and PE counts that test placement logic, not memory safety,
+# are left out, and every kind of peer, transport, thread mix and launcher test stays.
 # Usage: run_multinode.sh BUILDDIR SRCDIR. Ends with "N passed, N failed"; where this host cannot
 # run the cluster it says "SKIPPED: why" and "0 passed, 0 failed".
 set -u
@@ -44,8 +47,46 @@ placed() {
     launch=(bash "$src/tests/cluster/launch_pes.sh" "$@")
 }
 
+# Node peers that are not neighbours in world order.
+placements_and_three_nodes() {
+    placed srun cyclic
+    for t in team ptr_access coll coll_algos; do
+        for np in 3 4; do
+            run "spmd/$t -np $np, cyclic" "${launch[@]}" "$np" "$build/tests/spmd/$t"
+        done
+    done
+    # Three nodes: the leaders' own collectives then run on teams of three (binomial broadcast
+    # with lagged syncs, recursive doubling with the non-power-of-two fold) where two nodes give
+    # pairs.
+    export NODES=3
+    for placement in block cyclic; do
+        placed srun "$placement"
+        for t in team coll coll_algos; do
+            run "spmd/$t -np 6 over 3 nodes, $placement" "${launch[@]}" 6 "$build/tests/spmd/$t"
+        done
+    done
+    placed srun block
+    check_teams_by_node 6 3 17 3 # 6 + 6 + 5, and 3
+    # A collect's leaders exchange its sizes in rounds of 1024 team ranks: in rounds of 1 and 3
+    # here, which split the nodes' runs of ranks (two per node) at the rounds' edges.
+    for round in 1 3; do
+        run "spmd/coll_algos -np 6 over 3 nodes, collect sizes in rounds of $round" \
+            env SHMEM_TEST_COLLECT_ROUND=$round "${launch[@]}" 6 "$build/tests/spmd/coll_algos"
+    done
+    unset NODES
+    # Three PEs on each of two nodes: node parts of three, whose members each combine a third of
+    # a large reduction's sources and copy a collect's result from their leader.
+    for placement in block cyclic; do
+        placed srun "$placement"
+        run "spmd/coll_algos -np 6 over 2 nodes, $placement" "${launch[@]}" 6 \
+            "$build/tests/spmd/coll_algos"
+    done
+}
+
 placed srun block
+lean=${STRATA_MULTINODE_LEAN:-0}
 min_pes=2
+[ "$lean" = 1 ] && min_pes=4
 # The nodes share this machine's cores: every PE must count the other node's PEs as sharing them
 # (and so spin briefly before it yields), and see the two nodes the world barrier goes through.
 run "start-up sees 2 nodes sharing one machine (SHMEM_LOG=init)" bash -c \
@@ -105,42 +146,16 @@ if network_built ofi; then
 else
     echo "SKIP: the libfabric network (built without libfabric-dev)"
 fi
-# Node peers that are not neighbours in world order.
-placed srun cyclic
-for t in team ptr_access coll coll_algos; do
-    for np in 3 4; do
-        run "spmd/$t -np $np, cyclic" "${launch[@]}" "$np" "$build/tests/spmd/$t"
-    done
-done
-# Three nodes: the leaders' own collectives then run on teams of three (binomial broadcast with
-# lagged syncs, recursive doubling with the non-power-of-two fold) where two nodes give pairs.
-export NODES=3
-for placement in block cyclic; do
-    placed srun "$placement"
-    for t in team coll coll_algos; do
-        run "spmd/$t -np 6 over 3 nodes, $placement" "${launch[@]}" 6 "$build/tests/spmd/$t"
-    done
-done
-placed srun block
-check_teams_by_node 6 3 17 3 # 6 + 6 + 5, and 3
-# A collect's leaders exchange its sizes in rounds of 1024 team ranks: in rounds of 1 and 3 here,
-# which split the nodes' runs of ranks (two per node) at the rounds' edges.
-for round in 1 3; do
-    run "spmd/coll_algos -np 6 over 3 nodes, collect sizes in rounds of $round" \
-        env SHMEM_TEST_COLLECT_ROUND=$round "${launch[@]}" 6 "$build/tests/spmd/coll_algos"
-done
-unset NODES
-# Three PEs on each of two nodes: node parts of three, whose members each combine a third of a
-# large reduction's sources and copy a collect's result from their leader.
-for placement in block cyclic; do
-    placed srun "$placement"
-    run "spmd/coll_algos -np 6 over 2 nodes, $placement" "${launch[@]}" 6 "$build/tests/spmd/coll_algos"
-done
+# Node peers that are not neighbours in world order, and three nodes (not in the lean run).
+[ "$lean" = 1 ] || placements_and_three_nodes
+
 # Between the nodes through a transport with RMA and atomics of its own, as InfiniBand's rc has:
 # UCX's shared memory, which reaches the other "node" of this host. A node's PEs still meet
 # through Strata's mappings, so the default space has both kinds of peer (every atomic then goes
 # through the transport).
-for placement in block cyclic; do
+ucx_placements="block cyclic"
+[ "$lean" = 1 ] && ucx_placements=block
+for placement in $ucx_placements; do
     placed srun "$placement"
     for t in amo_types amo_contention lock rma_signal rma_nbi sessions rma_mix coll coll_algos team \
              spaces; do
@@ -154,12 +169,14 @@ done
 if command -v mpirun >/dev/null; then
     # The host-memory group again under Open MPI's mpirun (its PMIx server, not Slurm's), whose
     # daemons start from an empty environment, as on other nodes.
-    placed mpirun block
-    run_label=" under mpirun"
-    spmd_tests
-    run_label=""
-    placed mpirun cyclic
-    run "spmd/team -np 3 under mpirun, cyclic" "${launch[@]}" 3 "$build/tests/spmd/team"
+    if [ "$lean" != 1 ]; then
+        placed mpirun block
+        run_label=" under mpirun"
+        spmd_tests
+        run_label=""
+        placed mpirun cyclic
+        run "spmd/team -np 3 under mpirun, cyclic" "${launch[@]}" 3 "$build/tests/spmd/team"
+    fi
     # oshrun's own hand-off to mpirun on the same two hosts: a PE there gets SHMEM_*, UCX_* and
     # FI_* (which oshrun forwards) and nothing else of the environment, and a job runs.
     export OSHRUN=$oshrun
