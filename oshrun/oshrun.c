@@ -20,6 +20,7 @@
 #include <netinet/tcp.h>
 #include <pmix.h>
 #include <pmix_server.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -376,6 +377,55 @@ static int peer_socket_uid(const struct sockaddr_storage *here,
     return 0;
 }
 
+/* Refused connections: the first REFUSALS_NAMED are named on stderr, the rest counted and the
+ * count said at most every REFUSALS_REPORT_S seconds and once at the end. Another local user who
+ * floods the port must neither fill the job's log nor stall the listener on a slow pipe. */
+#define REFUSALS_NAMED 3
+#define REFUSALS_REPORT_S 5
+static struct {
+    pthread_mutex_t lock;
+    unsigned long count, unreported;
+    time_t last_report;
+} refusals = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
+
+static time_t monotonic_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec;
+}
+
+/* Says how many refusals went unnamed since the last report; the caller holds the lock. */
+static void refusals_report_locked(void)
+{
+    if (refusals.unreported)
+        fprintf(stderr, "oshrun: refused %lu more connections to the PMIx server (%lu in all)\n",
+                refusals.unreported, refusals.count);
+    refusals.unreported = 0;
+    refusals.last_report = monotonic_seconds();
+}
+
+static void refusal(const char *why)
+{
+    pthread_mutex_lock(&refusals.lock);
+    if (++refusals.count <= REFUSALS_NAMED) {
+        fprintf(stderr, "oshrun: refused a connection to the PMIx server%s%s\n", why,
+                refusals.count == REFUSALS_NAMED ? " (further ones are counted)" : "");
+        refusals.last_report = monotonic_seconds();
+    } else if (++refusals.unreported,
+               monotonic_seconds() - refusals.last_report >= REFUSALS_REPORT_S) {
+        refusals_report_locked();
+    }
+    pthread_mutex_unlock(&refusals.lock);
+}
+
+static void refusals_report_rest(void)
+{
+    pthread_mutex_lock(&refusals.lock);
+    refusals_report_locked();
+    pthread_mutex_unlock(&refusals.lock);
+}
+
 /* Whether the process at the other end of fd runs as our user; says why not on stderr. */
 static int connection_is_ours(int fd)
 {
@@ -386,13 +436,13 @@ static int connection_is_ours(int fd)
         getpeername(fd, (struct sockaddr *)&there, &there_len) ||
         (there.ss_family != AF_INET && there.ss_family != AF_INET6) ||
         peer_socket_uid(&here, &there, &uid)) {
-        fprintf(stderr, "oshrun: refused a connection to the PMIx server: its owner cannot be "
-                        "verified\n");
+        refusal(": its owner cannot be verified");
         return 0;
     }
     if (uid != geteuid()) {
-        fprintf(stderr, "oshrun: refused a connection to the PMIx server from user %u\n",
-                (unsigned)uid);
+        char why[32];
+        snprintf(why, sizeof(why), " from user %u", (unsigned)uid);
+        refusal(why);
         return 0;
     }
     return 1;
@@ -987,6 +1037,7 @@ static void janitor_stop(void)
 
 static void cleanup(int server_started)
 {
+    refusals_report_rest();
     /* Grandchildren that ignored SIGTERM must not outlive a failed job. */
     if (job.failed)
         signal_all(SIGKILL);

@@ -107,6 +107,7 @@ enum space_offer_bits {
     SPACE_OFFER_NO_LOAD_STORE = 2,  /* a member's kind may not be loaded and stored */
     SPACE_OFFER_NOT_ATTACHABLE = 4, /* a member's kind does not attach (every) node peer */
     SPACE_OFFER_OWNER_ATOMICS = 8,  /* a member's kind leaves (some) atomics to their owner */
+    SPACE_OFFER_NULL_OUT = 16,      /* a PE passed a null space or team pointer */
 };
 /* SPACE_OFFER_ARGS and _ARGS_NOT: a hash of the PE's arguments and its complement, so that the
  * OR says whether every PE passed the same (the AND of the hashes, ~OR(~hash), is their OR). */
@@ -212,9 +213,10 @@ static int space_plan_make(const char *routine, const shmem_space_config_t *conf
         if (rt.debug && rt.my_pe == 0 && config)
             log_error(routine, "no space for device type %d, %zu bytes: %s",
                       (int)config->device_type, config->size,
-                      bad               ? "invalid configuration or a device too small"
-                      : plan->size == 0 ? "no PE can reach the device type"
-                                        : "every region id is in use");
+                      flags & SPACE_OFFER_NULL_OUT ? "a PE passed a null space or team pointer"
+                      : bad                        ? "invalid configuration or a device too small"
+                      : plan->size == 0            ? "no PE can reach the device type"
+                                                   : "every region id is in use");
         return -1;
     }
     return 0;
@@ -386,6 +388,8 @@ static void space_offer_make(const char *routine, const shmem_space_config_t *co
         verdict = space_traits_resolve(config, traits, *kind, 1, resolved, why, whylen);
     if (verdict == SPACE_BAD_CONFIG || verdict == SPACE_TOO_BIG || !outs_valid)
         offer[SPACE_OFFER_FLAGS] |= SPACE_OFFER_BAD;
+    if (!outs_valid)
+        offer[SPACE_OFFER_FLAGS] |= SPACE_OFFER_NULL_OUT;
     if (verdict == SPACE_REACHABLE) {
         offer[SPACE_OFFER_MEMBERS + rt.my_pe / 64] |= 1ull << (rt.my_pe % 64);
         offer[SPACE_OFFER_FLAGS] |= space_offer_flags(*kind);

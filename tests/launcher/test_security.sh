@@ -3,7 +3,8 @@
 # Only the job's own processes may talk to oshrun's PMIx server. A process of a second user, that
 # knows the job's server address, namespace and rank and claims the job owner's uid and gid,
 # tries to connect as rank 1 and abort the job: its connection must be refused, oshrun must say
-# so, and the job must finish untouched (status 0, every PE's output).
+# so, and the job must finish untouched (status 0, every PE's output). A flood of connections
+# from that user leaves oshrun's stderr a bounded number of lines.
 # Usage: test_security.sh OSHRUN CLIENT INTRUDER (as root: it creates the second user)
 #   CLIENT is tests/launcher/behave, INTRUDER tests/launcher/intruder.
 set -u
@@ -60,6 +61,17 @@ rc=$?
 [ "$rc" = 0 ] && grep -q '^refused: ' "$work/intruder.out"
 check "an intruder claiming uid 0 as rank 1 is refused" $? "status $rc" "$work/intruder.out"
 
+# A flood of connections from that user: each refused, and oshrun's stderr names the first
+# three and then only counts, a line every five seconds at most and one at the end.
+flood=1000
+flood_began=$SECONDS
+timeout -k 3 120 runuser -u "$user" -- env -i "${pmix_env[@]}" "$work/intruder" 0 0 flood \
+    "$flood" >"$work/flood.out" 2>&1
+rc=$?
+flood_took=$((SECONDS - flood_began))
+[ "$rc" = 0 ] && grep -qx "flood: $flood refused" "$work/flood.out"
+check "a flood of $flood connections is refused, each one" $? "status $rc" "$work/flood.out"
+
 touch "$gate"
 wait "$job"
 rc=$?
@@ -67,6 +79,13 @@ rc=$?
 check "the job finishes untouched" $? "status $rc" "$work/job"
 grep -q "^oshrun: refused a connection to the PMIx server from user $(id -u "$user")\$" "$work/job"
 check "oshrun reports the refused connection" $? "no message" "$work/job"
+lines=$(grep -c "^oshrun: refused" "$work/job")
+[ "$lines" -le $((3 + flood_took / 5 + 2)) ] &&
+    [ "$(grep -c "^oshrun: refused a connection" "$work/job")" = 3 ] &&
+    tail -n 1 <(grep "^oshrun: refused" "$work/job") |
+    grep -qx "oshrun: refused [0-9]* more connections to the PMIx server ($((flood + 1)) in all)"
+check "oshrun names 3 refusals and counts the other $flood in $lines lines" $? \
+    "$lines lines after $flood_took s" "$work/job"
 
 echo "launcher security: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -155,6 +155,10 @@ expect "null out-pointer of shmem_space_create: named on its PE, creation fails 
 PE 0 .*shmem_space_create: space is a null pointer
 PE 1 .*shmem_space_create: team is a null pointer
 P
+expect "null out-pointer under SHMEM_DEBUG: PE 0 names it as the reason, not the configuration" 0 space_null_out SHMEM_DEBUG=1 <<'P'
+PE 0 .*shmem_space_create: no space for device type 0, 65536 bytes: a PE passed a null space or team pointer
+0*invalid configuration
+P
 expect "NULL space configuration with SHMEM_LOG=mem: logged, no crash" 0 space_null_config SHMEM_LOG=mem <<'P'
 shmem_space_create: device type -1, 0 bytes, 0 members, region [0-9-]*: failed
 P
