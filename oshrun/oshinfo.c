@@ -50,7 +50,8 @@ int main(int argc, char **argv)
     printf("Strata %s (OpenSHMEM %d.%d)\n", PACKAGE_VERSION, SHMEM_MAJOR_VERSION,
            SHMEM_MINOR_VERSION);
     printf("Prefix:          %s\n", STRATA_PREFIX);
-    printf("Configure args:  %s\n", STRATA_CONFIGURE_ARGS);
+    const char *configure_args = STRATA_CONFIGURE_ARGS; /* autoconf's list starts with a space */
+    printf("Configure args:  %s\n", configure_args + strspn(configure_args, " "));
     printf("Sanitizers:      %s\n", STRATA_SANITIZERS);
     printf(
         "Transports:      direct load/store on the node, and between nodes (SHMEM_TRANSPORT):\n");

@@ -275,8 +275,8 @@ void discovery_print(const struct discovery *d, FILE *out)
         }
         fprintf(out, "  %s: %d device(s)", discovery_family_name(f), count);
         if (mine)
-            fprintf(out, "; this PE uses #%d %s, %.1f GiB%s", mine->ordinal, mine->busid,
-                    (double)mine->memory / (1 << 30),
+            fprintf(out, "; this PE uses #%d%s%s, %.1f GiB%s", mine->ordinal,
+                    *mine->busid ? " " : "", mine->busid, (double)mine->memory / (1 << 30),
                     d->program_chose[f] ? " (the program's device)" : "");
         fprintf(out, "\n");
     }

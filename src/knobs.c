@@ -288,7 +288,7 @@ void knobs_print(const struct knobs *knobs, FILE *out)
 #define KNOB_PRINT(NAME, TYPE, DEFAULT, HELP)                                                      \
     fprintf(out, "  SHMEM_%-22s = ", #NAME);                                                       \
     knob_print_value(out, knobs->NAME);                                                            \
-    fprintf(out, "  (default %s) %s\n", DEFAULT, HELP);
+    fprintf(out, "  (default %s) %s\n", *DEFAULT ? DEFAULT : "empty", HELP);
     STRATA_KNOBS(KNOB_PRINT)
 #undef KNOB_PRINT
 }

@@ -843,6 +843,14 @@ static struct fi_info *ofi_hints(void)
     return hints;
 }
 
+/* Why a provider that offers RMA and atomics still cannot carry a job (NULL: it can). */
+static const char *ofi_unusable(const char *provider)
+{
+    if (!strcmp(provider, "udp;ofi_rxd"))
+        return "not usable: crashes inside libfabric 1.17 on a context's fetching atomic";
+    return NULL;
+}
+
 /* The providers libfabric offers here for this module, or NULL; provider: one of that name
  * only (NULL or "": any). delivery: asks for puts that complete once delivered. */
 static struct fi_info *ofi_providers(const char *provider, int delivery)
@@ -909,6 +917,13 @@ static int ofi_init(const struct network_config *config, struct network **out)
         log_error("transport", "no libfabric provider%s%s offers RMA and atomics here",
                   config->provider && *config->provider ? " named " : "",
                   config->provider ? config->provider : "");
+        ofi_fini(net);
+        return -1;
+    }
+    const char *unusable = ofi_unusable(net->info->fabric_attr->prov_name);
+    if (unusable) {
+        log_error("transport", "libfabric provider %s: %s", net->info->fabric_attr->prov_name,
+                  unusable);
         ofi_fini(net);
         return -1;
     }
@@ -1037,9 +1052,11 @@ static void ofi_describe(FILE *out)
         for (struct fi_info *before = list; before != info && !seen; before = before->next)
             seen = !strcmp(before->fabric_attr->prov_name, info->fabric_attr->prov_name) &&
                    !strcmp(before->domain_attr->name, info->domain_attr->name);
+        const char *unusable = ofi_unusable(info->fabric_attr->prov_name);
         if (!seen)
-            fprintf(out, "    provider %s, domain %s%s\n", info->fabric_attr->prov_name,
-                    info->domain_attr->name, info->caps & FI_HMEM ? ", GPU memory" : "");
+            fprintf(out, "    provider %s, domain %s%s%s%s%s\n", info->fabric_attr->prov_name,
+                    info->domain_attr->name, info->caps & FI_HMEM ? ", GPU memory" : "",
+                    unusable ? " (" : "", unusable ? unusable : "", unusable ? ")" : "");
     }
     if (!list)
         fprintf(out, "    no provider with RMA and atomics\n");
