@@ -314,7 +314,7 @@ typedef uint64_t shmem_space_cap_t;
 #define SHMEM_SPACE_CAP_COLLECTIVES UINT64_C(0x0002)   /* collectives on this space */
 #define SHMEM_SPACE_CAP_ATOMICS UINT64_C(0x0004)       /* atomics targeting this space */
 #define SHMEM_SPACE_CAP_DIRECT_ACCESS UINT64_C(0x0008) /* load/store by member PEs */
-#define SHMEM_SPACE_CAP_WORLD_ACCESS UINT64_C(0x0010)  /* its team is SHMEM_TEAM_WORLD */
+#define SHMEM_SPACE_CAP_WORLD_ACCESS UINT64_C(0x0010)  /* every PE is a member */
 #define SHMEM_SPACE_CAP_IDENT_ADDR UINT64_C(0x0020)    /* same numeric addresses on members */
 
 extern shmem_space_t SHMEM_SPACE_INVALID;
