@@ -35,9 +35,26 @@ int knobs_parse_size(const char *text, size_t *value)
 
 /* ---- One parser per knob type: 0 and the value, or -1 for text outside the type's forms ---- */
 
-static int knob_parse_size(const char *text, size_t *value)
+/* A whole number from min to max, digits only. */
+static int knob_parse_whole(const char *text, size_t min, size_t max, size_t *value)
 {
-    return knobs_parse_size(text, value);
+    char *end;
+    errno = 0;
+    unsigned long long number = strtoull(text, &end, 10);
+    if (!isdigit((unsigned char)*text) || *end || errno || number < min || number > max)
+        return -1;
+    *value = (size_t)number;
+    return 0;
+}
+
+static int knob_parse_micros(const char *text, size_t *value)
+{
+    return knob_parse_whole(text, 0, 1000000, value);
+}
+
+static int knob_parse_round(const char *text, size_t *value)
+{
+    return knob_parse_whole(text, 1, KNOB_COLLECT_ROUND_MAX, value);
 }
 
 static int knob_parse_bytes(const char *text, size_t *value)

@@ -34,7 +34,7 @@
       "network)")                                                                                  \
     X(PROGRESS_THREAD, switch, "auto",                                                             \
       "Transport progress thread: 1, 0, or auto (on when the network carries any traffic)")        \
-    X(PROGRESS_INTERVAL_US, size, "100",                                                           \
+    X(PROGRESS_INTERVAL_US, micros, "100",                                                         \
       "Shortest pause between the progress thread's looks (the longest: 16x), in microseconds")    \
     X(TRANSPORT, network, "auto",                                                                  \
       "Network between nodes: ucx, ofi (libfabric), or auto (libfabric where the node has a "      \
@@ -63,7 +63,7 @@
       "Testing aid: a library loaded instead of libcuda.so.1 (the driver's test double)")          \
     X(TEST_HIP_RUNTIME, path, "",                                                                  \
       "Testing aid: a library loaded instead of libamdhip64 (the runtime's test double)")          \
-    X(TEST_COLLECT_ROUND, size, "1024",                                                            \
+    X(TEST_COLLECT_ROUND, round, "1024",                                                           \
       "Testing aid: members per round of a team collect's size exchange (1 to 1024)")              \
     X(TEST_ATOMICS_BY_MESSAGE, bool, "0",                                                          \
       "Testing aid: atomics between nodes performed by their targets, as where the network has "   \
@@ -71,7 +71,8 @@
 
 /* X(type, C type of the field, accepted forms): each has a parser knob_parse_<type>. */
 #define STRATA_KNOB_TYPES(X)                                                                       \
-    X(size, size_t, "a number with an optional suffix k/K, m/M, g/G or t/T, e.g. 512M")            \
+    X(micros, size_t, "a whole number of microseconds from 0 to 1000000")                          \
+    X(round, size_t, "a whole number from 1 to 1024")                                              \
     X(bytes, size_t, "a number above 0 with an optional suffix k/K, m/M, g/G or t/T, e.g. 512M")   \
     X(bool, int, "one of 1/0, yes/no, on/off, true/false")                                         \
     X(switch, int, "auto, or one of 1/0, yes/no, on/off, true/false")                              \
@@ -87,6 +88,9 @@
     X(memory, const char *, "empty, or one of dram, hbm, far, bandwidth, latency, capacity")       \
     X(numa, const char *, "empty, local, interleave, or a NUMA node number")                       \
     X(pagesize, const char *, "a power of two of at least 4K (e.g. 2M, 1G), or transparent")
+
+/* The most members a round of a team collect's size exchange may have (TEST_COLLECT_ROUND). */
+#define KNOB_COLLECT_ROUND_MAX 1024
 
 /* A switch knob's value besides 0 and 1. */
 #define KNOB_AUTO (-1)

@@ -265,10 +265,11 @@ uint64_t *team_gather_words(const struct strata_team *team)
     return team->gather;
 }
 
+_Static_assert(KNOB_COLLECT_ROUND_MAX == TEAM_GATHER_WORDS, "a round fills the gather words");
+
 int team_gather_round(void)
 {
-    size_t round = rt.knobs.TEST_COLLECT_ROUND;
-    return round >= 1 && round <= TEAM_GATHER_WORDS ? (int)round : TEAM_GATHER_WORDS;
+    return (int)rt.knobs.TEST_COLLECT_ROUND; /* 1 to KNOB_COLLECT_ROUND_MAX, checked at init */
 }
 
 uint64_t *team_coll_words(const struct strata_team *team)

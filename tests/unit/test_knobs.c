@@ -87,6 +87,20 @@ int main(void)
     check_knob("SHMEM_TEST_DEVICE_SIZE", "0", 0);
     check_knob("SHMEM_TEST_DEVICE_SIZE", "64M", 1);
     check_knob("SHMEM_PROGRESS_INTERVAL_US", "0", 1);
+    check_knob("SHMEM_PROGRESS_INTERVAL_US", "1000000", 1);
+    check_knob("SHMEM_PROGRESS_INTERVAL_US", "1000001", 0);
+    check_knob("SHMEM_PROGRESS_INTERVAL_US", "1M", 0); /* microseconds take no size suffix */
+    check_knob("SHMEM_PROGRESS_INTERVAL_US", "-5", 0);
+    check_knob("SHMEM_TEST_COLLECT_ROUND", "1", 1);
+    check_knob("SHMEM_TEST_COLLECT_ROUND", "1024", 1);
+    check_knob("SHMEM_TEST_COLLECT_ROUND", "2000", 0); /* an error, never clamped */
+    check_knob("SHMEM_TEST_COLLECT_ROUND", "0", 0);
+    check_knob("SHMEM_TEST_COLLECT_ROUND", "3k", 0);
+    for (const char *const *text = (const char *const[]){"1", "y", "YES", "on", "True", "0", "n",
+                                                         "no", "OFF", "false", NULL};
+         *text; text++)
+        check_knob("SHMEM_BULK_LANE", *text, 1);
+    check_knob("SHMEM_BULK_LANE", "2", 0);
     check_knob("SHMEM_PROGRESS_THREAD", "garbage", 0);
     check_knob("SHMEM_PROGRESS_THREAD", "", 0);
     check_knob("SHMEM_PROGRESS_THREAD", "auto", 1);
