@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The documents hold together: every relative link of README.md, CONTRIBUTING.md and docs/ names
-# a file of the tree (and a heading of it, for links with #anchor), and every complete C program
-# in them (a ```c block with a main) compiles against the tree's headers.
+# a file of the tree (and a heading of it, for links with #anchor), every complete C program in
+# them (a ```c block with a main) compiles against the tree's headers, every knob oshinfo knows
+# has a row in knobs.md and every variable a row there names is read by the code, and every
+# target Makefile.am declares phony has a row in install.md.
 # Usage: docs.sh SRCDIR BUILDDIR
 set -u
 src=$1
@@ -53,5 +55,28 @@ for program in "$work"/*.c; do
     fi
 done
 [ "$programs" -gt 0 ] || { echo "no example program found"; status=1; }
-[ "$status" = 0 ] && echo "every link holds, and the $programs example programs compile"
+
+# The rows of knobs.md's tables, and the knobs oshinfo knows.
+rows=$(grep -o '^| `[A-Z][A-Z0-9_]*`' "$src/docs/knobs.md" | tr -d '|` ')
+known=$("$build/oshrun/oshinfo" --knobs-markdown | grep -o '^| `SHMEM_[A-Z0-9_]*`' | tr -d '|` ')
+[ -n "$known" ] || { echo "oshinfo --knobs-markdown listed no knob"; status=1; }
+for knob in $known; do
+    grep -qx "$knob" <<<"$rows" || { echo "knobs.md: no row for $knob, which oshinfo knows"; status=1; }
+done
+for variable in $rows; do
+    grep -qx "$variable" <<<"$known" && continue
+    grep -rqF "\"$variable\"" "$src/src" "$src/oshrun" "$src/transports" "$src/spaces" \
+        "$src/common" "$src/tests/cuda" "$src/tests/hip" ||
+        { echo "knobs.md: a row for $variable, which nothing reads"; status=1; }
+done
+# Every phony target of Makefile.am, as a row of install.md's tables.
+targets=$(sed -n 's/^\.PHONY: *//p' "$src/Makefile.am")
+for target in $targets; do
+    grep -q "^| \`$target\` |" "$src/docs/install.md" ||
+        { echo "install.md: no row for make $target"; status=1; }
+done
+
+[ "$status" = 0 ] &&
+    echo "every link holds, the $programs example programs compile," \
+        "$(wc -w <<<"$rows") variables in knobs.md, $(wc -w <<<"$targets") targets in install.md"
 exit $status
