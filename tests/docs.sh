@@ -61,7 +61,8 @@ rows=$(grep -o '^| `[A-Z][A-Z0-9_]*`' "$src/docs/knobs.md" | tr -d '|` ')
 known=$("$build/oshrun/oshinfo" --knobs-markdown | grep -o '^| `SHMEM_[A-Z0-9_]*`' | tr -d '|` ')
 [ -n "$known" ] || { echo "oshinfo --knobs-markdown listed no knob"; status=1; }
 for knob in $known; do
-    grep -qx "$knob" <<<"$rows" || { echo "knobs.md: no row for $knob, which oshinfo knows"; status=1; }
+    grep -qx "$knob" <<<"$rows" ||
+        { echo "knobs.md: no row for $knob, which oshinfo knows"; status=1; }
 done
 for variable in $rows; do
     grep -qx "$variable" <<<"$known" && continue
