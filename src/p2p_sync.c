@@ -47,14 +47,19 @@ static void p2p_read_device(const void *ivar, void *seen, size_t size)
 }
 
 #define DEFINE_P2P(T, N, ...)                                                                      \
+    /* Whether the value read, left in *seen, holds against value. */                              \
+    static inline int N##_seen_holds(T *ivar, int cmp, T value, T *seen)                           \
+    {                                                                                              \
+        if (unlikely(space_device_regions))                                                        \
+            p2p_read_device(ivar, seen, sizeof(T));                                                \
+        else                                                                                       \
+            *seen = __atomic_load_n(ivar, __ATOMIC_ACQUIRE);                                       \
+        return P2P_HOLDS(cmp, *seen, value);                                                       \
+    }                                                                                              \
     static inline int N##_holds(T *ivar, int cmp, T value)                                         \
     {                                                                                              \
         T seen;                                                                                    \
-        if (unlikely(space_device_regions))                                                        \
-            p2p_read_device(ivar, &seen, sizeof(T));                                               \
-        else                                                                                       \
-            seen = __atomic_load_n(ivar, __ATOMIC_ACQUIRE);                                        \
-        return P2P_HOLDS(cmp, seen, value);                                                        \
+        return N##_seen_holds(ivar, cmp, value, &seen);                                            \
     }                                                                                              \
     /* Returns how many included elements hold; stores the indices when asked. *included counts    \
      * the elements not excluded by status. */                                                     \
@@ -218,10 +223,14 @@ static void p2p_read_device(const void *ivar, void *seen, size_t size)
     }
 STRATA_P2P_TYPES(DEFINE_P2P)
 
+/* Returns the value that satisfied the comparison: a second read could see a later update that
+ * does not. */
 uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
-    shmem_uint64_wait_until(sig_addr, cmp, cmp_value);
-    return shmem_signal_fetch(sig_addr);
+    p2p_check_cmp("shmem_signal_wait_until", cmp);
+    uint64_t seen;
+    PROGRESS_WAIT_WHILE(!uint64_seen_holds(sig_addr, cmp, cmp_value, &seen));
+    return seen;
 }
 
 /* Deprecated forms: wait while the variable still equals the value. */

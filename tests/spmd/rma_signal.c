@@ -195,6 +195,30 @@ static void test_signal_add_set(int me, int n)
     shmem_barrier_all();
 }
 
+/* 1.6: signal_wait_until returns the value that satisfied the comparison. PE 1 flips PE 0's
+ * signal between 1 and 2 as fast as it can; each of PE 0's waits for 2 must return 2, never the 1
+ * that a second read after the wait could see. */
+#define FLIP_WAITS 2000
+static uint64_t flip, flips_done;
+static void test_wait_returns_what_held(int me, int n)
+{
+    flip = 0;
+    flips_done = 0;
+    shmem_barrier_all();
+    if (n >= 2 && me == 1) {
+        for (uint64_t k = 0; !shmem_uint64_atomic_fetch(&flips_done, 1); k++)
+            shmem_signal_set(&flip, 1 + (k & 1), 0);
+    } else if (n >= 2 && me == 0) {
+        int wrong = 0;
+        for (int i = 0; i < FLIP_WAITS; i++)
+            wrong += shmem_signal_wait_until(&flip, SHMEM_CMP_EQ, 2) != 2;
+        CHECK(wrong == 0, "%d of %d signal_wait_until(EQ 2) returned another value", wrong,
+              FLIP_WAITS);
+        shmem_uint64_atomic_set(&flips_done, 1, 1);
+    }
+    shmem_barrier_all();
+}
+
 /* A put-with-signal larger than any one message of a transport (several 256 KiB pieces, one odd):
  * the signal arrives with the last byte in place, whatever the pieces. Then nbi puts, a fence and
  * a signal_add: the fence orders the queued puts before the signal. */
@@ -334,6 +358,7 @@ int main(void)
     STRATA_RMA_SIZES(RUN_SIZED)
     test_signal_gather(me, n);
     test_signal_add_set(me, n);
+    test_wait_returns_what_held(me, n);
     test_large_and_fenced(me, n);
     test_fence_after_signal(me, n);
     test_quiet_completes(me, n);
