@@ -119,6 +119,8 @@ fi
 run "docs/knobs.md table matches oshinfo" bash -c \
     "diff <('$build/oshrun/oshinfo' --knobs-markdown) <(awk '/^\\| Variable \\|/ { on = 1 } on && /^\$/ { exit } on' '$src/docs/knobs.md')"
 run "documents: links and example programs" bash "$src/tests/docs.sh" "$src" "$build"
+run "every routine of shmem.h and shmemx.h has a man page" bash "$src/tests/api_pages.sh" "$src" \
+    "$build"
 # Build systems find the installed library: CI installs each build before it tests it.
 prefix=$(sed -n 's/^prefix = //p' "$build/Makefile")
 if [ -f "$prefix/lib/cmake/Strata/StrataConfig.cmake" ] && command -v cmake >/dev/null; then
