@@ -25,7 +25,8 @@ if [ -n "$missing" ]; then
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
 fi
 echo "== building in _build, installing in $prefix"
-./autogen.sh >/dev/null
+./autogen.sh >_autogen.log 2>&1 || { echo "autogen.sh failed: see _autogen.log"; exit 1; }
+rm -f _autogen.log
 mkdir -p _build
 (cd _build && ../configure --prefix="$prefix" >configure.log &&
     make -j"$(nproc)" >make.log && make install >install.log) ||
