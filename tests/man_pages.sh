@@ -5,14 +5,15 @@
 # Usage: man_pages.sh BUILDDIR
 set -u
 status=0
+links=0
+# The sourcing pages, read in one pass: "PAGE:.so man3/TARGET".
+while IFS=: read -r page line; do
+    links=$((links + 1))
+    target=${line#.so man*/}
+    [ -f "$1/man/$target" ] || { echo "${page##*/}: sources a missing $target"; status=1; }
+done < <(grep -H '^\.so ' "$1"/man/*.[13])
 pages=0
-for page in "$1"/man/*.[13]; do
-    # A routine's page that sources its family's: the family's page must be there.
-    if [ "$(head -c 4 "$page")" = ".so " ]; then
-        target=$(sed -n 's/^\.so man[0-9]\///p' "$page")
-        [ -f "$1/man/$target" ] || { echo "${page##*/}: sources a missing $target"; status=1; }
-        continue
-    fi
+while read -r page; do
     pages=$((pages + 1))
     if ! rendered=$(MANWIDTH=80 man --warnings -l "$page" 2>"$page.log") ||
         grep -qi "error" "$page.log"; then
@@ -24,6 +25,6 @@ for page in "$1"/man/*.[13]; do
         grep -q "^$section\$" <<<"$rendered" || { echo "${page##*/}: no $section"; status=1; }
     done
     rm -f "$page.log"
-done
-[ "$status" = 0 ] && echo "$pages pages render, and every routine's page sources one of them"
+done < <(grep -L '^\.so ' "$1"/man/*.[13])
+[ "$status" = 0 ] && echo "$pages pages render, and each of the $links routines' pages sources one"
 exit $status
