@@ -138,7 +138,7 @@ static void check_core_shared(void)
         UNIT_CHECK(0, "this thread's run delay could not be read (/proc/thread-self/schedstat)");
 }
 
-/* Lowers the word three times, 30 ms apart. */
+/* Lowers the word three times, sleeping before each, so the waiter must sleep too. */
 static void *lower_word(void *word)
 {
     for (int i = 0; i < 3; i++) {
