@@ -1,10 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # The man pages of the OpenSHMEM routines, made by pandoc from docs/routines/*.md. A page is one
-# "## NAME" section: its first paragraph is the one-line summary, the comment after it
+# "## NAME" section, as docs/manpage.awk reads it; the comment after its summary
 # ("<!-- names: REGEX... -->") claims the declared routines the page covers (each regex matched
-# whole), and its "###" subsections are the page's sections. Its SYNOPSIS is the declarations of
-# those routines, read from the headers; each of them other than NAME gets a page that sources
+# whole). Its SYNOPSIS is the declarations of those routines, read from the headers; each of them other than NAME gets a page that sources
 # NAME's, so that `man shmem_int_put` opens shmem_put's page.
 # Usage: apipages.sh PANDOC VERSION OUTDIR DECLARATIONS DOCUMENT...
 #   DECLARATIONS: one C declaration per line, in the headers' order (made from shmem.h).
@@ -20,9 +19,9 @@ sed -E 's/^.*[^a-z0-9_](shmemx?_[a-z0-9_]+) *\(.*$/\1/' "$declarations" >"$work/
 for document in "$@"; do
     # One NAME.body (the section's text) and NAME.regexes per section.
     awk -v dir="$work" '
-        /^## / { page = $2; file = dir "/" page ".body"; print page >> (dir "/pages"); next }
+        /^## / { page = $2; file = dir "/" page ".body"; print page >> (dir "/pages") }
         page == "" { next }
-        /^<!-- names: / { for (i = 3; i < NF; i++) print $i > (dir "/" page ".regexes"); next }
+        /^<!-- names: / { for (i = 3; i < NF; i++) print $i > (dir "/" page ".regexes") }
         { print > file }
     ' "$document"
 done
@@ -34,31 +33,9 @@ while read -r page; do
     # Which declarations the page covers: a line number per declared name its regexes match.
     pattern=$(sed 's/^/^(/; s/$/)$/' "$work/$page.regexes" | paste -sd'|' -)
     grep -nxE "$pattern" "$work/names" | cut -d: -f1 >"$work/$page.lines" || true
-    {
-        printf -- '---\ntitle: %s\nsection: 3\nheader: Strata Manual\nfooter: Strata %s\n---\n\n' \
-            "$(echo "$page" | tr '[:lower:]' '[:upper:]')" "$version"
-        awk -v page="$page" -v lines="$work/$page.lines" -v decls="$declarations" '
-            function synopsis(   n, i, line, wanted) {
-                while ((getline n < lines) > 0)
-                    wanted[n] = 1
-                print "# SYNOPSIS\n\n```c\n#include <shmem.h>\n"
-                for (i = 1; (getline line < decls) > 0; i++)
-                    if (i in wanted)
-                        print line ";"
-                print "```\n"
-            }
-            summary == "" && NF && !/^#/ { summary = $0; next }
-            summary != "" && !named && NF && !/^#/ { summary = summary " " $0; next }
-            !named && summary != "" {
-                printf "# NAME\n\n%s - %s\n\n", page, summary
-                synopsis()
-                named = 1
-            }
-            /^### / { sub(/^### /, ""); print "# " toupper($0); next }
-            /^#### / { sub(/^#### /, "## "); print; next }
-            named { print }
-        ' "$work/$page.body"
-    } >"$work/$page.md"
+    awk -v name="$page" -v section=3 -v version="$version" -v lines="$work/$page.lines" \
+        -v declarations="$declarations" -f "$(dirname "$0")/manpage.awk" "$work/$page.body" \
+        >"$work/$page.md"
     "$pandoc" --standalone --from markdown --to man -o "$out/$page.3" "$work/$page.md"
     # The pages of the other names the page covers.
     while read -r n; do
