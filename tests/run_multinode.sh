@@ -5,9 +5,9 @@
 # placed in blocks, the tests that depend on placement again placed cyclically and over three nodes,
 # the collectives' algorithms with three PEs on each node, atomics, signals and collectives with
 # UCX's shared memory between the nodes (RMA and atomics of the transport's own, as InfiniBand
-# has), the suite's host-memory, network and device groups again over libfabric (tcp;ofi_rxm), the
-# host-memory group again under Open MPI's mpirun with two faked hosts (and oshrun's hand-off to it
-# there), and the launcher's own cluster tests where there are any.
+# has), the suite's host-memory, network and device groups again over libfabric (tcp;ofi_rxm) and
+# the host-memory group again under Open MPI's mpirun with two faked hosts, both on 4 PEs (and
+# oshrun's hand-off to mpirun there), and the launcher's own cluster tests where there are any.
 # With STRATA_MULTINODE_LEAN=1 (CI's sanitizer build) the suite's groups run on 4 PEs only, with
 # the nodes in blocks, over UCX: the placements and PE counts that test placement logic, not
 # memory safety, and the libfabric repeat (make check runs libfabric's groups) are left out;
@@ -132,7 +132,9 @@ spmd_via_network_tests
 spmd_device_tests
 spmd_cuda_tests
 spmd_hip_tests
-# The same between the nodes over libfabric's tcp;ofi_rxm, where the build has it.
+# The same between the nodes over libfabric's tcp;ofi_rxm, where the build has it, on 4 PEs: two
+# on each node, so both kinds of peer (2 and 3 PEs test the collectives' shapes, which do not
+# depend on the network, and 2 only network peers, as make check's libfabric groups do).
 # Not the group with node peers through the network too: every peer is then the network's, on
 # one node as on two, and make check runs it over libfabric. The lean run leaves libfabric to
 # make check's own groups.
@@ -142,9 +144,11 @@ elif network_built ofi; then
     network_use ofi
     export SHMEM_TRANSPORT=ofi "SHMEM_OFI_PROVIDER=tcp;ofi_rxm"
     run_label=" (libfabric between nodes)"
+    min_pes=4
     spmd_tests
     spmd_network_tests
     spmd_device_tests
+    min_pes=2
     run_label=""
     unset SHMEM_TRANSPORT SHMEM_OFI_PROVIDER
     network_use ucx
@@ -173,11 +177,15 @@ for placement in $ucx_placements; do
 done
 if command -v mpirun >/dev/null; then
     # The host-memory group again under Open MPI's mpirun (its PMIx server, not Slurm's), whose
-    # daemons start from an empty environment, as on other nodes.
+    # daemons start from an empty environment, as on other nodes: on 4 PEs, the PE count where
+    # each PE has a node peer and network peers (what differs is the PMIx server, not the
+    # shapes).
     if [ "$lean" != 1 ]; then
         placed mpirun block
         run_label=" under mpirun"
+        min_pes=4
         spmd_tests
+        min_pes=2
         run_label=""
         placed mpirun cyclic
         run "spmd/team -np 3 under mpirun, cyclic" "${launch[@]}" 3 "$build/tests/spmd/team"

@@ -7,9 +7,9 @@
 #   tests-mellanox  the verifier, one run per test group, on 2 and 4 PEs (its timed analysis
 #                   group once, on 2)
 # With CLUSTER_DIR (a running tests/cluster/slurm_nodes.sh cluster), tests-sos test/unit, the
-# tests-uh C feature tests and the verifier's default groups also run on 4 PEs over two nodes
-# (srun, two PEs on each, UCX between the nodes over the transports in UCX_TLS, tcp,self unless
-# set).
+# tests-uh C feature tests and the verifier's default groups (built in its quick form) also run on
+# 4 PEs over two nodes (srun, two PEs on each, UCX between the nodes over the transports in
+# UCX_TLS, tcp,self unless set).
 # Every program run is one test; a suite that cannot be had is a skip with its reason, never a
 # pass. Ends with "N passed, N failed".
 # Usage: run.sh SNAPSHOT_DIR PREFIX [CLUSTER_DIR]  (PREFIX: where Strata is installed, with
@@ -161,15 +161,23 @@ uh() {
 }
 
 # ---- tests-mellanox: the verifier, one run per group ----
-mellanox() {
-    unpack tests-mellanox || return
-    local src=$work/tests-mellanox/verifier group np
+# mellanox_build DIR [CONFIGURE_ARGS...]: builds the verifier in the tree DIR.
+mellanox_build() {
+    local dir=$1
+    shift
     # Two of its nbi files include mpi.h without using it; where Open MPI is installed, its
     # configure would link Open MPI's opal_progress, which crashes outside Open MPI.
     mkdir -p "$work/no-mpi" && : >"$work/no-mpi/mpi.h"
-    built "tests-mellanox" "$work/mellanox-build.log" sh -c "cd '$src' && ./autogen.sh &&
+    built "tests-mellanox" "$work/mellanox-build.log" sh -c "cd '$dir' && ./autogen.sh &&
         ./configure CC=oshcc --disable-mpi CPPFLAGS=-I'$work/no-mpi' \
-            ac_cv_lib_open_pal_opal_progress=no && make -j2" || return
+            ac_cv_lib_open_pal_opal_progress=no $* && make -j2"
+}
+
+mellanox() {
+    unpack tests-mellanox || return
+    local src=$work/tests-mellanox/verifier quick=$work/tests-mellanox-quick/verifier
+    [ -z "$cluster" ] || cp -a "$work/tests-mellanox" "$work/tests-mellanox-quick"
+    mellanox_build "$src" || return
     # The groups the verifier runs by default, on 2 and 4 PEs; its analysis group (timed
     # performance reports, a minute a case, left out by default) once.
     verifier_groups "$src" 2 "2 PEs"
@@ -181,7 +189,11 @@ mellanox() {
         skip "tests-mellanox verifier analysis" \
             "timed reports, left out (STRATA_CONFORMANCE_ANALYSIS=0)"
     fi
-    over_nodes verifier_groups "$src" 4 "4 PEs on two nodes"
+    # Over two nodes in its quick form (--enable-quick-tests): every case, with a hundredth to a
+    # tenth of the iterations, each of which there waits on TCP and a shared core (the sync
+    # group has no quick form and runs whole).
+    [ -z "$cluster" ] || mellanox_build "$quick" --enable-quick-tests || return
+    over_nodes verifier_groups "$quick" 4 "4 PEs on two nodes, quick"
 }
 
 verifier_groups() { # verifier_groups DIR NP LABEL: the groups the verifier runs by default
