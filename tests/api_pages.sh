@@ -25,15 +25,20 @@ for doc in "$src"/docs/routines/*.md; do
 done >"$work/regexes"
 sed -n 's/^## \(shmemx\{0,1\}_[a-z0-9_]*\)$/\1\t\1/p' "$src/docs/spaces.md" >>"$work/regexes"
 
-status=0
-while read -r name; do
-    pages=$(while IFS=$'\t' read -r page regex; do
-        [[ $name =~ ^($regex)$ ]] && echo "$page"
-    done <"$work/regexes" | sort -u)
-    case $(wc -l <<<"$pages") in
-    1) [ -n "$pages" ] || { echo "no page for $name"; status=1; } ;;
-    *) echo "$name is on several pages: $(echo $pages)"; status=1 ;;
-    esac
-done <"$work/declared"
-[ "$status" = 0 ] && echo "$(wc -l <"$work/declared") routines, each on one page"
-exit $status
+# One pass: each name against every regex (a shell loop over them took most of a minute).
+awk -F'\t' '
+    FNR == NR { page[++n] = $1; regex[n] = "^(" $2 ")$"; next }
+    {
+        found = ""; count = 0
+        for (i = 1; i <= n; i++)
+            if ($0 ~ regex[i] && index(" " found " ", " " page[i] " ") == 0) {
+                found = found (count++ ? " " : "") page[i]
+            }
+        if (count == 0) { print "no page for " $0; bad = 1 }
+        else if (count > 1) { print $0 " is on several pages: " found; bad = 1 }
+        names++
+    }
+    END {
+        if (!bad) print names " routines, each on one page"
+        exit bad
+    }' "$work/regexes" "$work/declared"
