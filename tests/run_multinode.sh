@@ -126,18 +126,18 @@ done
 run "spmd/coll_algos -np 4 over 2 nodes, PE 0 without the bulk lane" "${launch[@]}" 4 \
     bash -c '[ "$PMIX_RANK" != 0 ] || export SHMEM_BULK_LANE=0; exec "$@"' _ \
     "$build/tests/spmd/coll_algos"
+# Not the group with node peers through the network (spmd_via_network_tests): every peer is then
+# the network's, on one node as on two, and make check runs it over each network (its network
+# group, which runs here, puts node peers behind TCP too).
 spmd_tests
 spmd_network_tests
-spmd_via_network_tests
 spmd_device_tests
 spmd_cuda_tests
 spmd_hip_tests
 # The same between the nodes over libfabric's tcp;ofi_rxm, where the build has it, on 4 PEs: two
 # on each node, so both kinds of peer (2 and 3 PEs test the collectives' shapes, which do not
-# depend on the network, and 2 only network peers, as make check's libfabric groups do).
-# Not the group with node peers through the network too: every peer is then the network's, on
-# one node as on two, and make check runs it over libfabric. The lean run leaves libfabric to
-# make check's own groups.
+# depend on the network, and 2 only network peers, as make check's libfabric groups do). The
+# lean run leaves libfabric to make check's own groups.
 if [ "$lean" = 1 ]; then
     echo "SKIP: the libfabric network between nodes (lean run; make check covers libfabric)"
 elif network_built ofi; then

@@ -4,8 +4,8 @@
 #   tests-sos       test/unit on 2 and 4 PEs and through UCX on 2 (SHMEM_NODE_DIRECT=0),
 #                   test/spec-example and test/apps on 4 PEs, each run by the suite's own harness
 #   tests-uh        the C feature tests on 2 and 4 PEs, judged as its test_parameters.conf says
-#   tests-mellanox  the verifier, one run per test group, on 2 and 4 PEs (its timed analysis
-#                   group once, on 2)
+#   tests-mellanox  the verifier, one run per test group, on 4 PEs, and built in its quick form
+#                   on 2 (its timed analysis group once, on 2)
 # With CLUSTER_DIR (a running tests/cluster/slurm_nodes.sh cluster), tests-sos test/unit, the
 # tests-uh C feature tests and the verifier's default groups (built in its quick form) also run on
 # 4 PEs over two nodes (srun, two PEs on each, UCX between the nodes over the transports in
@@ -176,11 +176,14 @@ mellanox_build() {
 mellanox() {
     unpack tests-mellanox || return
     local src=$work/tests-mellanox/verifier quick=$work/tests-mellanox-quick/verifier
-    [ -z "$cluster" ] || cp -a "$work/tests-mellanox" "$work/tests-mellanox-quick"
+    cp -a "$work/tests-mellanox" "$work/tests-mellanox-quick"
     mellanox_build "$src" || return
-    # The groups the verifier runs by default, on 2 and 4 PEs; its analysis group (timed
-    # performance reports, a minute a case, left out by default) once.
-    verifier_groups "$src" 2 "2 PEs"
+    # Its quick form (--enable-quick-tests): every case, with a tenth to a hundredth of the
+    # iterations and seconds of sleep; whole on 4 PEs.
+    mellanox_build "$quick" --enable-quick-tests || return
+    # The groups the verifier runs by default; its analysis group (timed performance reports, a
+    # minute a case, left out by default) once.
+    verifier_groups "$quick" 2 "2 PEs, quick"
     verifier_groups "$src" 4 "4 PEs"
     # STRATA_CONFORMANCE_ANALYSIS=0 (CI) leaves out the timed reports, which check nothing more.
     if [ "${STRATA_CONFORMANCE_ANALYSIS:-1}" = 1 ]; then
@@ -189,10 +192,8 @@ mellanox() {
         skip "tests-mellanox verifier analysis" \
             "timed reports, left out (STRATA_CONFORMANCE_ANALYSIS=0)"
     fi
-    # Over two nodes in its quick form (--enable-quick-tests): every case, with a hundredth to a
-    # tenth of the iterations, each of which there waits on TCP and a shared core (the sync
+    # Over two nodes quick too: each iteration there waits on TCP and a shared core (the sync
     # group has no quick form and runs whole).
-    [ -z "$cluster" ] || mellanox_build "$quick" --enable-quick-tests || return
     over_nodes verifier_groups "$quick" 4 "4 PEs on two nodes, quick"
 }
 
