@@ -44,12 +44,12 @@ static const struct kind_ops *reach_kind(enum device_family family, int ordinal,
 #ifdef STRATA_HAVE_CUDA
     case DEVICE_FAMILY_CUDA:
         setup.runtime_path = rt.devices.job.cuda_driver;
-        return kind_cuda_use(&setup, why, len) ? NULL : &kind_cuda;
+        return kind_cuda_use(&setup, why, len);
 #endif
 #ifdef STRATA_HAVE_HIP
     case DEVICE_FAMILY_HIP:
         setup.runtime_path = rt.devices.job.hip_runtime;
-        return kind_hip_use(&setup, why, len) ? NULL : &kind_hip;
+        return kind_hip_use(&setup, why, len);
 #endif
     default:
         return NULL;

@@ -1,18 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA kind: the GPU kind core (gpu.h) on the driver API (cuda_driver.h), on the context
- * the program has current for the PE's device, else the device's primary context, so the
- * program's kernels and the library share it. Atomics and reductions are PTX kernels
- * (cuda_kernels.c), as is the scatter that applies a batch of small writes. */
+ * the program has current for a device when the device is set up, else the device's primary
+ * context, so the program's kernels and the library share it. Atomics and reductions are PTX
+ * kernels (cuda_kernels.c), as is the scatter that applies a batch of small writes. */
 #include "../../common/log.h"
 #include "cuda_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static CUcontext cuda_context; /* the program's context at set-up, else the device's primary one */
-static CUdevice cuda_device;
-static int cuda_context_primary;
-static int cuda_stream_priority; /* the device's greatest */
+static struct cuda_device cuda_devices[GPU_DEVICES_MAX]; /* by the gpu_device's slot */
 
 void cuda_check(CUresult rc, const char *what)
 {
@@ -23,19 +20,19 @@ void cuda_check(CUresult rc, const char *what)
 /* A context that cannot be made current is fatal, unless the program reset the device (or
  * destroyed its context) under the library: the calls that follow then fail, as teardown
  * expects them to. */
-uintptr_t cuda_enter(void)
+uintptr_t cuda_enter(struct gpu_device *dev)
 {
-    CUcontext current = NULL;
+    CUcontext current = NULL, context = cuda_of(dev)->context;
     cuda_check(cuda.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
-    CUresult rc = current == cuda_context ? CUDA_SUCCESS : cuda.cuCtxSetCurrent(cuda_context);
-    if (rc != CUDA_SUCCESS && !gpu_device_lost())
+    CUresult rc = current == context ? CUDA_SUCCESS : cuda.cuCtxSetCurrent(context);
+    if (rc != CUDA_SUCCESS && !gpu_device_lost(dev))
         cuda_check(rc, "cuCtxSetCurrent");
     return (uintptr_t)current;
 }
 
-void cuda_leave(uintptr_t previous)
+void cuda_leave(struct gpu_device *dev, uintptr_t previous)
 {
-    if ((CUcontext)previous != cuda_context)
+    if ((CUcontext)previous != cuda_of(dev)->context)
         cuda_check(cuda.cuCtxSetCurrent((CUcontext)previous), "cuCtxSetCurrent (the program's)");
 }
 
@@ -51,7 +48,8 @@ static CUcontext cuda_program_context(CUdevice device)
     return current;
 }
 
-static int cuda_open(const char *path, int ordinal, char *why, size_t whylen)
+static int cuda_open(struct gpu_device *dev, const char *path, int ordinal, char *why,
+                     size_t whylen)
 {
     CUdevice device;
     int least = 0;
@@ -61,25 +59,27 @@ static int cuda_open(const char *path, int ordinal, char *why, size_t whylen)
         snprintf(why, whylen, "CUDA device %d cannot be set up", ordinal);
         return -1;
     }
-    cuda_device = device;
-    cuda_context = cuda_program_context(device);
-    cuda_context_primary = !cuda_context;
-    if (!cuda_context && cuda.cuDevicePrimaryCtxRetain(&cuda_context, device) != CUDA_SUCCESS) {
+    struct cuda_device *c = &cuda_devices[dev->slot];
+    *c = (struct cuda_device){.context = cuda_program_context(device), .device = device};
+    c->context_primary = !c->context;
+    if (!c->context && cuda.cuDevicePrimaryCtxRetain(&c->context, device) != CUDA_SUCCESS) {
         snprintf(why, whylen, "CUDA device %d has no primary context", ordinal);
         return -1;
     }
-    uintptr_t previous = cuda_enter();
-    if (cuda.cuCtxGetStreamPriorityRange(&least, &cuda_stream_priority) != CUDA_SUCCESS)
-        cuda_stream_priority = 0;
-    cuda_leave(previous);
-    cuda_vmm_setup(device);
+    dev->state = c;
+    uintptr_t previous = cuda_enter(dev);
+    if (cuda.cuCtxGetStreamPriorityRange(&least, &c->stream_priority) != CUDA_SUCCESS)
+        c->stream_priority = 0;
+    cuda_leave(dev, previous);
+    cuda_vmm_setup(&c->vmm, device);
     return 0;
 }
 
-static int cuda_alloc(void **ptr, size_t size, size_t align, void *wish)
+static int cuda_alloc(struct gpu_device *dev, void **ptr, size_t size, size_t align, void *wish)
 {
-    if (cuda_vmm_heaps())
-        return cuda_vmm_alloc(ptr, size, align, wish);
+    const struct cuda_vmm *vmm = &cuda_of(dev)->vmm;
+    if (vmm->on)
+        return cuda_vmm_alloc(vmm, ptr, size, align, wish);
     CUdeviceptr block;
     CUresult rc = cuda.cuMemAlloc(&block, size);
     *ptr = (void *)(uintptr_t)block;
@@ -104,10 +104,10 @@ static int cuda_fill_async(void *dst, int byte, size_t len, void *stream)
 
 /* At the device's greatest priority: the library's copies and kernels go before the program's
  * work waiting for the same SMs. */
-static int cuda_stream_create(void **stream)
+static int cuda_stream_create(struct gpu_device *dev, void **stream)
 {
     return cuda.cuStreamCreateWithPriority((CUstream *)stream, CU_STREAM_NON_BLOCKING,
-                                           cuda_stream_priority);
+                                           cuda_of(dev)->stream_priority);
 }
 
 static int cuda_stream_sync(void *stream)
@@ -117,18 +117,18 @@ static int cuda_stream_sync(void *stream)
 
 /* The library's context is gone (the program destroyed it, or reset the device: cudaDeviceReset
  * resets the primary context), or it was made anew and stream, of the old one, no longer works. */
-static int cuda_lost(void *stream)
+static int cuda_lost(struct gpu_device *dev, void *stream)
 {
+    const struct cuda_device *c = cuda_of(dev);
     unsigned flags, version;
     int active = 0;
     CUcontext previous = NULL;
-    if (cuda_context_primary
-            ? cuda.cuDevicePrimaryCtxGetState(cuda_device, &flags, &active) != CUDA_SUCCESS ||
-                  !active
-            : cuda.cuCtxGetApiVersion(cuda_context, &version) != CUDA_SUCCESS)
+    if (c->context_primary
+            ? cuda.cuDevicePrimaryCtxGetState(c->device, &flags, &active) != CUDA_SUCCESS || !active
+            : cuda.cuCtxGetApiVersion(c->context, &version) != CUDA_SUCCESS)
         return 1;
     if (cuda.cuCtxGetCurrent(&previous) != CUDA_SUCCESS ||
-        cuda.cuCtxSetCurrent(cuda_context) != CUDA_SUCCESS)
+        cuda.cuCtxSetCurrent(c->context) != CUDA_SUCCESS)
         return 1;
     CUresult rc = cuda.cuStreamQuery(stream);
     cuda.cuCtxSetCurrent(previous);
@@ -143,9 +143,9 @@ static int cuda_ipc_get(void *handle, void *block)
     return rc == CUDA_ERROR_NOT_FOUND ? cuda.cuIpcGetMemHandle(handle, cuda_address(block)) : rc;
 }
 
-static int cuda_ipc_open(void **block, const void *handle)
+static int cuda_ipc_open(struct gpu_device *dev, void **block, const void *handle)
 {
-    CUresult rc = cuda_vmm_attach(block, handle);
+    CUresult rc = cuda_vmm_attach(&cuda_of(dev)->vmm, block, handle);
     if (rc != CUDA_ERROR_NOT_FOUND)
         return rc;
     CUipcMemHandle h;
@@ -222,61 +222,44 @@ static int cuda_device_by_busid(const char *busid)
     return cuda.cuDeviceGetByPCIBusId(&device, busid) == CUDA_SUCCESS ? (int)device : -1;
 }
 
-static unsigned cuda_peer(int ordinal)
+static unsigned cuda_peer(struct gpu_device *dev, int ordinal)
 {
-    CUdevice other;
+    CUdevice other, device = cuda_of(dev)->device;
     int access = 0, atomics = 0;
     if (cuda.cuDeviceGet(&other, ordinal) != CUDA_SUCCESS ||
-        cuda.cuDeviceCanAccessPeer(&access, cuda_device, other) != CUDA_SUCCESS || !access)
+        cuda.cuDeviceCanAccessPeer(&access, device, other) != CUDA_SUCCESS || !access)
         return 0;
     if (cuda.cuDeviceGetP2PAttribute(&atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
-                                     cuda_device, other) != CUDA_SUCCESS)
+                                     device, other) != CUDA_SUCCESS)
         atomics = 0;
     return GPU_PEER_ACCESS | (atomics ? GPU_PEER_ATOMICS : 0);
 }
 
-static int cuda_device_of(const void *ptr)
+static int cuda_device_of(struct gpu_device *dev, const void *ptr)
 {
     int ordinal = cuda_vmm_device_of(ptr);
     if (ordinal >= 0)
         return ordinal;
-    GPU_ENTERED;
+    GPU_ENTERED(dev);
     if (cuda.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
                                    cuda_address(ptr)) != CUDA_SUCCESS)
         return -1;
     return ordinal;
 }
 
-/* A word on this PE's device, or on a device with native atomics between them; where every device
- * of the node has them with this PE's, any word, without asking where it lies. */
-static int cuda_atomic_reaches(const void *word)
-{
-    if (!(gpu_node_limits() & KIND_NODE_OWNER_ATOMICS))
-        return 1;
-    int device = cuda_device_of(word);
-    return device < 0 || (gpu_peer_of(device) & GPU_PEER_ATOMICS);
-}
-
 static const struct gpu_runtime cuda_runtime = {
     .name = "CUDA",
-    .kind = &kind_cuda,
+    .kind_name = "cuda",
+    .mem_type = TRANSPORT_MEM_CUDA,
     GPU_RUNTIME_CALLS(cuda),
     .scatter = cuda_scatter,
-};
-
-int kind_cuda_use(const struct kind_gpu_setup *setup, char *why, size_t whylen)
-{
-    return gpu_use(&cuda_runtime, setup, why, whylen);
-}
-
-const struct kind_ops kind_cuda = {
-    .name = "cuda",
-    .caps = GPU_KIND_CAPS,
-    .mem_type = TRANSPORT_MEM_CUDA,
-    GPU_KIND_OPS,
     .atomic = cuda_atomic,
-    .atomic_reaches = cuda_atomic_reaches,
     .reduce = cuda_reduce,
     .scratch = cuda_scratch,
     .device_of = cuda_device_of,
 };
+
+const struct kind_ops *kind_cuda_use(const struct kind_gpu_setup *setup, char *why, size_t whylen)
+{
+    return gpu_use(&cuda_runtime, setup, why, whylen);
+}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA kind's kernels, written in PTX and compiled by the driver when first used (no CUDA
- * compiler at build time; the JIT runs once): atomics on a word (one thread, atomic with
+ * compiler at build time; the JIT runs once per device): atomics on a word (one thread, atomic with
  * respect to node peers' atomics through their IPC mappings and to the program's kernels),
  * element-wise reductions, and the scatter that applies a batch of small writes. */
 #include "cuda_internal.h"
@@ -152,11 +152,7 @@ static const char cuda_ptx[] =
     ".address_size 64\n" CUDA_AMO_KERNEL(32, "b32") CUDA_AMO_KERNEL(64, "b64")
         KIND_REDUCTIONS(CUDA_REDUCE_SOURCE) CUDA_SCATTER_PTX;
 
-static CUfunction cuda_amo_kernel[2]; /* 32 and 64 bits */
-static CUfunction cuda_reduce_kernel[KIND_REDUCTIONS_COUNT];
-static CUfunction cuda_scatter_kernel;
-static volatile uint64_t *cuda_amo_old; /* mapped pinned host memory */
-static pthread_once_t cuda_kernels_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t cuda_kernels_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static CUfunction cuda_kernel(CUmodule module, const char *name)
 {
@@ -165,99 +161,111 @@ static CUfunction cuda_kernel(CUmodule module, const char *name)
     return f;
 }
 
-static void cuda_kernels_load_once(void)
+/* Loads the kernels into dev's context, entered, on its first use. */
+static struct cuda_kernels *cuda_kernels_load(struct gpu_device *dev)
 {
-    CUmodule module;
-    void *old;
-    cuda_check(cuda.cuModuleLoadData(&module, cuda_ptx), "cuModuleLoadData");
-    cuda_amo_kernel[0] = cuda_kernel(module, "strata_amo32");
-    cuda_amo_kernel[1] = cuda_kernel(module, "strata_amo64");
-    for (int r = KIND_REDUCE_NONE + 1; r < KIND_REDUCTIONS_COUNT; r++)
-        cuda_reduce_kernel[r] = cuda_kernel(module, cuda_reduce_names[r]);
-    cuda_scatter_kernel = cuda_kernel(module, "strata_scatter");
-    cuda_check(cuda.cuMemHostAlloc(&old, sizeof(uint64_t), CU_MEMHOSTALLOC_DEVICEMAP),
-               "cuMemHostAlloc");
-    cuda_amo_old = old;
-}
-
-static void cuda_kernels_load(void)
-{
-    pthread_once(&cuda_kernels_once, cuda_kernels_load_once);
+    struct cuda_kernels *k = &cuda_of(dev)->kernels;
+    if (__atomic_load_n(&k->loaded, __ATOMIC_ACQUIRE))
+        return k;
+    pthread_mutex_lock(&cuda_kernels_lock);
+    if (!k->loaded) {
+        CUmodule module;
+        void *old;
+        cuda_check(cuda.cuModuleLoadData(&module, cuda_ptx), "cuModuleLoadData");
+        k->amo[0] = cuda_kernel(module, "strata_amo32");
+        k->amo[1] = cuda_kernel(module, "strata_amo64");
+        for (int r = KIND_REDUCE_NONE + 1; r < KIND_REDUCTIONS_COUNT; r++)
+            k->reduce[r] = cuda_kernel(module, cuda_reduce_names[r]);
+        k->scatter = cuda_kernel(module, "strata_scatter");
+        cuda_check(cuda.cuMemHostAlloc(&old, sizeof(uint64_t), CU_MEMHOSTALLOC_DEVICEMAP),
+                   "cuMemHostAlloc");
+        k->amo_old = old;
+        __atomic_store_n(&k->loaded, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&cuda_kernels_lock);
+    return k;
 }
 
 /* ---- Launches ---- */
 
-/* One atomic at a time per process: they share the kernels' result word. */
+/* One atomic at a time per process: each device's atomics share its result word. */
 static pthread_mutex_t cuda_amo_lock = PTHREAD_MUTEX_INITIALIZER;
 
-uint64_t cuda_atomic(void *word, enum transport_amo op, uint64_t value, uint64_t compare,
-                     size_t size)
+uint64_t cuda_atomic(struct gpu_device *dev, void *word, enum transport_amo op, uint64_t value,
+                     uint64_t compare, size_t size)
 {
     pthread_mutex_lock(&cuda_amo_lock);
-    GPU_ENTERED;
-    cuda_kernels_load();
-    gpu_batch_flush(0);
-    CUdeviceptr address = cuda_address(word), old = cuda_address((const void *)cuda_amo_old);
+    GPU_ENTERED(dev);
+    struct cuda_kernels *k = cuda_kernels_load(dev);
+    gpu_batch_flush(dev, 0);
+    CUdeviceptr address = cuda_address(word), old = cuda_address((const void *)k->amo_old);
     unsigned code = (unsigned)op;
     uint32_t value32 = (uint32_t)value, compare32 = (uint32_t)compare;
     void *args[] = {&address, &code, size == 4 ? (void *)&value32 : (void *)&value,
                     size == 4 ? (void *)&compare32 : (void *)&compare, &old};
-    *cuda_amo_old = 0;
-    cuda_check(cuda.cuLaunchKernel(cuda_amo_kernel[size == 8], 1, 1, 1, 1, 1, 1, 0,
-                                   (CUstream)gpu_stream(0), args, NULL),
+    CUstream stream = gpu_stream(dev, 0);
+    *k->amo_old = 0;
+    cuda_check(cuda.cuLaunchKernel(k->amo[size == 8], 1, 1, 1, 1, 1, 1, 0, stream, args, NULL),
                "cuLaunchKernel (atomic)");
-    cuda_check(cuda.cuStreamSynchronize((CUstream)gpu_stream(0)), "cuStreamSynchronize");
-    uint64_t result = size == 4 ? (uint32_t)*cuda_amo_old : *cuda_amo_old;
+    cuda_check(cuda.cuStreamSynchronize(stream), "cuStreamSynchronize");
+    uint64_t result = size == 4 ? (uint32_t)*k->amo_old : *k->amo_old;
     pthread_mutex_unlock(&cuda_amo_lock);
     return result;
 }
 
 #define CUDA_REDUCE_BLOCK 256
 
-void cuda_reduce(void *acc, const void *in, size_t count, enum kind_reduction what)
+void cuda_reduce(struct gpu_device *dev, void *acc, const void *in, size_t count,
+                 enum kind_reduction what)
 {
-    GPU_ENTERED;
-    cuda_kernels_load();
-    gpu_batch_flush(0);
+    GPU_ENTERED(dev);
+    struct cuda_kernels *k = cuda_kernels_load(dev);
+    gpu_batch_flush(dev, 0);
     CUdeviceptr a = cuda_address(acc), b = cuda_address(in);
     uint64_t n = count;
     void *args[] = {&a, &b, &n};
     if (count)
         cuda_check(
-            cuda.cuLaunchKernel(cuda_reduce_kernel[what],
+            cuda.cuLaunchKernel(k->reduce[what],
                                 (unsigned)((count + CUDA_REDUCE_BLOCK - 1) / CUDA_REDUCE_BLOCK), 1,
-                                1, CUDA_REDUCE_BLOCK, 1, 1, 0, (CUstream)gpu_stream(0), args, NULL),
+                                1, CUDA_REDUCE_BLOCK, 1, 1, 0, gpu_stream(dev, 0), args, NULL),
             "cuLaunchKernel (reduction)");
 }
 
-/* A buffer per thread, grown as needed and kept: collectives call this on every reduction. */
-void *cuda_scratch(size_t bytes)
+/* A buffer per thread and device, grown as needed and kept: collectives call this on every
+ * reduction. */
+void *cuda_scratch(struct gpu_device *dev, size_t bytes)
 {
-    static __thread CUdeviceptr buffer;
-    static __thread size_t size;
-    if (bytes > size) {
-        GPU_ENTERED;
-        gpu_batch_sync(0); /* the old buffer may still be read (reductions are queue 0's) */
-        if (buffer)
-            cuda_check(cuda.cuMemFree(buffer), "cuMemFree");
-        buffer = 0;
-        size = 0;
-        cuda_check(cuda.cuMemAlloc(&buffer, bytes), "cuMemAlloc (reduction scratch)");
-        size = bytes;
+    static __thread struct {
+        CUdeviceptr buffer;
+        size_t size;
+    } scratch[GPU_DEVICES_MAX];
+    CUdeviceptr *buffer = &scratch[dev->slot].buffer;
+    size_t *size = &scratch[dev->slot].size;
+    if (bytes > *size) {
+        GPU_ENTERED(dev);
+        gpu_batch_sync(dev, 0); /* the old buffer may still be read (reductions are queue 0's) */
+        if (*buffer)
+            cuda_check(cuda.cuMemFree(*buffer), "cuMemFree");
+        *buffer = 0;
+        *size = 0;
+        cuda_check(cuda.cuMemAlloc(buffer, bytes), "cuMemAlloc (reduction scratch)");
+        *size = bytes;
     }
-    return (void *)(uintptr_t)buffer;
+    return (void *)(uintptr_t)*buffer;
 }
 
 #define CUDA_SCATTER_BLOCK 128
 
-void cuda_scatter(const struct gpu_batch_entry *entries, const char *data, unsigned count,
-                  void *stream)
+/* Called with dev entered (a batch is issued from within a kind operation). */
+void cuda_scatter(struct gpu_device *dev, const struct gpu_batch_entry *entries, const char *data,
+                  unsigned count, void *stream)
 {
-    cuda_kernels_load();
+    struct cuda_kernels *k = cuda_kernels_load(dev);
     CUdeviceptr e = cuda_address(entries), d = cuda_address(data);
     void *args[] = {&e, &d, &count};
     unsigned blocks = (count + CUDA_SCATTER_BLOCK - 1) / CUDA_SCATTER_BLOCK;
-    cuda_check(cuda.cuLaunchKernel(cuda_scatter_kernel, blocks, 1, 1, CUDA_SCATTER_BLOCK, 1, 1, 0,
+    cuda_check(cuda.cuLaunchKernel(k->scatter, blocks, 1, 1, CUDA_SCATTER_BLOCK, 1, 1, 0,
                                    (CUstream)stream, args, NULL),
                "cuLaunchKernel (batch)");
 }

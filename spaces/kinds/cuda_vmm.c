@@ -41,10 +41,6 @@ struct cuda_vmm_block {
 static struct cuda_vmm_block *cuda_vmm_blocks;
 static pthread_mutex_t cuda_vmm_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int cuda_vmm_on;
-static size_t cuda_vmm_granularity;
-static CUmemAllocationProp cuda_vmm_prop;
-
 /* The owner's descriptor fd, taken into this process, or -1. */
 static int cuda_vmm_take_fd(pid_t owner, int fd)
 {
@@ -86,32 +82,33 @@ static int cuda_vmm_peers_share_fds(void)
 #endif
 }
 
-void cuda_vmm_setup(CUdevice device)
+void cuda_vmm_setup(struct cuda_vmm *vmm, CUdevice device)
 {
-    int vmm = 0, fds = 0, rdma = 0;
+    int supported = 0, fds = 0, rdma = 0;
     /* GPUDirect RDMA capable where the device can be: a network adapter then registers the heap
      * (UCX built with CUDA), as it does cuMemAlloc's memory without being asked. */
     if (cuda.cuDeviceGetAttribute(&rdma,
                                   CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
                                   device) != CUDA_SUCCESS)
         rdma = 0;
-    cuda_vmm_prop = (CUmemAllocationProp){
+    vmm->prop = (CUmemAllocationProp){
         .type = CU_MEM_ALLOCATION_TYPE_PINNED,
         .requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
         .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = device},
         .allocFlags = {.gpuDirectRDMACapable = rdma != 0},
     };
-    cuda_vmm_on =
-        cuda.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+    vmm->on =
+        cuda.cuDeviceGetAttribute(&supported,
+                                  CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
                                   device) == CUDA_SUCCESS &&
-        vmm &&
+        supported &&
         cuda.cuDeviceGetAttribute(&fds,
                                   CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
                                   device) == CUDA_SUCCESS &&
         fds &&
-        cuda.cuMemGetAllocationGranularity(&cuda_vmm_granularity, &cuda_vmm_prop,
+        cuda.cuMemGetAllocationGranularity(&vmm->granularity, &vmm->prop,
                                            CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS &&
-        cuda_vmm_granularity && cuda_vmm_peers_share_fds();
+        vmm->granularity && cuda_vmm_peers_share_fds();
 }
 
 static void cuda_vmm_add(struct cuda_vmm_block *block)
@@ -136,17 +133,18 @@ static struct cuda_vmm_block *cuda_vmm_find(CUdeviceptr ptr, int take)
     return block;
 }
 
-/* Maps allocation (size bytes; fd: its exported descriptor, or -1) at addresses reserved at wish
- * where they are free, else aligned to align (0: the granularity); on failure the allocation is
+/* Maps allocation (size bytes; fd: its exported descriptor, or -1) for the device of vmm at
+ * addresses reserved at wish where they are free, else aligned to align (0: the granularity),
+ * readable and writable by that device; on failure the allocation is
  * released and fd closed. A wish reserves its whole slot (addresses only), since the driver may
  * place a smaller reservation elsewhere though the address wished for is free. Where the slot
  * cannot be reserved, the heap goes anywhere. */
-static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t size, int fd,
-                             CUdeviceptr wish, size_t align, void **ptr)
+static CUresult cuda_vmm_map(const struct cuda_vmm *vmm, CUmemGenericAllocationHandle allocation,
+                             size_t size, int fd, CUdeviceptr wish, size_t align, void **ptr)
 {
     size_t reserved = wish ? KIND_IDENT_SLOT : size;
     CUmemAllocationProp prop;
-    CUmemAccessDesc access = {.location = cuda_vmm_prop.location,
+    CUmemAccessDesc access = {.location = vmm->prop.location,
                               .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
     CUdeviceptr base = 0;
     int mapped = 0;
@@ -159,8 +157,7 @@ static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t siz
         reserved = size;
     }
     if (rc == CUDA_SUCCESS && !base)
-        rc = cuda.cuMemAddressReserve(&base, reserved, align > cuda_vmm_granularity ? align : 0, 0,
-                                      0);
+        rc = cuda.cuMemAddressReserve(&base, reserved, align > vmm->granularity ? align : 0, 0, 0);
     if (rc == CUDA_SUCCESS)
         mapped = (rc = cuda.cuMemMap(base, size, 0, allocation, 0)) == CUDA_SUCCESS;
     if (rc == CUDA_SUCCESS)
@@ -183,17 +180,13 @@ static CUresult cuda_vmm_map(CUmemGenericAllocationHandle allocation, size_t siz
     return rc;
 }
 
-int cuda_vmm_heaps(void)
+CUresult cuda_vmm_alloc(const struct cuda_vmm *vmm, void **ptr, size_t size, size_t align,
+                        void *wish)
 {
-    return cuda_vmm_on;
-}
-
-CUresult cuda_vmm_alloc(void **ptr, size_t size, size_t align, void *wish)
-{
-    size_t granules = (size + cuda_vmm_granularity - 1) / cuda_vmm_granularity;
+    size_t granules = (size + vmm->granularity - 1) / vmm->granularity;
     CUmemGenericAllocationHandle allocation;
     int fd = -1;
-    CUresult rc = cuda.cuMemCreate(&allocation, granules * cuda_vmm_granularity, &cuda_vmm_prop, 0);
+    CUresult rc = cuda.cuMemCreate(&allocation, granules * vmm->granularity, &vmm->prop, 0);
     if (rc != CUDA_SUCCESS)
         return rc;
     rc = cuda.cuMemExportToShareableHandle(&fd, allocation,
@@ -202,7 +195,7 @@ CUresult cuda_vmm_alloc(void **ptr, size_t size, size_t align, void *wish)
         cuda.cuMemRelease(allocation);
         return rc;
     }
-    return cuda_vmm_map(allocation, granules * cuda_vmm_granularity, fd,
+    return cuda_vmm_map(vmm, allocation, granules * vmm->granularity, fd,
                         (CUdeviceptr)(uintptr_t)wish, align, ptr);
 }
 
@@ -232,7 +225,7 @@ CUresult cuda_vmm_export(void *handle, const void *ptr)
     return CUDA_SUCCESS;
 }
 
-CUresult cuda_vmm_attach(void **ptr, const void *handle)
+CUresult cuda_vmm_attach(const struct cuda_vmm *vmm, void **ptr, const void *handle)
 {
     struct cuda_vmm_handle h;
     memcpy(&h, handle, sizeof(h));
@@ -248,7 +241,7 @@ CUresult cuda_vmm_attach(void **ptr, const void *handle)
     CUresult rc = cuda.cuMemImportFromShareableHandle(&allocation, (void *)(uintptr_t)fd,
                                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     close(fd); /* the imported allocation holds the memory */
-    return rc == CUDA_SUCCESS ? cuda_vmm_map(allocation, h.size, -1, 0, 0, ptr) : rc;
+    return rc == CUDA_SUCCESS ? cuda_vmm_map(vmm, allocation, h.size, -1, 0, 0, ptr) : rc;
 }
 
 int cuda_vmm_device_of(const void *ptr)

@@ -5,8 +5,8 @@
  * batch goes on the stream as one operation when it is full or when anything else is issued there
  * (a quiet, a read, a large copy): a single write as a copy from pinned memory, several as one
  * scatter kernel where the runtime has one (else as copies from pinned memory, issued together).
- * Two batches alternate, so one fills while the other is applied. Each queue (kind.h) has its own
- * pair, applied on its own stream, made on its first small write.
+ * Two batches alternate, so one fills while the other is applied. Each queue (kind.h) of each
+ * device has its own pair, applied on its own stream, made on its first small write.
  *
  * A GPU applies a batch's entries in parallel, in no set order: an entry that writes bytes an
  * earlier entry of the batch writes or reads, or reads bytes it writes, goes into the next batch,
@@ -54,24 +54,31 @@ struct gpu_batch_pair {
     pthread_mutex_t lock;
 };
 
-static struct gpu_batch_pair gpu_batch_pairs[KIND_QUEUES] = {
-    [0 ... KIND_QUEUES - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER}};
+struct gpu_batch_pair *gpu_batch_pairs_new(void)
+{
+    struct gpu_batch_pair *pairs = calloc(KIND_QUEUES, sizeof(*pairs));
+    for (int q = 0; pairs && q < KIND_QUEUES; q++)
+        pthread_mutex_init(&pairs[q].lock, NULL);
+    return pairs;
+}
 
 /* Issues the current batch on queue's stream and moves to the other (under the pair's lock). An
  * issued batch keeps its entries until it is known done. */
-static void gpu_batch_issue(struct gpu_batch_pair *pair, int queue)
+static void gpu_batch_issue(struct gpu_device *dev, int queue)
 {
+    struct gpu_batch_pair *pair = &dev->batch[queue];
     struct gpu_batch *b = pair->batch[pair->current];
     if (!b || !b->count || b->in_flight)
         return;
-    void *stream = gpu_stream(queue);
-    if (b->count > 1 && gpu_rt->scatter && !gpu_copy_engines_only) {
-        gpu_rt->scatter(b->entry, b->data, b->count, stream);
+    void *stream = gpu_stream(dev, queue);
+    if (b->count > 1 && dev->rt->scatter && !gpu_copy_engines_only) {
+        dev->rt->scatter(dev, b->entry, b->data, b->count, stream);
     } else {
         for (unsigned i = 0; i < b->count; i++)
-            gpu_check(gpu_rt->copy_async((void *)(uintptr_t)b->entry[i].dst,
-                                         (void *)((uintptr_t)b->data + b->entry[i].offset),
-                                         b->entry[i].len, stream),
+            gpu_check(dev,
+                      dev->rt->copy_async((void *)(uintptr_t)b->entry[i].dst,
+                                          (void *)((uintptr_t)b->data + b->entry[i].offset),
+                                          b->entry[i].len, stream),
                       "copy (batch)");
     }
     b->in_flight = 1;
@@ -159,12 +166,13 @@ static void gpu_batch_done(struct gpu_batch_pair *pair)
 /* The batch to fill, no longer read by the GPU (under the pair's lock). The queue's stream is
  * made with its batches: a sync of every stream made (gpu_sync) then finds writes batched and
  * not yet issued. */
-static struct gpu_batch *gpu_batch_ready(struct gpu_batch_pair *pair, int queue)
+static struct gpu_batch *gpu_batch_ready(struct gpu_device *dev, int queue)
 {
+    struct gpu_batch_pair *pair = &dev->batch[queue];
     if (!pair->batch[0]) {
         void *pinned;
-        gpu_stream(queue);
-        gpu_check(gpu_rt->host_alloc_mapped(&pinned, 2 * sizeof(struct gpu_batch)),
+        gpu_stream(dev, queue);
+        gpu_check(dev, dev->rt->host_alloc_mapped(&pinned, 2 * sizeof(struct gpu_batch)),
                   "pinned host allocation (write batches)");
         for (int i = 0; i < 2; i++) {
             pair->touched[i] = calloc(1, sizeof(*pair->touched[i]));
@@ -177,7 +185,7 @@ static struct gpu_batch *gpu_batch_ready(struct gpu_batch_pair *pair, int queue)
     }
     struct gpu_batch *b = pair->batch[pair->current];
     if (b->in_flight) {
-        gpu_check(gpu_rt->stream_sync(gpu_stream(queue)), "stream synchronize");
+        gpu_check(dev, dev->rt->stream_sync(gpu_stream(dev, queue)), "stream synchronize");
         gpu_batch_done(pair);
     }
     return b;
@@ -186,17 +194,18 @@ static struct gpu_batch *gpu_batch_ready(struct gpu_batch_pair *pair, int queue)
 /* Adds an entry for len bytes to dst: from host memory at host, copied into the batch's data now,
  * or (host NULL) from GPU memory at device, read when the batch runs. An entry's source is the
  * batch's data plus its offset, so a device source is an offset that wraps around to it. */
-static void gpu_batch_add(int queue, void *dst, const void *host, const void *device, size_t len)
+static void gpu_batch_add(struct gpu_device *dev, int queue, void *dst, const void *host,
+                          const void *device, size_t len)
 {
-    struct gpu_batch_pair *pair = &gpu_batch_pairs[queue];
+    struct gpu_batch_pair *pair = &dev->batch[queue];
     pthread_mutex_lock(&pair->lock);
-    struct gpu_batch *b = gpu_batch_ready(pair, queue);
+    struct gpu_batch *b = gpu_batch_ready(dev, queue);
     size_t data = host ? len : 0;
     uintptr_t source = host ? 0 : (uintptr_t)device;
     if (b->count == GPU_BATCH_ENTRIES || b->used + data > GPU_BATCH_DATA ||
         gpu_batch_conflicts(pair->touched[pair->current], (uintptr_t)dst, source, len)) {
-        gpu_batch_issue(pair, queue);
-        b = gpu_batch_ready(pair, queue);
+        gpu_batch_issue(dev, queue);
+        b = gpu_batch_ready(dev, queue);
     }
     gpu_batch_record(pair->touched[pair->current], (uintptr_t)dst, len, 1);
     if (source)
@@ -209,34 +218,34 @@ static void gpu_batch_add(int queue, void *dst, const void *host, const void *de
     pthread_mutex_unlock(&pair->lock);
 }
 
-void gpu_batch_write(int queue, void *dst, const void *src, size_t len)
+void gpu_batch_write(struct gpu_device *dev, int queue, void *dst, const void *src, size_t len)
 {
-    gpu_batch_add(queue, dst, src, NULL, len);
+    gpu_batch_add(dev, queue, dst, src, NULL, len);
 }
 
-void gpu_batch_copy(int queue, void *dst, const void *src, size_t len)
+void gpu_batch_copy(struct gpu_device *dev, int queue, void *dst, const void *src, size_t len)
 {
-    gpu_batch_add(queue, dst, NULL, src, len);
+    gpu_batch_add(dev, queue, dst, NULL, src, len);
 }
 
-void gpu_batch_flush(int queue)
+void gpu_batch_flush(struct gpu_device *dev, int queue)
 {
-    struct gpu_batch_pair *pair = &gpu_batch_pairs[queue];
+    struct gpu_batch_pair *pair = &dev->batch[queue];
     pthread_mutex_lock(&pair->lock);
-    gpu_batch_issue(pair, queue);
+    gpu_batch_issue(dev, queue);
     pthread_mutex_unlock(&pair->lock);
 }
 
 /* Under the lock throughout: a batch another thread issued after the synchronization began is
  * not taken for done. */
-void gpu_batch_sync(int queue)
+void gpu_batch_sync(struct gpu_device *dev, int queue)
 {
-    struct gpu_batch_pair *pair = &gpu_batch_pairs[queue];
+    struct gpu_batch_pair *pair = &dev->batch[queue];
     pthread_mutex_lock(&pair->lock);
-    gpu_batch_issue(pair, queue);
-    int rc = gpu_rt->stream_sync(gpu_stream(queue));
-    if (rc && !gpu_device_lost()) /* after a device reset nothing is left to land */
-        gpu_check(rc, "stream synchronize");
+    gpu_batch_issue(dev, queue);
+    int rc = dev->rt->stream_sync(gpu_stream(dev, queue));
+    if (rc && !gpu_device_lost(dev)) /* after a device reset nothing is left to land */
+        gpu_check(dev, rc, "stream synchronize");
     gpu_batch_done(pair);
     pthread_mutex_unlock(&pair->lock);
 }

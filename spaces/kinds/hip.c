@@ -71,8 +71,18 @@ static const struct hip_layout {
 static const struct hip_layout *hip_layout;
 
 static int hip_loaded;
-static int hip_ordinal;         /* the device of every thread the library runs on */
-static int hip_stream_priority; /* the device's greatest */
+
+/* What the HIP kind keeps of a device it uses (gpu_device.state). */
+struct hip_device {
+    int ordinal;
+    int stream_priority; /* the device's greatest */
+};
+static struct hip_device hip_devices[GPU_DEVICES_MAX]; /* by the gpu_device's slot */
+
+static const struct hip_device *hip_of(const struct gpu_device *dev)
+{
+    return dev->state;
+}
 
 /* Loads the runtime, once (under gpu_use's lock): it stays loaded, its state living as long as
  * the process. */
@@ -109,22 +119,22 @@ static int hip_load(const char *path, char *why, size_t whylen)
     return 0;
 }
 
-static uintptr_t hip_enter(void)
+static uintptr_t hip_enter(struct gpu_device *dev)
 {
-    int current = -1;
-    gpu_check(hip.hipGetDevice(&current), "hipGetDevice");
-    if (current != hip_ordinal)
-        gpu_check(hip.hipSetDevice(hip_ordinal), "hipSetDevice");
+    int current = -1, ordinal = hip_of(dev)->ordinal;
+    gpu_check(dev, hip.hipGetDevice(&current), "hipGetDevice");
+    if (current != ordinal)
+        gpu_check(dev, hip.hipSetDevice(ordinal), "hipSetDevice");
     return (uintptr_t)current;
 }
 
-static void hip_leave(uintptr_t previous)
+static void hip_leave(struct gpu_device *dev, uintptr_t previous)
 {
-    if ((int)previous != hip_ordinal)
-        gpu_check(hip.hipSetDevice((int)previous), "hipSetDevice (the program's)");
+    if ((int)previous != hip_of(dev)->ordinal)
+        gpu_check(dev, hip.hipSetDevice((int)previous), "hipSetDevice (the program's)");
 }
 
-static int hip_open(const char *path, int ordinal, char *why, size_t whylen)
+static int hip_open(struct gpu_device *dev, const char *path, int ordinal, char *why, size_t whylen)
 {
     int current = -1, least = 0;
     if (hip_load(path, why, whylen))
@@ -133,15 +143,18 @@ static int hip_open(const char *path, int ordinal, char *why, size_t whylen)
         snprintf(why, whylen, "HIP device %d cannot be set up", ordinal);
         return -1;
     }
-    hip_ordinal = ordinal;
-    if (hip.hipDeviceGetStreamPriorityRange(&least, &hip_stream_priority) != hipSuccess)
-        hip_stream_priority = 0;
-    hip_leave((uintptr_t)current);
+    struct hip_device *h = &hip_devices[dev->slot];
+    *h = (struct hip_device){.ordinal = ordinal};
+    if (hip.hipDeviceGetStreamPriorityRange(&least, &h->stream_priority) != hipSuccess)
+        h->stream_priority = 0;
+    dev->state = h;
+    hip_leave(dev, (uintptr_t)current);
     return 0;
 }
 
-static int hip_alloc(void **ptr, size_t size, size_t align, void *wish)
+static int hip_alloc(struct gpu_device *dev, void **ptr, size_t size, size_t align, void *wish)
 {
+    (void)dev;   /* the device entered */
     (void)align; /* HIP's allocations go where the runtime puts them */
     (void)wish;
     return hip.hipMalloc(ptr, size);
@@ -164,10 +177,10 @@ static int hip_fill_async(void *dst, int byte, size_t len, void *stream)
 
 /* At the device's greatest priority: the library's copies go before the program's work waiting
  * for the same compute units. */
-static int hip_stream_create(void **stream)
+static int hip_stream_create(struct gpu_device *dev, void **stream)
 {
     return hip.hipStreamCreateWithPriority((hipStream_t *)stream, hipStreamNonBlocking,
-                                           hip_stream_priority);
+                                           hip_of(dev)->stream_priority);
 }
 
 static int hip_stream_sync(void *stream)
@@ -176,11 +189,11 @@ static int hip_stream_sync(void *stream)
 }
 
 /* The program reset the device (hipDeviceReset): stream, of the library, no longer works. */
-static int hip_lost(void *stream)
+static int hip_lost(struct gpu_device *dev, void *stream)
 {
-    uintptr_t previous = hip_enter();
+    uintptr_t previous = hip_enter(dev);
     hipError_t rc = hip.hipStreamQuery(stream);
-    hip_leave(previous);
+    hip_leave(dev, previous);
     return rc != hipSuccess && rc != hipErrorNotReady;
 }
 
@@ -191,8 +204,9 @@ static int hip_ipc_get(void *handle, void *block)
     return hip.hipIpcGetMemHandle(handle, block);
 }
 
-static int hip_ipc_open(void **block, const void *handle)
+static int hip_ipc_open(struct gpu_device *dev, void **block, const void *handle)
 {
+    (void)dev; /* the device entered */
     hipIpcMemHandle_t h;
     memcpy(&h, handle, sizeof(h));
     return hip.hipIpcOpenMemHandle(block, h, hipIpcMemLazyEnablePeerAccess);
@@ -262,28 +276,23 @@ static int hip_device_by_busid(const char *busid)
 }
 
 /* Access only: the HIP kind runs no kernels, and its atomics are its owners'. */
-static unsigned hip_peer(int ordinal)
+static unsigned hip_peer(struct gpu_device *dev, int ordinal)
 {
     int access = 0;
-    return hip.hipDeviceCanAccessPeer(&access, hip_ordinal, ordinal) == hipSuccess && access
+    return hip.hipDeviceCanAccessPeer(&access, hip_of(dev)->ordinal, ordinal) == hipSuccess &&
+                   access
                ? GPU_PEER_ACCESS
                : 0;
 }
 
 static const struct gpu_runtime hip_runtime = {
     .name = "HIP",
-    .kind = &kind_hip,
+    .kind_name = "hip",
+    .mem_type = TRANSPORT_MEM_ROCM,
     GPU_RUNTIME_CALLS(hip),
 };
 
-int kind_hip_use(const struct kind_gpu_setup *setup, char *why, size_t whylen)
+const struct kind_ops *kind_hip_use(const struct kind_gpu_setup *setup, char *why, size_t whylen)
 {
     return gpu_use(&hip_runtime, setup, why, whylen);
 }
-
-const struct kind_ops kind_hip = {
-    .name = "hip",
-    .caps = GPU_KIND_CAPS,
-    .mem_type = TRANSPORT_MEM_ROCM,
-    GPU_KIND_OPS,
-};

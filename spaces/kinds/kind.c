@@ -58,7 +58,7 @@ void kind_release(void *base, size_t len)
 /* ---- Sets of kinds ----
  * Few kinds, added once and never removed: a fixed array that readers walk without a lock up to
  * a count published after the entry. */
-#define KIND_SET_MAX 4
+#define KIND_SET_MAX 16 /* the test device and the GPUs a PE uses (gpu.h), with room */
 struct kind_set {
     const struct kind_ops *kinds[KIND_SET_MAX];
     int *count;

@@ -152,23 +152,21 @@ extern const struct kind_ops kind_host;
  * goes through the copy functions, private buffers included), so device routing and staging are
  * exercised without a GPU. */
 extern const struct kind_ops kind_testdev;
-/* The PE's CUDA GPU, where the build found cuda.h (STRATA_HAVE_CUDA). */
-extern const struct kind_ops kind_cuda;
 /* How a GPU kind is set up. */
 struct kind_gpu_setup {
     const char *runtime_path; /* a testing knob's stand-in for the runtime, or NULL */
-    int ordinal;              /* the PE's device */
+    int ordinal;              /* the device, as the runtime numbers it in this process */
     int n_pes;                /* the job's */
     int copy_engines_only;    /* small writes as copies, never the scatter kernel */
 };
-/* Sets the kind up as setup says (runtime_path NULL: libcuda.so.1), once; returns 0, or -1 with
- * the reason in why. */
-int kind_cuda_use(const struct kind_gpu_setup *setup, char *why, size_t whylen);
-/* The PE's AMD GPU, where the build found the HIP headers (STRATA_HAVE_HIP). */
-extern const struct kind_ops kind_hip;
-/* As kind_cuda_use (runtime_path NULL: libamdhip64, as hip.c looks for it). A process uses one
- * of the two GPU kinds: the other then refuses to be set up. */
-int kind_hip_use(const struct kind_gpu_setup *setup, char *why, size_t whylen);
+/* The kind of a CUDA GPU of the PE, where the build found cuda.h (STRATA_HAVE_CUDA): sets the
+ * device up as setup says (runtime_path NULL: libcuda.so.1), once per device, and returns its
+ * kind, or NULL with the reason in why. Each device a PE uses is a kind of its own. */
+const struct kind_ops *kind_cuda_use(const struct kind_gpu_setup *setup, char *why, size_t whylen);
+/* As kind_cuda_use for an AMD GPU, where the build found the HIP headers (STRATA_HAVE_HIP;
+ * runtime_path NULL: libamdhip64, as hip.c looks for it). A process uses one of the two runtimes:
+ * the other then refuses to be set up. */
+const struct kind_ops *kind_hip_use(const struct kind_gpu_setup *setup, char *why, size_t whylen);
 /* The test device's private buffers, as the program allocates them (shmemx.h). Freeing
  * returns -1, and frees nothing, where ptr is not the start of such a buffer. */
 void *kind_testdev_private_alloc(size_t size);
