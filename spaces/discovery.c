@@ -4,6 +4,7 @@
 
 #include "runtimes/device_runtime.h"
 
+#include <ctype.h>
 #include <hwloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,34 +40,52 @@ int discovery_pe_listed(const char *list, int pe, int n_pes)
     return listed;
 }
 
-int discovery_map_entry(const char *map, int local_rank)
+/* One entry's devices ("-", or numbers joined by '+') into devices; returns how many (0 for
+ * "-"), or -3 when malformed, with *end after the entry. */
+static int discovery_map_devices(const char *c, const char **end, int *devices, int max)
+{
+    if (*c == '-') {
+        *end = c + 1;
+        return 0;
+    }
+    int n = 0;
+    for (;;) {
+        char *after;
+        long v = strtol(c, &after, 10);
+        if (!isdigit((unsigned char)*c) || v > 1 << 20 || n == max)
+            return -3;
+        for (int i = 0; i < n; i++)
+            if (devices[i] == v)
+                return -3; /* a device twice */
+        devices[n++] = (int)v;
+        if (*after != '+') {
+            *end = after;
+            return n;
+        }
+        c = after + 1;
+    }
+}
+
+int discovery_map_entry(const char *map, int local_rank, int *devices, int max)
 {
     if (!map || !*map)
         return -2;
     int entries = 1;
     for (const char *c = map; *c; c++)
         entries += *c == ',';
-    int want = local_rank % entries, value = -3;
+    int want = local_rank % entries, count = -3, scratch[DISCOVERY_MAX_DEVICES];
     const char *c = map;
     for (int i = 0; i < entries; i++) {
-        char *end;
-        int entry;
-        if (*c == '-') {
-            entry = -1;
-            end = (char *)c + 1;
-        } else {
-            long v = strtol(c, &end, 10);
-            if (end == c || v < 0 || v > 1 << 20)
-                return -3;
-            entry = (int)v;
-        }
-        if (*end && *end != ',')
+        const char *end;
+        int n = discovery_map_devices(c, &end, i == want ? devices : scratch,
+                                      i == want ? max : DISCOVERY_MAX_DEVICES);
+        if (n < 0 || (*end && *end != ','))
             return -3;
         if (i == want)
-            value = entry;
+            count = n;
         c = *end ? end + 1 : end;
     }
-    return value;
+    return count;
 }
 
 /* The cpuset of the closest non-I/O object of a PCI device, or NULL when hwloc does not see it. */
@@ -99,45 +118,64 @@ int discovery_topology_load(hwloc_topology_t *topo, const char *xml, int with_io
     return 0;
 }
 
-/* Devices whose locality intersects the PE's binding are the candidates; an unbound PE (or one
- * near none of them) takes them all. Local ranks spread round-robin over the candidates. */
+/* Whether the PE, bound to mine (NULL: unbound), is near device busid: the device's locality
+ * intersects its binding, which is less than the whole machine. */
+static int discovery_near(hwloc_topology_t topo, const char *busid, hwloc_const_cpuset_t mine)
+{
+    hwloc_const_cpuset_t all = hwloc_topology_get_complete_cpuset(topo);
+    hwloc_const_cpuset_t at =
+        mine && !hwloc_bitmap_isincluded(all, mine) ? discovery_device_cpuset(topo, busid) : NULL;
+    return at && hwloc_bitmap_intersects(at, mine);
+}
+
+/* The PE's devices in order: first, then those near it, then the others, each in the runtime's
+ * order. Returns n. */
+static int discovery_order(hwloc_topology_t topo, const char *const *busids, int n,
+                           hwloc_const_cpuset_t mine, int first, int *order)
+{
+    int count = 0;
+    order[count++] = first;
+    for (int near = 1; near >= 0; near--)
+        for (int i = 0; i < n; i++)
+            if (i != first && discovery_near(topo, busids[i], mine) == near)
+                order[count++] = i;
+    return count;
+}
+
+/* The devices near the PE are the candidates for its first; an unbound PE (or one near none of
+ * them) takes them all. Local ranks spread round-robin over the candidates. */
 static int discovery_pick_in(hwloc_topology_t topo, const char *const *busids, int n,
                              hwloc_const_cpuset_t mine, int local_rank)
 {
-    if (n == 0)
-        return -1;
     int candidates[DISCOVERY_MAX_DEVICES], count = 0;
-    hwloc_const_cpuset_t all = hwloc_topology_get_complete_cpuset(topo);
-    int bound = mine && !hwloc_bitmap_isincluded(all, mine);
-    for (int i = 0; bound && i < n && count < DISCOVERY_MAX_DEVICES; i++) {
-        hwloc_const_cpuset_t near = discovery_device_cpuset(topo, busids[i]);
-        if (near && hwloc_bitmap_intersects(near, mine))
+    for (int i = 0; i < n && count < DISCOVERY_MAX_DEVICES; i++)
+        if (discovery_near(topo, busids[i], mine))
             candidates[count++] = i;
-    }
-    if (count == 0)
-        return local_rank % n;
-    return candidates[local_rank % count];
+    return count ? candidates[local_rank % count] : local_rank % n;
 }
 
 int discovery_pick(const char *xml_or_null, const char *const *busids, int n,
-                   const char *cpuset_string, int local_rank)
+                   const char *cpuset_string, int local_rank, int *order)
 {
     hwloc_topology_t topo;
     if (discovery_topology_load(&topo, xml_or_null, 1))
-        return n ? local_rank % n : -1;
+        return -1;
     hwloc_bitmap_t mine = NULL;
     if (cpuset_string) {
         mine = hwloc_bitmap_alloc();
         hwloc_bitmap_sscanf(mine, cpuset_string);
     }
-    int pick = discovery_pick_in(topo, busids, n, mine, local_rank);
+    int pick = n ? discovery_pick_in(topo, busids, n, mine, local_rank) : -1;
+    if (n)
+        discovery_order(topo, busids, n, mine, pick, order);
     hwloc_bitmap_free(mine);
     hwloc_topology_destroy(topo);
     return pick;
 }
 
-/* Chooses this PE's device of a GPU family: the program's (program_device, an ordinal, or -1),
- * else SHMEM_DEVICE_MAP's entry, else by locality. */
+/* Chooses this PE's devices of a GPU family: the program's device (program_device, an ordinal, or
+ * -1) first and then the others by locality; else SHMEM_DEVICE_MAP's entry; else the one picked
+ * by locality first and then the others. */
 static int discovery_choose_gpu(const struct discovery_job *job, struct discovery *d,
                                 hwloc_topology_t topo, enum device_family family,
                                 int program_device, char *err, size_t errlen)
@@ -151,34 +189,40 @@ static int discovery_choose_gpu(const struct discovery_job *job, struct discover
         }
     if (n == 0)
         return 0;
+    int order[DISCOVERY_MAX_DEVICES], count = -2, first = -1;
     for (int i = 0; i < n; i++)
-        if (d->devices[index[i]].ordinal == program_device) {
-            d->chosen[family] = &d->devices[index[i]];
-            d->program_chose[family] = 1;
-            return 0;
-        }
-    int entry = discovery_map_entry(job->device_map, job->local_rank);
-    if (entry == -3 || entry >= n) {
+        if (d->devices[index[i]].ordinal == program_device)
+            first = i;
+    if (first < 0)
+        count = discovery_map_entry(job->device_map, job->local_rank, order, n);
+    for (int i = 0; i < count; i++)
+        if (order[i] >= n)
+            count = -3;
+    if (count == -3) {
         snprintf(err, errlen,
-                 "SHMEM_DEVICE_MAP=%s: expected a comma list of device numbers (0..%d) or '-', "
-                 "one per local rank",
+                 "SHMEM_DEVICE_MAP=%s: expected a comma list, one entry per local rank, of device "
+                 "numbers (0..%d) joined by '+', or '-'",
                  job->device_map, n - 1);
         return -1;
     }
-    if (entry == -1) {
+    if (count == 0) {
         snprintf(d->absent[family], sizeof(d->absent[family]),
                  "none for this PE (SHMEM_DEVICE_MAP)");
         return 0;
     }
-    if (entry >= 0) {
-        d->chosen[family] = &d->devices[index[entry]];
-        return 0;
+    d->program_chose[family] = first >= 0;
+    if (count < 0) {
+        hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+        hwloc_const_cpuset_t bound =
+            mine && hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) == 0 ? mine : NULL;
+        if (first < 0)
+            first = discovery_pick_in(topo, busids, n, bound, job->local_rank);
+        count = discovery_order(topo, busids, n, bound, first, order);
+        hwloc_bitmap_free(mine);
     }
-    hwloc_bitmap_t mine = hwloc_bitmap_alloc();
-    int bound = mine && hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) == 0;
-    int pick = discovery_pick_in(topo, busids, n, bound ? mine : NULL, job->local_rank);
-    hwloc_bitmap_free(mine);
-    d->chosen[family] = &d->devices[index[pick]];
+    d->n_chosen[family] = count;
+    for (int i = 0; i < count; i++)
+        d->chosen[family][i] = &d->devices[index[order[i]]];
     return 0;
 }
 
@@ -202,7 +246,8 @@ static int discovery_test_device(const struct discovery_job *job, struct discove
     if (d->n_devices < DISCOVERY_MAX_DEVICES) {
         struct device *dev = &d->devices[d->n_devices++];
         *dev = (struct device){DEVICE_FAMILY_TEST, 0, job->test_device_size, ""};
-        d->chosen[DEVICE_FAMILY_TEST] = dev;
+        d->chosen[DEVICE_FAMILY_TEST][0] = dev;
+        d->n_chosen[DEVICE_FAMILY_TEST] = 1;
     }
     return 0;
 }
@@ -242,7 +287,7 @@ int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen)
                                   &program_hip, d->absent[DEVICE_FAMILY_HIP], sizeof(d->absent[0]));
     if (had_test) {
         d->devices[n] = test;
-        d->chosen[DEVICE_FAMILY_TEST] = &d->devices[n];
+        d->chosen[DEVICE_FAMILY_TEST][0] = &d->devices[n];
     }
     d->n_devices = n + had_test;
     /* The topology, with its PCI scan (most of a start-up's cost), only matters for placing
@@ -268,7 +313,7 @@ void discovery_print(const struct discovery *d, FILE *out)
         int count = 0;
         for (int i = 0; i < d->n_devices; i++)
             count += d->devices[i].family == (enum device_family)f;
-        const struct device *mine = d->chosen[f];
+        const struct device *mine = d->chosen[f][0];
         if (!count) {
             fprintf(out, "  %s: none (%s)\n", discovery_family_name(f), d->absent[f]);
             continue;
@@ -278,6 +323,8 @@ void discovery_print(const struct discovery *d, FILE *out)
             fprintf(out, "; this PE uses #%d%s%s, %.1f GiB%s", mine->ordinal,
                     *mine->busid ? " " : "", mine->busid, (double)mine->memory / (1 << 30),
                     d->program_chose[f] ? " (the program's device)" : "");
+        for (int i = 1; i < d->n_chosen[f]; i++) /* its device_index order */
+            fprintf(out, "%s#%d", i == 1 ? ", then " : ", ", d->chosen[f][i]->ordinal);
         fprintf(out, "\n");
     }
 }

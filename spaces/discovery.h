@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Device discovery: what memory this PE can reach. At init each PE loads the node's topology
  * (hwloc), asks each device runtime (loaded with dlopen, so none is required) for its devices,
- * and picks one device per family: the closest to its CPU binding, spread over local ranks, or
- * as SHMEM_DEVICE_MAP says. The test family stands in for a GPU on the PEs that
- * SHMEM_TEST_DEVICE_PES lists, so device spaces are exercised without one. */
+ * and orders its devices per family: the closest to its CPU binding first, spread over local
+ * ranks, or as SHMEM_DEVICE_MAP says. A space asks for one by its place in that order
+ * (SHMEMX_SPACE_TRAIT_DEVICE_INDEX, 0 by default). The test family stands in for a GPU on the PEs
+ * that SHMEM_TEST_DEVICE_PES lists, so device spaces are exercised without one. */
 #ifndef STRATA_DISCOVERY_H
 #define STRATA_DISCOVERY_H
 
@@ -36,19 +37,24 @@ struct discovery {
     size_t host_memory; /* the node's RAM */
     int n_devices;
     struct device devices[DISCOVERY_MAX_DEVICES]; /* every device on the node */
-    const struct device *chosen[DEVICE_FAMILIES]; /* this PE's, per family; NULL: none */
-    int program_chose[DEVICE_FAMILIES]; /* chosen is the device the program was on (ordinal) */
+    /* This PE's devices, per family, in the order of SHMEMX_SPACE_TRAIT_DEVICE_INDEX: [0] the
+     * one it uses unless told otherwise, NULL after the last (n_chosen). */
+    const struct device *chosen[DEVICE_FAMILIES][DISCOVERY_MAX_DEVICES];
+    int n_chosen[DEVICE_FAMILIES];
+    int program_chose[DEVICE_FAMILIES]; /* chosen[f][0] is the device the program was on */
     char absent[DEVICE_FAMILIES][96];   /* why a family has no device here */
 };
 
-/* Fills d for this PE: host memory and the test device. The GPU runtimes are not touched (a
- * CPU-only job never loads them). Returns 0, or -1 with a message naming the knob and its bad
- * value. */
+/* Fills d for this PE: host memory and the test device (one, index 0). The GPU runtimes are not
+ * touched (a CPU-only job never loads them). Returns 0, or -1 with a message naming the knob and
+ * its bad value. */
 int discovery_run(const struct discovery_job *job, struct discovery *d, char *err, size_t errlen);
-/* Asks the GPU runtimes (loaded here, the first time) for their devices and chooses this PE's:
+/* Asks the GPU runtimes (loaded here, the first time) for their devices and orders this PE's:
  * the device the program chose on the calling thread (a CUDA context current, a HIP device
- * other than 0), else SHMEM_DEVICE_MAP's, else by locality. Returns 0, or -1 with a message naming
- * SHMEM_DEVICE_MAP when it names a device that does not exist. */
+ * other than 0) first, then the others by locality; else SHMEM_DEVICE_MAP's entry (only the
+ * devices it lists, in its order); else the closest (spread over local ranks) first, then the
+ * others by locality. Returns 0, or -1 with a message naming SHMEM_DEVICE_MAP when it is
+ * malformed or names a device that does not exist. */
 int discovery_probe_gpus(struct discovery *d, char *err, size_t errlen);
 /* The family of the GPU runtime the program has loaded itself (CUDA first), or DEVICE_FAMILIES
  * when it has none: asking loads nothing. */
@@ -66,13 +72,15 @@ int discovery_topology_load(struct hwloc_topology **topo, const char *xml, int w
 /* Whether pe is in a list of ranks and ranges ("0,2", "1-3"); -1 for a malformed list or a rank
  * outside 0..n_pes-1. */
 int discovery_pe_listed(const char *list, int pe, int n_pes);
-/* The SHMEM_DEVICE_MAP entry of local_rank: a device ordinal, -1 for "-" (no device), -2 when
- * the map is empty, -3 when it is malformed. */
-int discovery_map_entry(const char *map, int local_rank);
+/* The SHMEM_DEVICE_MAP entry of local_rank ("1", "1+3", "-"): its device ordinals, at most max,
+ * into devices, and how many (0 for "-", no device); -2 when the map is empty, -3 when it is
+ * malformed (a device twice in an entry included). */
+int discovery_map_entry(const char *map, int local_rank, int *devices, int max);
 /* Index into busids of the device closest to cpuset_string (a hwloc bitmap string, or NULL for
  * an unbound PE) in the topology at xml_or_null (NULL: this machine), spreading local ranks
- * round-robin over equally close devices. -1 when n is 0. */
+ * round-robin over equally close devices, with the order of all n in order (the pick first, then
+ * those near the PE, then the others). -1 when n is 0. */
 int discovery_pick(const char *xml_or_null, const char *const *busids, int n,
-                   const char *cpuset_string, int local_rank);
+                   const char *cpuset_string, int local_rank, int *order);
 
 #endif

@@ -68,6 +68,7 @@ struct space {
     int live_teams;             /* teams of this space alive on this PE, its own team included */
     struct placement placement; /* where its host memory was asked to be (memory traits) */
     int alloc_policy;           /* SHMEMX_SPACE_POLICY_* its traits named */
+    int device_index;           /* which of this PE's devices of the type holds it */
 };
 
 /* What a space needs to know about the job. */

@@ -7,7 +7,7 @@
 void *shmemx_test_device_malloc(size_t size)
 {
     runtime_require_init("shmemx_test_device_malloc");
-    if (!rt.devices.chosen[DEVICE_FAMILY_TEST] || !size)
+    if (!rt.devices.chosen[DEVICE_FAMILY_TEST][0] || !size)
         return NULL;
     return kind_testdev_private_alloc(size);
 }

@@ -203,9 +203,17 @@ static int knob_parse_name(const char *text, const char **value)
     return 0;
 }
 
+/* "-", or device numbers joined by '+' (discovery refuses one named twice). */
 static int knob_devmap_item(const char *item, size_t len)
 {
-    return (len == 1 && *item == '-') || knob_is_number(item, len);
+    if (len == 1 && *item == '-')
+        return 1;
+    for (const char *plus; (plus = memchr(item, '+', len)); item = plus + 1) {
+        if (!knob_is_number(item, (size_t)(plus - item)))
+            return 0;
+        len -= (size_t)(plus - item) + 1;
+    }
+    return knob_is_number(item, len);
 }
 
 static int knob_parse_devmap(const char *text, const char **value)

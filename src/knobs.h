@@ -48,8 +48,8 @@
     X(DEFAULT_SPACE, devtype, "cpu",                                                               \
       "Device type of the default space: cpu, gpu, cuda or hip; every PE must reach it")           \
     X(DEVICE_MAP, devmap, "",                                                                      \
-      "GPU of each local rank the program has not put on one, overriding locality: device "        \
-      "numbers or - (none), e.g. 1,0")                                                             \
+      "GPUs of each local rank the program has not put on one, overriding locality: device "       \
+      "numbers joined by + (device_index 0, 1, ...) or - (none), e.g. 1,0 or 0+1,1+0")             \
     X(GPU_COPY_ENGINES_ONLY, bool, "0",                                                            \
       "Small writes into GPU memory as copies on the copy engines, never a kernel on the SMs")     \
     X(TEST_DEVICE_PES, pelist, "",                                                                 \
@@ -81,7 +81,8 @@
     X(network, const char *, "one of auto, ucx, ofi")                                              \
     X(name, const char *, "any text")                                                              \
     X(devmap, const char *,                                                                        \
-      "device numbers or - (no device), one per local rank, separated by commas, e.g. 1,0")        \
+      "device numbers joined by + or - (no device), one per local rank, separated by commas, "     \
+      "e.g. 1,0 or 0+1,1+0")                                                                       \
     X(pelist, const char *, "PE numbers and ranges separated by commas, e.g. 0,2 or 1-3")          \
     X(path, const char *, "an absolute path, e.g. /opt/lib/libcuda-double.so")                     \
     X(policy, const char *, "one of bind, preferred")                                              \

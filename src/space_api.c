@@ -306,6 +306,7 @@ static int space_build(const char *routine, const shmem_space_config_t *config,
     if (space) {
         space->caps = space_caps(plan, made);
         space->alloc_policy = traits->alloc_policy;
+        space->device_index = traits->device_index;
     }
     *out = space;
     return 0;
@@ -381,11 +382,21 @@ static void space_offer_make(const char *routine, const shmem_space_config_t *co
                              struct space_traits *resolved, const struct kind_ops **kind, char *why,
                              size_t whylen)
 {
-    enum space_verdict verdict = space_reach(routine, config, kind);
-    if (space_traits_check(routine, config, traits) == SPACE_BAD_CONFIG)
+    int index = space_traits_device_index(traits);
+    enum space_verdict verdict = space_reach(routine, config, index, kind, why, whylen);
+    /* PREFERRED falls back to the PE's first device where it has not as many. */
+    if (verdict == SPACE_NO_DEVICE && index > 0 && space_traits_preferred(traits)) {
+        index = 0;
+        verdict = space_reach(routine, config, 0, kind, why, whylen);
+    }
+    if (space_traits_check(routine, config, traits) == SPACE_BAD_CONFIG) {
         verdict = SPACE_BAD_CONFIG;
-    if (verdict == SPACE_REACHABLE)
+        *why = 0; /* reported: whether this PE could hold it is beside the point */
+    }
+    if (verdict == SPACE_REACHABLE) {
         verdict = space_traits_resolve(config, traits, *kind, 1, resolved, why, whylen);
+        resolved->device_index = index;
+    }
     if (verdict == SPACE_BAD_CONFIG || verdict == SPACE_TOO_BIG || !outs_valid)
         offer[SPACE_OFFER_FLAGS] |= SPACE_OFFER_BAD;
     if (!outs_valid)

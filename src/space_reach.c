@@ -56,12 +56,27 @@ static const struct kind_ops *reach_kind(enum device_family family, int ordinal,
     }
 }
 
-/* The kind of this PE's GPU of family. Returns 0, or -1 when it has none or it cannot be used
- * (reported: a device that discovery found but the runtime refuses is worth knowing about). */
-static int reach_gpu(const char *routine, enum device_family family, const struct kind_ops **kind,
-                     size_t *capacity)
+/* The device at index of this PE's devices of family (discovery.h), or NULL with why where it
+ * has not as many. */
+static const struct device *reach_device(enum device_family family, int index, char *why,
+                                         size_t whylen)
 {
-    const struct device *gpu = rt.devices.chosen[family];
+    int n = rt.devices.n_chosen[family];
+    if (index >= 0 && index < n)
+        return rt.devices.chosen[family][index];
+    if (n)
+        snprintf(why, whylen, "device_index %d: this PE has %d %s device%s", index, n,
+                 discovery_family_name(family), n == 1 ? "" : "s");
+    return NULL;
+}
+
+/* The kind of this PE's GPU of family at index. Returns 0, or -1 when it has none or it cannot
+ * be used (reported: a device that discovery found but the runtime refuses is worth knowing
+ * about). */
+static int reach_gpu(const char *routine, enum device_family family, int index,
+                     const struct kind_ops **kind, size_t *capacity, char *absent, size_t len)
+{
+    const struct device *gpu = reach_device(family, index, absent, len);
     char why[160] = "";
     const struct kind_ops *found = gpu ? reach_kind(family, gpu->ordinal, why, sizeof(why)) : NULL;
     if (!found) {
@@ -79,12 +94,14 @@ void space_reach_program_gpus(void)
     enum device_family family = discovery_program_runtime(&rt.devices);
     const struct kind_ops *kind;
     size_t capacity;
+    char absent[96];
     if (family != DEVICE_FAMILIES && reach_gpus("shmem_init") == 0)
-        reach_gpu("shmem_init", family, &kind, &capacity);
+        reach_gpu("shmem_init", family, 0, &kind, &capacity, absent, sizeof(absent));
 }
 
 enum space_verdict space_reach(const char *routine, const shmem_space_config_t *config,
-                               const struct kind_ops **kind)
+                               int device_index, const struct kind_ops **kind, char *why,
+                               size_t whylen)
 {
     if (!config) {
         log_error(routine, "config is NULL");
@@ -102,6 +119,10 @@ enum space_verdict space_reach(const char *routine, const shmem_space_config_t *
     char where[160] = "";
     switch (config->device_type) {
     case SHMEM_DEVICE_CPU:
+        if (device_index != 0) {
+            snprintf(why, whylen, "device_index %d: the host is one device", device_index);
+            return SPACE_NO_DEVICE;
+        }
         *kind = &kind_host;
         capacity = space_reach_host_capacity(where, sizeof(where));
         break;
@@ -111,7 +132,7 @@ enum space_verdict space_reach(const char *routine, const shmem_space_config_t *
         /* Asked for, the test device answers on the PEs it lists and no other, even beside a
          * real GPU: a space's members must all have the same kind. */
         if (*rt.knobs.TEST_DEVICE_PES) {
-            const struct device *test = rt.devices.chosen[DEVICE_FAMILY_TEST];
+            const struct device *test = reach_device(DEVICE_FAMILY_TEST, device_index, why, whylen);
             if (!test)
                 return SPACE_NO_DEVICE;
             *kind = &kind_testdev;
@@ -120,17 +141,19 @@ enum space_verdict space_reach(const char *routine, const shmem_space_config_t *
         }
         /* The PE's GPU of any vendor: NVIDIA's where it has one, else AMD's. */
         if (reach_gpu(routine,
-                      rt.devices.chosen[DEVICE_FAMILY_CUDA] ? DEVICE_FAMILY_CUDA
-                                                            : DEVICE_FAMILY_HIP,
-                      kind, &capacity))
+                      rt.devices.n_chosen[DEVICE_FAMILY_CUDA] ? DEVICE_FAMILY_CUDA
+                                                              : DEVICE_FAMILY_HIP,
+                      device_index, kind, &capacity, why, whylen))
             return SPACE_NO_DEVICE;
         break;
     case SHMEM_DEVICE_CUDA:
-        if (reach_gpus(routine) || reach_gpu(routine, DEVICE_FAMILY_CUDA, kind, &capacity))
+        if (reach_gpus(routine) ||
+            reach_gpu(routine, DEVICE_FAMILY_CUDA, device_index, kind, &capacity, why, whylen))
             return SPACE_NO_DEVICE;
         break;
     case SHMEM_DEVICE_HIP:
-        if (reach_gpus(routine) || reach_gpu(routine, DEVICE_FAMILY_HIP, kind, &capacity))
+        if (reach_gpus(routine) ||
+            reach_gpu(routine, DEVICE_FAMILY_HIP, device_index, kind, &capacity, why, whylen))
             return SPACE_NO_DEVICE;
         break;
     default:
@@ -157,5 +180,6 @@ enum space_verdict space_reach_default(const char *name, size_t size, const stru
         if (!strcmp(name, types[i].name))
             config.device_type = types[i].type;
     *type = (int)config.device_type;
-    return space_reach("shmem_init", &config, kind);
+    char why[96];
+    return space_reach("shmem_init", &config, 0, kind, why, sizeof(why));
 }

@@ -13,10 +13,13 @@ enum space_verdict {
     SPACE_BAD_CONFIG, /* the configuration is invalid everywhere */
 };
 
-/* The verdict for config on this PE, and the kind to use when reachable. A bad configuration
- * is reported, naming routine and the bad value. */
+/* The verdict for config on this PE's device of the type at device_index (discovery.h; the
+ * host is one device), and the kind to use when reachable. A bad configuration is reported,
+ * naming routine and the bad value; why tells why this PE has no such device, where it has not
+ * as many. */
 enum space_verdict space_reach(const char *routine, const shmem_space_config_t *config,
-                               const struct kind_ops **kind);
+                               int device_index, const struct kind_ops **kind, char *why,
+                               size_t whylen);
 
 /* The verdict for a default space of size bytes on SHMEM_DEFAULT_SPACE's device type (a name the
  * knob table accepted: cpu, gpu, cuda or hip), with the type and the kind to use. */

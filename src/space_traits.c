@@ -140,13 +140,22 @@ enum space_verdict space_traits_check(const char *routine, const shmem_space_con
     if (traits_has(t, SHMEMX_SPACE_TRAIT_NUMA_DOMAIN) && !bad &&
         traits_check_domain(routine, t->numa_domain))
         bad = 1;
-    /* One device per PE and type for now: the PE's own (discovery.h). */
-    if (traits_has(t, SHMEMX_SPACE_TRAIT_DEVICE_INDEX) && t->device_index != 0) {
-        log_error(routine, "device_index %d: only 0, the PE's device of the type, is supported",
-                  t->device_index);
+    if (traits_has(t, SHMEMX_SPACE_TRAIT_DEVICE_INDEX) && t->device_index < 0) {
+        log_error(routine, "device_index %d is negative", t->device_index);
         bad = 1;
     }
     return bad ? SPACE_BAD_CONFIG : SPACE_REACHABLE;
+}
+
+int space_traits_device_index(const shmemx_space_traits_t *traits)
+{
+    return traits_has(traits, SHMEMX_SPACE_TRAIT_DEVICE_INDEX) ? traits->device_index : 0;
+}
+
+int space_traits_preferred(const shmemx_space_traits_t *traits)
+{
+    return traits_has(traits, SHMEMX_SPACE_TRAIT_ALLOC_POLICY) &&
+           traits->alloc_policy == SHMEMX_SPACE_POLICY_PREFERRED;
 }
 
 /* ---- Resolution: what this PE can hold ---- */
@@ -326,7 +335,7 @@ int shmemx_space_get_traits(shmem_space_t handle, shmemx_space_traits_t *traits)
         filled |= SHMEMX_SPACE_TRAIT_MEMORY;
     }
     if (want & SHMEMX_SPACE_TRAIT_DEVICE_INDEX) {
-        traits->device_index = 0;
+        traits->device_index = space->device_index;
         filled |= SHMEMX_SPACE_TRAIT_DEVICE_INDEX;
     }
     traits->mask = filled;

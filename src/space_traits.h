@@ -17,6 +17,7 @@ struct space_traits {
     size_t size; /* the space's size: whole pages of the page size asked for */
     struct placement placement;
     int alloc_policy; /* SHMEMX_SPACE_POLICY_* */
+    int device_index; /* which of the PE's devices of the type */
 };
 
 /* Checks traits (NULL: none) against config, whatever this PE reaches: SPACE_BAD_CONFIG, after
@@ -31,6 +32,10 @@ enum space_verdict space_traits_resolve(const shmem_space_config_t *config,
                                         const shmemx_space_traits_t *traits,
                                         const struct kind_ops *kind, int count_free,
                                         struct space_traits *out, char *why, size_t whylen);
+/* The device_index traits (NULL: none) ask for, 0 when they name none; and whether they fall
+ * back where they cannot hold (SHMEMX_SPACE_POLICY_PREFERRED). */
+int space_traits_device_index(const shmemx_space_traits_t *traits);
+int space_traits_preferred(const shmemx_space_traits_t *traits);
 /* How many huge pages of page bytes this node has free now, and how to reserve more. */
 void space_traits_huge_advice(size_t page, char *text, size_t len);
 /* The default heap's traits, as the SHMEM_SYMMETRIC_HEAP_* knobs give them. */

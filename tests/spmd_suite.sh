@@ -384,6 +384,22 @@ spmd_gpu_devices_tests() {
                 "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
         done
     done
+    # Several devices per PE (device_index): every PE all four, its own first; PEs with three,
+    # one and two devices (teams of the PEs that have the index); devices without peer access.
+    for np in $(nps 2 4); do
+        run "spmd/spaces_multi_device -np $np, $name: 4 devices on every PE" "${with_gpu[@]}" \
+            "$count=4" "${launch[@]}" "$np" "$build/tests/spmd/spaces_multi_device" 4
+    done
+    for np in $(nps 3); do
+        run "spmd/spaces_multi_device -np $np, $name: map 0+1+2,1,2+0" "${with_gpu[@]}" \
+            "$count=4" SHMEM_DEVICE_MAP=0+1+2,1,2+0 "${launch[@]}" "$np" \
+            "$build/tests/spmd/spaces_multi_device" 4
+    done
+    for np in $(nps 2); do
+        run "spmd/spaces_multi_device -np $np, $name: 2 devices, no peer access" "${with_gpu[@]}" \
+            "$count=2" STRATA_GPU_DOUBLE_PEERS=0 "${launch[@]}" "$np" \
+            "$build/tests/spmd/spaces_multi_device" 2
+    done
     # Peer access without native atomics between the devices: atomics go to their owners.
     for np in $(nps 2); do
         run "spmd/gpu_patterns -np $np, $name on $np devices, peer access without atomics" \

@@ -111,6 +111,11 @@ int main(void)
     check_knob("SHMEM_DEVICE_MAP", "1-2", 0);
     check_knob("SHMEM_DEVICE_MAP", "", 1);
     check_knob("SHMEM_DEVICE_MAP", "1,0,-,3", 1);
+    check_knob("SHMEM_DEVICE_MAP", "0+1,1+0,2+3+1", 1);
+    check_knob("SHMEM_DEVICE_MAP", "0+,1", 0);
+    check_knob("SHMEM_DEVICE_MAP", "+0", 0);
+    check_knob("SHMEM_DEVICE_MAP", "0++1", 0);
+    check_knob("SHMEM_DEVICE_MAP", "-+1", 0);
     check_knob("SHMEM_TEST_DEVICE_PES", "all", 0);
     check_knob("SHMEM_TEST_DEVICE_PES", "3-1", 0);
     check_knob("SHMEM_TEST_DEVICE_PES", "0,,2", 0);
