@@ -114,7 +114,7 @@ PE 0 .*shmem_init: 1 PE(s) could not start (PE 1 first
 oshrun: PE 1 aborted the job with status 1
 P
 expect "malformed SHMEM_DEVICE_MAP" nonzero ok SHMEM_DEVICE_MAP=garbage <<'P'
-2*invalid value 'garbage' for SHMEM_DEVICE_MAP: expected device numbers or -
+2*invalid value 'garbage' for SHMEM_DEVICE_MAP: expected device numbers joined by + or -
 P
 expect "malformed SHMEM_PROGRESS_THREAD" nonzero ok SHMEM_PROGRESS_THREAD=garbage <<'P'
 2*invalid value 'garbage' for SHMEM_PROGRESS_THREAD: expected auto, or one of

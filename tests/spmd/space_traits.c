@@ -295,6 +295,8 @@ static void check_invalid(void)
         traits_of(SHMEMX_SPACE_TRAIT_MEMORY, 0, 0, 0, 99),
         traits_of(SHMEMX_SPACE_TRAIT_MEMORY | SHMEMX_SPACE_TRAIT_NUMA_DOMAIN, 0, 0, 0,
                   SHMEMX_SPACE_MEMORY_HIGHEST_BANDWIDTH),
+        {SHMEMX_SPACE_TRAIT_DEVICE_INDEX, 0, 0, 0, 0, -1},
+        /* the host is one device: index 1 is on no PE (BIND) */
         {SHMEMX_SPACE_TRAIT_DEVICE_INDEX, 0, 0, 0, 0, 1},
         /* 1 GiB pages: none reserved (BIND) */
         traits_of(SHMEMX_SPACE_TRAIT_PAGE_SIZE, (size_t)1 << 30, 0, 0, 0),
@@ -303,6 +305,22 @@ static void check_invalid(void)
         shmem_space_t space = SHMEM_SPACE_DEFAULT;
         shmem_team_t team = SHMEM_TEAM_WORLD;
         CHECK(create(MIB, &bad[i], &space, &team) != 0, "invalid traits %zu rejected", i);
+    }
+    /* Under PREFERRED, index 1 of the host falls back to index 0, as reported. */
+    shmemx_space_traits_t second = {SHMEMX_SPACE_TRAIT_DEVICE_INDEX |
+                                        SHMEMX_SPACE_TRAIT_ALLOC_POLICY,
+                                    0,
+                                    SHMEMX_SPACE_POLICY_PREFERRED,
+                                    0,
+                                    0,
+                                    1};
+    shmem_space_t fell_back;
+    shmem_team_t everyone;
+    if (create(MIB, &second, &fell_back, &everyone) == 0) {
+        CHECK_EQ(got_traits(fell_back).device_index, 0);
+        destroy(fell_back, everyone);
+    } else {
+        CHECK(0, "device_index 1 under PREFERRED falls back on the host");
     }
     /* Host-memory traits on a GPU space are invalid everywhere, device or not. */
     shmem_space_config_t gpu = {SHMEM_DEVICE_GPU, MIB, SHMEM_SPACE_FLAG_DEFAULT};

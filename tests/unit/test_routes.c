@@ -33,7 +33,8 @@ static void check(const char *what, const struct kind_ops *kind, int node_direct
     if (node_direct && kind_can(kind, KIND_CAP_PEER_ATTACH))
         attached[0] = copies[0];
     struct route_inputs in = {ME, N_PES, node_peer, kind, transport, transport_cpu_atomics};
-    struct route_table table = {attached, member, ROUTE_NONE, ROUTE_NONE, 0};
+    struct route_table table = {
+        .copies = attached, .member = member, .here = ROUTE_NONE, .elsewhere = ROUTE_NONE};
     for (int pe = 0; pe < N_PES; pe++)
         UNIT_CHECK(route_of(&table, pe).kind == ROUTE_NONE, "%s: PE %d routed before computed",
                    what, pe);
@@ -95,8 +96,10 @@ static void check_refused(const char *what, const unsigned char *member, char *c
     unsigned char node_peer[N_PES] = {1, 0, 0, 0};
     char *copies_given[N_PES];
     memcpy(copies_given, attached, sizeof(copies_given));
-    struct route_inputs in = {ME, N_PES, node_peer, &kind_host, 0};
-    struct route_table table = {copies_given, member, ROUTE_NONE, ROUTE_NONE, 0};
+    struct route_inputs in = {
+        .my_pe = ME, .n_pes = N_PES, .node_peer = node_peer, .kind = &kind_host};
+    struct route_table table = {
+        .copies = copies_given, .member = member, .here = ROUTE_NONE, .elsewhere = ROUTE_NONE};
     UNIT_CHECK(route_table_compute(&in, &table) == -1, "%s", what);
 }
 
@@ -123,8 +126,10 @@ int main(void)
         const unsigned char all_here[N_PES] = {1, 1, 0, 0};
         unsigned char node_peer[N_PES] = {1, 0, 0, 0};
         char *attached[N_PES] = {copies[0], copies[1], NULL, NULL};
-        struct route_inputs in = {ME, N_PES, node_peer, &kind_host, 0};
-        struct route_table table = {attached, all_here, ROUTE_NONE, ROUTE_NONE, 0};
+        struct route_inputs in = {
+            .my_pe = ME, .n_pes = N_PES, .node_peer = node_peer, .kind = &kind_host};
+        struct route_table table = {
+            .copies = attached, .member = all_here, .here = ROUTE_NONE, .elsewhere = ROUTE_NONE};
         UNIT_CHECK(route_table_compute(&in, &table) == 0, "host on one node");
         UNIT_CHECK(route_of(&table, 0).cpu_atomics == copies[0] &&
                        route_of(&table, 1).cpu_atomics == copies[1],
