@@ -3,8 +3,9 @@
  * alive at once, each on the device its index names (the PE's own first, then the others by
  * locality, or as SHMEM_DEVICE_MAP lists them), its team exactly the PEs that have that many
  * devices; puts between PEs and between spaces, atomics and a reduction in each with every value
- * right; an index beyond every PE's devices fails on every PE under BIND, and under PREFERRED
- * falls back to index 0 on the PEs short of it, which shmemx_space_get_traits reports.
+ * right, and RMA between the spaces of one PE; an index beyond every PE's devices fails on every PE
+ * under BIND, and under PREFERRED falls back to index 0 on the PEs short of it, which
+ * shmemx_space_get_traits reports.
  *
  * Usage: spaces_multi_device DEVICES, the devices of the node (the double's count). On one node;
  * unbound PEs, so a PE's first device is its local rank's modulo DEVICES. */
@@ -88,7 +89,7 @@ static void check_values(const long *dev, int pe, int index, const char *what)
 struct on_device {
     shmem_space_t space;
     shmem_team_t team;
-    long *src, *dst, *sum, *counter;
+    long *src, *dst, *sum, *cross, *counter;
 };
 
 /* The spaces of every index some PE has, each with its team of those PEs. */
@@ -113,8 +114,10 @@ static void make_spaces(struct on_device *s, int count, const long *counts)
         s[k].src = shmem_space_malloc(s[k].space, N * sizeof(long));
         s[k].dst = shmem_space_malloc(s[k].space, N * sizeof(long));
         s[k].sum = shmem_space_malloc(s[k].space, N * sizeof(long));
+        s[k].cross = shmem_space_malloc(s[k].space, N * sizeof(long));
         s[k].counter = shmem_space_calloc(s[k].space, 1, sizeof(long));
-        CHECK(s[k].src && s[k].dst && s[k].sum && s[k].counter, "index %d: allocations", k);
+        CHECK(s[k].src && s[k].dst && s[k].sum && s[k].cross && s[k].counter,
+              "index %d: allocations", k);
         int at = gpu_runtime_device_of(s[k].src);
         CHECK(at == order[k], "index %d: the heap is on device %d, not %d", k, at, order[k]);
     }
@@ -170,12 +173,36 @@ static void exchange(struct on_device *s, int count)
     }
 }
 
+/* RMA between a PE's devices: a put into space k (k > 0) whose source is this PE's memory of
+ * space 0, on another of its devices, and a get of the next member's memory of space k into
+ * space 0's memory here. */
+static void between_spaces(struct on_device *s, int count)
+{
+    for (int k = 1; k < count; k++) {
+        int member = s[k].space != SHMEM_SPACE_INVALID, next = -1, prev = -1;
+        if (member) {
+            int rank = shmem_team_my_pe(s[k].team), size = shmem_team_n_pes(s[k].team);
+            next = shmem_team_translate_pe(s[k].team, (rank + 1) % size, SHMEM_TEAM_WORLD);
+            prev = shmem_team_translate_pe(s[k].team, (rank + size - 1) % size, SHMEM_TEAM_WORLD);
+            shmem_long_put(s[k].cross, s[0].src, N, next);
+        }
+        shmem_barrier_all();
+        if (member) {
+            check_values(s[k].cross, prev, 0, "put from space 0 of the previous member");
+            shmem_long_get(s[0].cross, s[k].src, N, next);
+            check_values(s[0].cross, next, k, "get of the next member's space into space 0");
+        }
+        shmem_barrier_all();
+    }
+}
+
 static void destroy_spaces(struct on_device *s, int count)
 {
     for (int k = 0; k < count; k++) {
         if (s[k].space == SHMEM_SPACE_INVALID)
             continue;
         shmem_space_free(s[k].space, s[k].counter);
+        shmem_space_free(s[k].space, s[k].cross);
         shmem_space_free(s[k].space, s[k].sum);
         shmem_space_free(s[k].space, s[k].dst);
         shmem_space_free(s[k].space, s[k].src);
@@ -228,6 +255,7 @@ int main(int argc, char **argv)
     struct on_device spaces[MAX_DEVICES] = {0};
     make_spaces(spaces, (int)most, counts);
     exchange(spaces, (int)most);
+    between_spaces(spaces, (int)most);
     shmem_barrier_all();
     destroy_spaces(spaces, (int)most);
     check_beyond((int)most);
