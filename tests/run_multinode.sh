@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The SPMD tests across nodes: a throwaway three-node Slurm cluster on this host
 # (cluster/slurm_nodes.sh), the SPMD suite's tests under srun on 2, 3 and 4 PEs over two nodes
-# placed in blocks, the tests that depend on placement again placed cyclically and over three nodes,
-# the collectives' algorithms with three PEs on each node, atomics, signals and collectives with
+# placed in blocks (the host-memory group on 3 and 4, the device groups on 4), the tests that
+# depend on placement again placed cyclically and over three nodes, the collectives'
+# algorithms with three PEs on each node, atomics, signals and collectives with
 # UCX's shared memory between the nodes (RMA and atomics of the transport's own, as InfiniBand
 # has), the suite's host-memory, network and device groups again over libfabric (tcp;ofi_rxm) and
 # the host-memory group again under Open MPI's mpirun with two faked hosts, both on 4 PEs (and
@@ -128,12 +129,19 @@ run "spmd/coll_algos -np 4 over 2 nodes, PE 0 without the bulk lane" "${launch[@
     "$build/tests/spmd/coll_algos"
 # Not the group with node peers through the network (spmd_via_network_tests): every peer is then
 # the network's, on one node as on two, and make check runs it over each network (its network
-# group, which runs here, puts node peers behind TCP too).
+# group, which runs here, puts node peers behind TCP too). For the same reason the host-memory
+# group leaves out 2 PEs, whose only peer is the network's, and the device groups run on 4 PEs,
+# two on each node, as in the lean run.
+min_pes_of_run=$min_pes
+[ "$min_pes" -lt 3 ] && min_pes=3
 spmd_tests
+min_pes=$min_pes_of_run
 spmd_network_tests
+min_pes=4
 spmd_device_tests
 spmd_cuda_tests
 spmd_hip_tests
+min_pes=$min_pes_of_run
 # The same between the nodes over libfabric's tcp;ofi_rxm, where the build has it, on 4 PEs: two
 # on each node, so both kinds of peer (2 and 3 PEs test the collectives' shapes, which do not
 # depend on the network, and 2 only network peers, as make check's libfabric groups do). The
