@@ -75,6 +75,70 @@ int shmemx_space_get_traits(shmem_space_t space, shmemx_space_traits_t *traits);
 /* shmem_align for a space: collective over the space's team. */
 void *shmemx_space_align(shmem_space_t space, size_t alignment, size_t size);
 
+/* ---- Work in a GPU stream's order (docs/gpu.md) ----
+ * Each routine takes the arguments of its host-ordered routine and a stream (a CUstream or
+ * cudaStream_t for CUDA spaces, a hipStream_t for HIP spaces; NULL: the legacy default stream of
+ * the calling thread's context), returns once its work is enqueued, and runs when the stream
+ * reaches it, after the stream's earlier work and before its later work. The stream must be of
+ * the device and context of the GPU space it touches; a host-memory space takes any stream of the
+ * runtime in use. Every routine may be captured into a graph (CUDA, HIP). */
+#define STRATA_DECL_STREAM_RMA(T, N, ...)                                                          \
+    void shmemx_##N##_put_on_stream(T *dest, const T *source, size_t nelems, int pe,               \
+                                    void *stream);                                                 \
+    void shmemx_##N##_put_nbi_on_stream(T *dest, const T *source, size_t nelems, int pe,           \
+                                        void *stream);                                             \
+    void shmemx_##N##_get_on_stream(T *dest, const T *source, size_t nelems, int pe,               \
+                                    void *stream);                                                 \
+    void shmemx_##N##_get_nbi_on_stream(T *dest, const T *source, size_t nelems, int pe,           \
+                                        void *stream);
+STRATA_RMA_TYPES(STRATA_DECL_STREAM_RMA)
+#undef STRATA_DECL_STREAM_RMA
+void shmemx_putmem_on_stream(void *dest, const void *source, size_t nelems, int pe, void *stream);
+void shmemx_putmem_nbi_on_stream(void *dest, const void *source, size_t nelems, int pe,
+                                 void *stream);
+void shmemx_getmem_on_stream(void *dest, const void *source, size_t nelems, int pe, void *stream);
+void shmemx_getmem_nbi_on_stream(void *dest, const void *source, size_t nelems, int pe,
+                                 void *stream);
+void shmemx_putmem_signal_on_stream(void *dest, const void *source, size_t nelems,
+                                    uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+                                    void *stream);
+void shmemx_putmem_signal_nbi_on_stream(void *dest, const void *source, size_t nelems,
+                                        uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+                                        void *stream);
+void shmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+                                void *stream);
+void shmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int cmp, uint64_t cmp_value,
+                                        void *stream);
+/* The stream's later work sees every earlier on-stream operation complete at its target. */
+void shmemx_quiet_on_stream(void *stream);
+void shmemx_barrier_all_on_stream(void *stream);
+int shmemx_barrier_on_stream(shmem_team_t team, void *stream);
+void shmemx_sync_all_on_stream(void *stream);
+int shmemx_team_sync_on_stream(shmem_team_t team, void *stream);
+int shmemx_broadcastmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems,
+                                  int PE_root, void *stream);
+int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems,
+                                 void *stream);
+int shmemx_alltoallmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems,
+                                 void *stream);
+#define STRATA_DECL_STREAM_REDUCE(T, N, OP)                                                        \
+    int shmemx_##N##_##OP##_reduce_on_stream(shmem_team_t team, T *dest, const T *source,          \
+                                             size_t nreduce, void *stream);
+#define STRATA_DECL_STREAM_BITWISE(T, N, ...)                                                      \
+    STRATA_DECL_STREAM_REDUCE(T, N, and)                                                           \
+    STRATA_DECL_STREAM_REDUCE(T, N, or) STRATA_DECL_STREAM_REDUCE(T, N, xor)
+#define STRATA_DECL_STREAM_MINMAX(T, N, ...)                                                       \
+    STRATA_DECL_STREAM_REDUCE(T, N, max) STRATA_DECL_STREAM_REDUCE(T, N, min)
+#define STRATA_DECL_STREAM_SUM(T, N, ...)                                                          \
+    STRATA_DECL_STREAM_REDUCE(T, N, sum) STRATA_DECL_STREAM_REDUCE(T, N, prod)
+STRATA_REDUCE_BITWISE_TYPES(STRATA_DECL_STREAM_BITWISE, _)
+STRATA_REDUCE_MINMAX_TYPES(STRATA_DECL_STREAM_MINMAX, _)
+STRATA_REDUCE_SUM_TYPES(STRATA_DECL_STREAM_SUM, _)
+#undef STRATA_DECL_STREAM_REDUCE
+#undef STRATA_DECL_STREAM_BITWISE
+#undef STRATA_DECL_STREAM_MINMAX
+#undef STRATA_DECL_STREAM_SUM
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

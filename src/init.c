@@ -5,6 +5,7 @@
 #include "runtime.h"
 #include "space_traits.h"
 #include "staged.h"
+#include "stream.h"
 #include "team.h"
 
 #include <errno.h>
@@ -623,6 +624,8 @@ void shmem_finalize(void)
 {
     if (rt.init_count <= 0)
         return;
+    if (rt.init_count == 1)
+        stream_fini(); /* the agent's collectives would run beside finalize's */
     shmem_barrier_all();
     if (--rt.init_count > 0)
         return;

@@ -339,6 +339,33 @@ spmd_gpu_tests() {
         run "spmd/gpu_patterns -np $np, $name (the GPU's own memsets moved)" "${with_gpu[@]}" \
             "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
     done
+    # Work in a stream's order, on streams that run by themselves (the doubles' threads): the GPU
+    # shared by the PEs, and node peers reached through the transport instead of attached.
+    for np in $(nps 1 2 4); do
+        run "spmd/gpu_streams -np $np, $name" "${with_gpu[@]}" STRATA_GPU_DOUBLE_ASYNC=1 \
+            "${launch[@]}" "$np" "$build/tests/spmd/gpu_streams"
+    done
+    for np in $(nps 2); do
+        run "spmd/gpu_streams -np $np, $name through the transport" "${with_gpu[@]}" \
+            STRATA_GPU_DOUBLE_ASYNC=1 SHMEM_NODE_DIRECT=0 "${launch[@]}" "$np" \
+            "$build/tests/spmd/gpu_streams"
+    done
+    # Mistakes on a stream: one line naming the routine and the value, the job ended.
+    local what pattern
+    for what in destroyed:"shmemx_putmem_on_stream: stream 0x[0-9a-f]* is not a live" \
+        context:"shmemx_putmem_on_stream: stream 0x[0-9a-f]* is not of [A-Z]* device [0-9]" \
+        sig_op:"shmemx_signal_op_on_stream: sig_op 7 is neither" \
+        root:"shmemx_broadcastmem_on_stream: PE_root 5 is not a rank of the team" \
+        private:"shmemx_fcollectmem_on_stream: dest 0x[0-9a-f]* and source 0x[0-9a-f]* must both be symmetric" \
+        noruntime:"shmemx_quiet_on_stream: no GPU runtime is in use on this PE"; do
+        pattern=${what#*:}
+        what=${what%%:*}
+        run "spmd/gpu_streams -np 2, $name: the error of a $what stream call" bash -c \
+            'out=$("${@:2}" 2>&1); rc=$?; echo "$out"; [ $rc -ne 0 ] && grep -q -- "$1" <<<"$out"' \
+            _ "$pattern" "${with_gpu[@]}" STRATA_GPU_DOUBLE_ASYNC=1 SHMEM_DEBUG=1 \
+            STRATA_CUDA_DOUBLE_DEVICES=2 STRATA_HIP_DOUBLE_DEVICES=2 "${launch[@]}" 2 \
+            "$build/tests/spmd/gpu_streams" error "$what"
+    done
     for np in $(nps 2 4); do
         run "spmd/rma_mix -np $np, $name on every PE" "${with_gpu[@]}" \
             STRATA_TEST_GPU_PES=0-$((np - 1)) "${launch[@]}" "$np" "$build/tests/spmd/rma_mix"
@@ -382,6 +409,9 @@ spmd_gpu_devices_tests() {
             run "spmd/gpu_patterns -np $np, $name on $np devices, peer access $peers" \
                 "${with_gpu[@]}" "$count=$np" SHMEM_DEVICE_MAP="$map" STRATA_GPU_DOUBLE_PEERS=$peers \
                 "${launch[@]}" "$np" "$build/tests/spmd/gpu_patterns"
+            run "spmd/gpu_streams -np $np, $name on $np devices, peer access $peers" \
+                "${with_gpu[@]}" "$count=$np" SHMEM_DEVICE_MAP="$map" STRATA_GPU_DOUBLE_PEERS=$peers \
+                STRATA_GPU_DOUBLE_ASYNC=1 "${launch[@]}" "$np" "$build/tests/spmd/gpu_streams"
         done
     done
     # Several devices per PE (device_index): every PE all four, its own first; PEs with three,

@@ -235,6 +235,56 @@ static unsigned cuda_peer(struct gpu_device *dev, int ordinal)
     return GPU_PEER_ACCESS | (atomics ? GPU_PEER_ATOMICS : 0);
 }
 
+/* ---- A stream of the program's ---- */
+
+static uintptr_t cuda_owner(struct gpu_device *dev)
+{
+    return (uintptr_t)cuda_of(dev)->context;
+}
+
+static int cuda_stream_owner(void *stream, uintptr_t *owner)
+{
+    CUcontext context = NULL;
+    CUresult rc = cuda.cuStreamGetCtx(stream, &context);
+    *owner = (uintptr_t)context;
+    return rc == CUDA_SUCCESS && !context ? CUDA_ERROR_INVALID_CONTEXT : rc;
+}
+
+static uintptr_t cuda_swap_current(uintptr_t owner)
+{
+    CUcontext current = NULL;
+    cuda_check(cuda.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    if ((uintptr_t)current != owner)
+        cuda_check(cuda.cuCtxSetCurrent((CUcontext)owner), "cuCtxSetCurrent (a stream's context)");
+    return (uintptr_t)current;
+}
+
+static int cuda_write_value(void *stream, void *word, uint64_t value)
+{
+    return cuda.cuStreamWriteValue64(stream, cuda_address(word), value,
+                                     CU_STREAM_WRITE_VALUE_DEFAULT);
+}
+
+static int cuda_wait_value(void *stream, const void *word, uint64_t value, int equal)
+{
+    return cuda.cuStreamWaitValue64(stream, cuda_address(word), value,
+                                    equal ? CU_STREAM_WAIT_VALUE_EQ : CU_STREAM_WAIT_VALUE_GEQ);
+}
+
+static int cuda_capturing(void *stream, int *capturing)
+{
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult rc = cuda.cuStreamIsCapturing(stream, &status);
+    *capturing = status != CU_STREAM_CAPTURE_STATUS_NONE;
+    return rc;
+}
+
+static void cuda_capture_relax(void)
+{
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    cuda_check(cuda.cuThreadExchangeStreamCaptureMode(&mode), "cuThreadExchangeStreamCaptureMode");
+}
+
 static int cuda_device_of(struct gpu_device *dev, const void *ptr)
 {
     int ordinal = cuda_vmm_device_of(ptr);
@@ -257,6 +307,9 @@ static const struct gpu_runtime cuda_runtime = {
     .reduce = cuda_reduce,
     .scratch = cuda_scratch,
     .device_of = cuda_device_of,
+    .prepare = cuda_kernels_prepare,
+    .wait_kernel = cuda_wait_kernel,
+    .atomic_async = cuda_atomic_async,
 };
 
 const struct kind_ops *kind_cuda_use(const struct kind_gpu_setup *setup, char *why, size_t whylen)

@@ -33,6 +33,11 @@
     X(cuStreamCreateWithPriority)                                                                  \
     X(cuStreamSynchronize)                                                                         \
     X(cuStreamQuery)                                                                               \
+    X(cuStreamGetCtx)                                                                              \
+    X(cuStreamWriteValue64)                                                                        \
+    X(cuStreamWaitValue64)                                                                         \
+    X(cuStreamIsCapturing)                                                                         \
+    X(cuThreadExchangeStreamCaptureMode)                                                           \
     X(cuIpcGetMemHandle)                                                                           \
     X(cuIpcOpenMemHandle)                                                                          \
     X(cuIpcCloseMemHandle)                                                                         \

@@ -22,7 +22,9 @@ struct cuda_kernels {
     CUfunction amo[2]; /* 32 and 64 bits */
     CUfunction reduce[KIND_REDUCTIONS_COUNT];
     CUfunction scatter;
+    CUfunction wait;
     volatile uint64_t *amo_old; /* mapped pinned host memory */
+    uint64_t *amo_sink;         /* where atomics on a program's stream leave the old value */
 };
 
 /* What the CUDA kind keeps of a device it uses (gpu_device.state). */
@@ -79,6 +81,13 @@ uint64_t cuda_atomic(struct gpu_device *dev, void *word, enum transport_amo op, 
 void cuda_reduce(struct gpu_device *dev, void *acc, const void *in, size_t count,
                  enum kind_reduction what);
 void *cuda_scratch(struct gpu_device *dev, size_t bytes);
+/* Loads dev's kernels now (gpu_runtime.prepare). */
+void cuda_kernels_prepare(struct gpu_device *dev);
+/* Kernels on a stream of the program's (gpu_runtime.wait_kernel, atomic_async). */
+int cuda_wait_kernel(struct gpu_device *dev, void *stream, const void *word, int cmp,
+                     uint64_t value);
+int cuda_atomic_async(struct gpu_device *dev, void *stream, void *word, enum transport_amo op,
+                      uint64_t value);
 /* Issues count writes (entries and data in mapped host memory) as one kernel on stream. */
 void cuda_scatter(struct gpu_device *dev, const struct gpu_batch_entry *entries, const char *data,
                   unsigned count, void *stream);

@@ -144,13 +144,39 @@ static const char *const cuda_reduce_names[KIND_REDUCTIONS_COUNT] = {
                                                      "  ret;\n"                                    \
                                                      "}\n"
 
+/* ---- PTX: a wait on a stream ---- */
+
+/* strata_wait(word, cmp, value): one thread reads the word until it compares to value as cmp
+ * (SHMEM_CMP_EQ .. SHMEM_CMP_LE, unsigned) says. */
+#define CUDA_WAIT_TEST(CMP, SETP)                                                                  \
+    "  setp.eq.u32 %q, %c, " #CMP ";\n"                                                            \
+    "  setp." SETP ".u64 %p, %w, %v;\n"                                                            \
+    "  and.pred %r, %q, %p;\n"                                                                     \
+    "  @%r bra DONE;\n"
+#define CUDA_WAIT_PTX                                                                              \
+    ".visible .entry strata_wait(.param .u64 word, .param .u32 cmp, .param .u64 value)\n"          \
+    "{\n"                                                                                          \
+    "  .reg .u64 %a, %v, %w;\n"                                                                    \
+    "  .reg .u32 %c;\n"                                                                            \
+    "  .reg .pred %p, %q, %r;\n"                                                                   \
+    "  ld.param.u64 %a, [word];\n"                                                                 \
+    "  ld.param.u32 %c, [cmp];\n"                                                                  \
+    "  ld.param.u64 %v, [value];\n"                                                                \
+    "LOOP:\n"                                                                                      \
+    "  ld.volatile.u64 %w, [%a];\n" CUDA_WAIT_TEST(1, "eq") CUDA_WAIT_TEST(2, "ne")                \
+        CUDA_WAIT_TEST(3, "gt") CUDA_WAIT_TEST(4, "ge") CUDA_WAIT_TEST(5, "lt")                    \
+            CUDA_WAIT_TEST(6, "le") "  bra LOOP;\n"                                                \
+                                    "DONE:\n"                                                      \
+                                    "  ret;\n"                                                     \
+                                    "}\n"
+
 /* ---- Loading ---- */
 
 static const char cuda_ptx[] =
     ".version 6.0\n"
     ".target sm_60\n"
     ".address_size 64\n" CUDA_AMO_KERNEL(32, "b32") CUDA_AMO_KERNEL(64, "b64")
-        KIND_REDUCTIONS(CUDA_REDUCE_SOURCE) CUDA_SCATTER_PTX;
+        KIND_REDUCTIONS(CUDA_REDUCE_SOURCE) CUDA_SCATTER_PTX CUDA_WAIT_PTX;
 
 static pthread_mutex_t cuda_kernels_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -177,9 +203,11 @@ static struct cuda_kernels *cuda_kernels_load(struct gpu_device *dev)
         for (int r = KIND_REDUCE_NONE + 1; r < KIND_REDUCTIONS_COUNT; r++)
             k->reduce[r] = cuda_kernel(module, cuda_reduce_names[r]);
         k->scatter = cuda_kernel(module, "strata_scatter");
-        cuda_check(cuda.cuMemHostAlloc(&old, sizeof(uint64_t), CU_MEMHOSTALLOC_DEVICEMAP),
+        k->wait = cuda_kernel(module, "strata_wait");
+        cuda_check(cuda.cuMemHostAlloc(&old, 2 * sizeof(uint64_t), CU_MEMHOSTALLOC_DEVICEMAP),
                    "cuMemHostAlloc");
         k->amo_old = old;
+        k->amo_sink = (uint64_t *)old + 1;
         __atomic_store_n(&k->loaded, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&cuda_kernels_lock);
@@ -268,4 +296,32 @@ void cuda_scatter(struct gpu_device *dev, const struct gpu_batch_entry *entries,
     cuda_check(cuda.cuLaunchKernel(k->scatter, blocks, 1, 1, CUDA_SCATTER_BLOCK, 1, 1, 0,
                                    (CUstream)stream, args, NULL),
                "cuLaunchKernel (batch)");
+}
+
+/* ---- On a stream of the program's, in its context: launches only, nothing waited for ---- */
+
+void cuda_kernels_prepare(struct gpu_device *dev)
+{
+    cuda_kernels_load(dev);
+}
+
+int cuda_wait_kernel(struct gpu_device *dev, void *stream, const void *word, int cmp,
+                     uint64_t value)
+{
+    struct cuda_kernels *k = cuda_kernels_load(dev);
+    CUdeviceptr address = cuda_address(word);
+    unsigned code = (unsigned)cmp;
+    void *args[] = {&address, &code, &value};
+    return cuda.cuLaunchKernel(k->wait, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream, args, NULL);
+}
+
+int cuda_atomic_async(struct gpu_device *dev, void *stream, void *word, enum transport_amo op,
+                      uint64_t value)
+{
+    struct cuda_kernels *k = cuda_kernels_load(dev);
+    CUdeviceptr address = cuda_address(word), old = cuda_address(k->amo_sink);
+    unsigned code = (unsigned)op;
+    uint64_t compare = 0;
+    void *args[] = {&address, &code, &value, &compare, &old};
+    return cuda.cuLaunchKernel(k->amo[1], 1, 1, 1, 1, 1, 1, 0, (CUstream)stream, args, NULL);
 }

@@ -48,6 +48,11 @@ int gpu_device_lost(struct gpu_device *dev)
     return __atomic_load_n(&dev->lost, __ATOMIC_RELAXED);
 }
 
+const struct gpu_runtime *gpu_runtime_in_use(void)
+{
+    return __atomic_load_n(&gpu_devices_used, __ATOMIC_ACQUIRE) ? gpu_runtime_used : NULL;
+}
+
 void gpu_leave_scope(const struct gpu_entered *entered)
 {
     entered->dev->rt->leave(entered->dev, entered->previous);
@@ -168,6 +173,16 @@ static const struct kind_ops *gpu_add(const struct gpu_runtime *rt,
     }
     if (gpu_open(&gpu_devices[n], rt, setup->ordinal, setup->runtime_path, why, whylen))
         return NULL;
+    if (n == 0) {
+        uintptr_t previous = rt->enter(&gpu_devices[0]);
+        int failed = gpu_stream_setup(&gpu_devices[0]);
+        rt->leave(&gpu_devices[0], previous);
+        if (failed) {
+            snprintf(why, whylen, "%s device %d has no mapped host memory for stream work",
+                     rt->name, setup->ordinal);
+            return NULL;
+        }
+    }
     gpu_n_pes = setup->n_pes;
     gpu_copy_engines_only = setup->copy_engines_only;
     gpu_runtime_used = rt;
@@ -213,6 +228,8 @@ int gpu_create(struct gpu_device *dev, const char *prefix, size_t size, struct k
     size_t align = mem->align, len = size ? size : 1;
     void *block;
     GPU_ENTERED(dev);
+    if (dev->rt->prepare)
+        dev->rt->prepare(dev);
     if (dev->rt->alloc(dev, &block, len, align, mem->wish))
         return -1;
     if ((uintptr_t)block % align) {

@@ -84,6 +84,20 @@ struct gpu_runtime {
     int (*device_busid)(int ordinal, char *busid, int len);
     int (*device_by_busid)(const char *busid);
     unsigned (*peer)(struct gpu_device *dev, int ordinal);
+    /* ---- A stream of the program's (gpu_stream.c) ----
+     * What owns work on dev, and on stream (a destroyed stream is an error): the CUDA context, the
+     * HIP device + 1. swap_current makes an owner current on the thread, returning what was. */
+    uintptr_t (*owner)(struct gpu_device *dev);
+    int (*stream_owner)(void *stream, uintptr_t *owner);
+    uintptr_t (*swap_current)(uintptr_t owner);
+    /* Stream memory operations on a 64-bit word of device or mapped pinned memory: a write after
+     * the stream's earlier work, and a wait for *word == value (equal) or >= value. */
+    int (*write_value)(void *stream, void *word, uint64_t value);
+    int (*wait_value)(void *stream, const void *word, uint64_t value, int equal);
+    int (*capturing)(void *stream, int *capturing);
+    /* The calling thread's unsafe calls (allocations, synchronous copies) are allowed while
+     * another thread captures a stream. */
+    void (*capture_relax)(void);
     /* Optional: issues count writes (entries and data in mapped host memory) as one kernel on
      * stream, of dev; without it (or with gpu_copy_engines_only) each write of a batch is a copy
      * of its own. */
@@ -97,6 +111,15 @@ struct gpu_runtime {
                    enum kind_reduction what);
     void *(*scratch)(struct gpu_device *dev, size_t bytes);
     int (*device_of)(struct gpu_device *dev, const void *ptr);
+    /* Optional: readies dev's kernels when a heap is made on it, so that none is loaded (nor
+     * memory allocated) by a call that a program captures into a graph. */
+    void (*prepare)(struct gpu_device *dev);
+    /* Optional, kernels on a stream of the program's: a wait until *word cmp value (SHMEM_CMP_*),
+     * and an atomic on an 8-byte word whose old value nobody reads. */
+    int (*wait_kernel)(struct gpu_device *dev, void *stream, const void *word, int cmp,
+                       uint64_t value);
+    int (*atomic_async)(struct gpu_device *dev, void *stream, void *word, enum transport_amo op,
+                        uint64_t value);
 };
 
 /* The calls every runtime supplies, as <prefix>_<call> functions of its kind's file. */
@@ -108,7 +131,10 @@ struct gpu_runtime {
     .host_register = P##_host_register, .host_unregister = P##_host_unregister,                    \
     .host_alloc_mapped = P##_host_alloc_mapped, .host_range = P##_host_range,                      \
     .memory = P##_memory, .device_count = P##_device_count, .device_busid = P##_device_busid,      \
-    .device_by_busid = P##_device_by_busid, .peer = P##_peer
+    .device_by_busid = P##_device_by_busid, .peer = P##_peer, .owner = P##_owner,                  \
+    .stream_owner = P##_stream_owner, .swap_current = P##_swap_current,                            \
+    .write_value = P##_write_value, .wait_value = P##_wait_value, .capturing = P##_capturing,      \
+    .capture_relax = P##_capture_relax
 
 /* ---- The devices a PE uses (gpu.c) ---- */
 #define GPU_DEVICES_MAX 8  /* at once, per PE */
@@ -183,6 +209,13 @@ void gpu_reduce(struct gpu_device *dev, void *acc, const void *in, size_t count,
 void *gpu_scratch(struct gpu_device *dev, size_t bytes);
 int gpu_device_of(struct gpu_device *dev, const void *ptr);
 void gpu_host_unmapping(struct gpu_device *dev, void *base, size_t len);
+
+/* ---- A stream of the program's (gpu_stream.c; the interface is stream.h) ---- */
+/* Sets up what on-stream work needs of the runtime, with its first device (dev, entered): the
+ * host words the handoff to the library's agent goes through. Returns 0 or -1. */
+int gpu_stream_setup(struct gpu_device *dev);
+/* The process's GPU runtime, once a device is set up (else NULL). */
+const struct gpu_runtime *gpu_runtime_in_use(void);
 
 /* ---- Batched small writes (gpu_batch.c): each queue's own, applied on its stream ---- */
 #define GPU_BATCH_SMALL 512 /* bytes: larger writes are copies of their own */

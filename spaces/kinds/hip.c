@@ -12,12 +12,16 @@
  * HIP heaps take the owner route (only the owner updates its words, reading, modifying and writing
  * them through copies under a lock; node peers ask it to), reductions on them are staged through
  * host memory, and each write of a batch is a copy of its own. */
+#include "../../common/log.h"
 #include "../runtimes/device_runtime.h"
 #include "gpu.h"
 
 #include <hip/hip_runtime_api.h>
 #include <stdio.h>
 #include <string.h>
+
+/* HIP 6 declares it; older headers do not, though their runtimes have it. */
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device);
 
 /* Every entry point used, by its name in hip_runtime_api.h. */
 #define HIP_RUNTIME_CALLS(X)                                                                       \
@@ -44,7 +48,12 @@
     X(hipDeviceGetPCIBusId)                                                                        \
     X(hipDeviceGetByPCIBusId)                                                                      \
     X(hipDeviceCanAccessPeer)                                                                      \
-    X(hipPointerGetAttribute)
+    X(hipPointerGetAttribute)                                                                      \
+    X(hipStreamGetDevice)                                                                          \
+    X(hipStreamWriteValue64)                                                                       \
+    X(hipStreamWaitValue64)                                                                        \
+    X(hipStreamIsCapturing)                                                                        \
+    X(hipThreadExchangeStreamCaptureMode)
 
 static struct {
 #define HIP_RUNTIME_FIELD(fn) __typeof__(fn) *fn;
@@ -283,6 +292,58 @@ static unsigned hip_peer(struct gpu_device *dev, int ordinal)
                    access
                ? GPU_PEER_ACCESS
                : 0;
+}
+
+/* ---- A stream of the program's ---- */
+
+static uintptr_t hip_owner(struct gpu_device *dev)
+{
+    return (uintptr_t)hip_of(dev)->ordinal + 1;
+}
+
+static int hip_stream_owner(void *stream, uintptr_t *owner)
+{
+    hipDevice_t device = -1;
+    hipError_t rc = hip.hipStreamGetDevice(stream, &device);
+    *owner = (uintptr_t)device + 1;
+    return rc;
+}
+
+static uintptr_t hip_swap_current(uintptr_t owner)
+{
+    int current = -1;
+    if (hip.hipGetDevice(&current) != hipSuccess ||
+        ((uintptr_t)current + 1 != owner && hip.hipSetDevice((int)owner - 1) != hipSuccess))
+        log_fatal("spaces", "HIP cannot make device %d current for a stream's work",
+                  (int)owner - 1);
+    return (uintptr_t)current + 1;
+}
+
+static int hip_write_value(void *stream, void *word, uint64_t value)
+{
+    return hip.hipStreamWriteValue64(stream, word, value, 0);
+}
+
+static int hip_wait_value(void *stream, const void *word, uint64_t value, int equal)
+{
+    return hip.hipStreamWaitValue64(stream, (void *)(uintptr_t)word, value,
+                                    equal ? hipStreamWaitValueEq : hipStreamWaitValueGte,
+                                    ~(uint64_t)0);
+}
+
+static int hip_capturing(void *stream, int *capturing)
+{
+    hipStreamCaptureStatus status = hipStreamCaptureStatusNone;
+    hipError_t rc = hip.hipStreamIsCapturing(stream, &status);
+    *capturing = status != hipStreamCaptureStatusNone;
+    return rc;
+}
+
+static void hip_capture_relax(void)
+{
+    hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
+    if (hip.hipThreadExchangeStreamCaptureMode(&mode) != hipSuccess)
+        log_fatal("spaces", "HIP cannot relax the library thread's stream capture mode");
 }
 
 static const struct gpu_runtime hip_runtime = {

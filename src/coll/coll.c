@@ -9,6 +9,9 @@
  * channel counters (trees, rings, pairwise exchange, recursive doubling). */
 #include "coll.h"
 
+#include "../stream.h"
+
+#include <shmemx.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,6 +350,71 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
                            coll_alltoalls(&g_, dest, source, dst, sst, nelems, 1));
 }
 
+/* ---- On a stream (shmemx.h): the library's agent runs these in the stream's order ---- */
+static int coll_stream_broadcast(const struct stream_collective *c)
+{
+    return TEAM_COLLECTIVE(c->routine, c->team, c->dest, c->source,
+                           coll_broadcast(&g_, c->dest, c->source, c->count * c->elem, c->root, 1));
+}
+
+static int coll_stream_fcollect(const struct stream_collective *c)
+{
+    return TEAM_COLLECTIVE(c->routine, c->team, c->dest, c->source,
+                           coll_collect(&g_, c->dest, c->source, c->count * c->elem, 1));
+}
+
+static int coll_stream_alltoall(const struct stream_collective *c)
+{
+    return TEAM_COLLECTIVE(c->routine, c->team, c->dest, c->source,
+                           coll_alltoalls(&g_, c->dest, c->source, 1, 1, c->count, c->elem));
+}
+
+static int coll_stream_reduce(const struct stream_collective *c)
+{
+    return TEAM_COLLECTIVE(c->routine, c->team, c->dest, c->source,
+                           coll_reduce(&g_, c->dest, c->source, c->count, c->elem, 0, c->combine));
+}
+
+int shmemx_broadcastmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems,
+                                  int PE_root, void *stream)
+{
+    return stream_collective(stream,
+                             &(struct stream_collective){.routine = "shmemx_broadcastmem_on_stream",
+                                                         .team = team,
+                                                         .dest = dest,
+                                                         .source = source,
+                                                         .count = nelems,
+                                                         .elem = 1,
+                                                         .root = PE_root,
+                                                         .run = coll_stream_broadcast});
+}
+
+int shmemx_fcollectmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems,
+                                 void *stream)
+{
+    return stream_collective(stream,
+                             &(struct stream_collective){.routine = "shmemx_fcollectmem_on_stream",
+                                                         .team = team,
+                                                         .dest = dest,
+                                                         .source = source,
+                                                         .count = nelems,
+                                                         .elem = 1,
+                                                         .run = coll_stream_fcollect});
+}
+
+int shmemx_alltoallmem_on_stream(shmem_team_t team, void *dest, const void *source, size_t nelems,
+                                 void *stream)
+{
+    return stream_collective(stream,
+                             &(struct stream_collective){.routine = "shmemx_alltoallmem_on_stream",
+                                                         .team = team,
+                                                         .dest = dest,
+                                                         .source = source,
+                                                         .count = nelems,
+                                                         .elem = 1,
+                                                         .run = coll_stream_alltoall});
+}
+
 #define COMBINE_and(a, b) ((a) & (b))
 #define COMBINE_or(a, b) ((a) | (b))
 #define COMBINE_xor(a, b) ((a) ^ (b))
@@ -370,6 +438,19 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
         return TEAM_COLLECTIVE(                                                                    \
             "shmem_" #N "_" #OP "_reduce", team, dest, source,                                     \
             coll_reduce(&g_, dest, source, nreduce, sizeof(T), 0, combine_##N##_##OP));            \
+    }                                                                                              \
+    int shmemx_##N##_##OP##_reduce_on_stream(shmem_team_t team, T *dest, const T *source,          \
+                                             size_t nreduce, void *stream)                         \
+    {                                                                                              \
+        return stream_collective(stream, &(struct stream_collective){                              \
+                                             .routine = "shmemx_" #N "_" #OP "_reduce_on_stream",  \
+                                             .team = team,                                         \
+                                             .dest = dest,                                         \
+                                             .source = source,                                     \
+                                             .count = nreduce,                                     \
+                                             .elem = sizeof(T),                                    \
+                                             .combine = combine_##N##_##OP,                        \
+                                             .run = coll_stream_reduce});                          \
     }
 #define DEFINE_REDUCE_BITWISE(T, N, ...)                                                           \
     DEFINE_REDUCE(T, N, and) DEFINE_REDUCE(T, N, or) DEFINE_REDUCE(T, N, xor)

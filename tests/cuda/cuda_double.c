@@ -25,6 +25,8 @@ static CUresult status(enum double_status s)
         [DOUBLE_NOT_REGISTERED] = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
         [DOUBLE_NOT_FOUND] = CUDA_ERROR_NOT_FOUND,
         [DOUBLE_PEER_UNSUPPORTED] = CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
+        [DOUBLE_CAPTURE_UNSUPPORTED] = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+        [DOUBLE_CAPTURE_INVALIDATED] = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
     };
     return codes[s];
 }
@@ -250,9 +252,17 @@ EXPORT CUresult cuCtxGetDevice(CUdevice *device)
             return CUDA_ERROR_INVALID_HANDLE;                                                      \
     } while (0)
 
+/* What a capture in global mode refuses of a thread that did not relax its mode. */
+#define NEED_NO_CAPTURE()                                                                          \
+    do {                                                                                           \
+        if (double_capture_forbids())                                                              \
+            return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;                                          \
+    } while (0)
+
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 {
     NEED_CONTEXT();
+    NEED_NO_CAPTURE();
     uintptr_t p = 0;
     CUresult rc = status(double_alloc(&p, size, current_device()));
     *dptr = p;
@@ -327,6 +337,7 @@ EXPORT CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags)
 {
     (void)flags;
     NEED_CONTEXT();
+    NEED_NO_CAPTURE();
     return status(double_host_register(p, size));
 }
 
@@ -372,6 +383,7 @@ EXPORT CUresult cuMemHostAlloc(void **p, size_t size, unsigned int flags)
 {
     (void)flags;
     NEED_CONTEXT();
+    NEED_NO_CAPTURE();
     return status(double_host_alloc(p, size));
 }
 
@@ -410,13 +422,145 @@ EXPORT CUresult cuStreamQuery(CUstream stream)
 EXPORT CUresult cuStreamSynchronize(CUstream stream)
 {
     NEED_STREAM(stream);
-    double_stream_sync((struct double_stream *)stream);
+    if (!stream)
+        NEED_NO_CAPTURE();
+    return status(double_stream_sync((struct double_stream *)stream));
+}
+
+EXPORT CUresult cuStreamDestroy_v2(CUstream stream)
+{
+    NEED_STREAM(stream);
+    if (!stream)
+        return CUDA_ERROR_INVALID_HANDLE;
+    double_stream_destroy((struct double_stream *)stream);
+    return CUDA_SUCCESS;
+}
+
+/* A destroyed stream's handle is refused, as the driver refuses most stale handles. */
+EXPORT CUresult cuStreamGetCtx(CUstream stream, CUcontext *context)
+{
+    if (!stream) {
+        NEED_CONTEXT();
+        *context = (CUcontext)current;
+        return CUDA_SUCCESS;
+    }
+    const struct double_stream *s = (const struct double_stream *)stream;
+    if (!double_stream_alive(s))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *context = (CUcontext)double_stream_owner(s);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream)
+{
+    NEED_STREAM(stream);
+    return status(double_set32(dst, value, count, (struct double_stream *)stream));
+}
+
+/* ---- Stream memory operations ---- */
+#define WAIT_FLAGS                                                                                 \
+    3u /* CU_STREAM_WAIT_VALUE_GEQ, _EQ, _AND, _NOR; the flush bit is no matter here */
+_Static_assert((int)CU_STREAM_WAIT_VALUE_GEQ == (int)DOUBLE_WAIT_GEQ &&
+                   (int)CU_STREAM_WAIT_VALUE_EQ == (int)DOUBLE_WAIT_EQ &&
+                   (int)CU_STREAM_WAIT_VALUE_AND == (int)DOUBLE_WAIT_AND &&
+                   (int)CU_STREAM_WAIT_VALUE_NOR == (int)DOUBLE_WAIT_NOR,
+               "the double numbers waits as the driver does");
+
+EXPORT CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value,
+                                        unsigned int flags)
+{
+    NEED_STREAM(stream);
+    (void)flags;
+    return status(double_write_value(addr, value, 32, (struct double_stream *)stream));
+}
+
+EXPORT CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+                                        unsigned int flags)
+{
+    NEED_STREAM(stream);
+    (void)flags;
+    return status(double_write_value(addr, value, 64, (struct double_stream *)stream));
+}
+
+EXPORT CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value,
+                                       unsigned int flags)
+{
+    NEED_STREAM(stream);
+    return status(double_wait_value(addr, value, 32, (enum double_wait)(flags & WAIT_FLAGS),
+                                    (struct double_stream *)stream));
+}
+
+EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+                                       unsigned int flags)
+{
+    NEED_STREAM(stream);
+    return status(double_wait_value(addr, value, 64, (enum double_wait)(flags & WAIT_FLAGS),
+                                    (struct double_stream *)stream));
+}
+
+/* ---- Capture and graphs: a graph executable is a copy of the graph ---- */
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode)
+{
+    NEED_STREAM(stream);
+    return status(double_capture_begin((struct double_stream *)stream,
+                                       mode == CU_STREAM_CAPTURE_MODE_GLOBAL));
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph)
+{
+    NEED_STREAM(stream);
+    return status(
+        double_capture_end((struct double_stream *)stream, (struct double_graph **)graph));
+}
+
+EXPORT CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *capture)
+{
+    NEED_STREAM(stream);
+    *capture = double_capturing((struct double_stream *)stream) ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                                                : CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    int was = double_capture_relax(*mode == CU_STREAM_CAPTURE_MODE_RELAXED);
+    *mode = was ? CU_STREAM_CAPTURE_MODE_RELAXED : CU_STREAM_CAPTURE_MODE_GLOBAL;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
+                                            unsigned long long flags)
+{
+    (void)flags;
+    if (!graph)
+        return CUDA_ERROR_INVALID_VALUE;
+    *exec = (CUgraphExec)double_graph_copy((const struct double_graph *)graph);
+    return *exec ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
+{
+    NEED_STREAM(stream);
+    return status(
+        double_graph_launch((const struct double_graph *)exec, (struct double_stream *)stream));
+}
+
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec)
+{
+    double_graph_destroy((struct double_graph *)exec);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphDestroy(CUgraph graph)
+{
+    double_graph_destroy((struct double_graph *)graph);
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t len)
 {
     NEED_CONTEXT();
+    NEED_NO_CAPTURE();
     return status(double_copy(dst, src, len, NULL));
 }
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -225,7 +226,7 @@ static enum double_status block_remove(uintptr_t dptr, enum block_origin origin)
 
 /* ---- Streams ---- */
 /* A kernel of the library (see Modules below). */
-enum kernel_kind { KERNEL_AMO, KERNEL_REDUCE, KERNEL_SCATTER };
+enum kernel_kind { KERNEL_AMO, KERNEL_REDUCE, KERNEL_SCATTER, KERNEL_WAIT };
 struct double_kernel {
     const char *name;
     enum kernel_kind kind;
@@ -233,27 +234,39 @@ struct double_kernel {
     char op;      /* reductions: '+', '<' (min), '>' (max) */
     int floating; /* reductions: float or double elements */
 };
-enum op_kind { OP_COPY, OP_SET, OP_KERNEL, OP_REDUCE, OP_SCATTER };
+enum op_kind { OP_COPY, OP_SET, OP_SET32, OP_KERNEL, OP_REDUCE, OP_SCATTER, OP_WRITE, OP_WAIT };
 struct op {
     enum op_kind kind;
     uintptr_t dst, src;
     size_t len;
     int byte;
-    int bits;     /* OP_KERNEL: 32 or 64 */
-    unsigned amo; /* OP_KERNEL: the operation */
+    int bits;     /* OP_KERNEL, OP_WRITE, OP_WAIT: 32 or 64 */
+    unsigned amo; /* OP_KERNEL: the operation; OP_WAIT: how it compares (enum double_wait) */
     uint64_t value, compare;
     const struct double_kernel *function; /* OP_REDUCE */
     int device;                           /* whose work it is */
     struct op *next;
+    size_t staged_len;
     char staged[]; /* OP_COPY from pageable memory: the source as it was at issue */
+};
+/* A graph: the work captured from a stream, in its order; an executable graph is a copy. */
+struct double_graph {
+    struct op *head, **tail;
 };
 struct double_stream {
     int blocking; /* the legacy default stream waits for it */
     const void *owner;
     int device;
-    int dead; /* its owner was reset */
+    int dead; /* its owner was reset, or it was destroyed */
     struct op *head, **tail;
     struct double_stream *next;
+    /* STRATA_GPU_DOUBLE_ASYNC=1: a thread of its own runs its work as it comes */
+    int async, running, stop;
+    pthread_t worker;
+    pthread_cond_t changed;
+    struct double_graph *capture; /* being captured into (work is recorded, not run) */
+    int capture_global;
+    int capture_invalid; /* something the capture does not allow happened */
 };
 static struct double_stream *streams;
 static int streams_created, streams_below_greatest, scatters_launched;
@@ -337,6 +350,39 @@ static void run_scatter(const struct op *op)
     }
 }
 
+/* Whether a wait's condition holds: GEQ compares as the CUDA driver does, by the sign of the
+ * difference; the others by value. The kernel's comparisons (strata_wait) are OpenSHMEM's. */
+static int wait_holds(const struct op *op)
+{
+    uint64_t now = op->bits == 32
+                       ? __atomic_load_n((uint32_t *)bytes_at(op->dst, 4), __ATOMIC_ACQUIRE)
+                       : __atomic_load_n((uint64_t *)bytes_at(op->dst, 8), __ATOMIC_ACQUIRE);
+    uint64_t v = op->value;
+    switch (op->amo) {
+    case DOUBLE_WAIT_GEQ:
+        return op->bits == 32 ? (int32_t)((uint32_t)now - (uint32_t)v) >= 0
+                              : (int64_t)(now - v) >= 0;
+    case DOUBLE_WAIT_EQ:
+        return now == v;
+    case DOUBLE_WAIT_AND:
+        return (now & v) != 0;
+    case DOUBLE_WAIT_NOR:
+        return ~(now | v) != 0;
+    case DOUBLE_WAIT_KERNEL_EQ:
+        return now == v;
+    case DOUBLE_WAIT_KERNEL_NE:
+        return now != v;
+    case DOUBLE_WAIT_KERNEL_GT:
+        return now > v;
+    case DOUBLE_WAIT_KERNEL_GE:
+        return now >= v;
+    case DOUBLE_WAIT_KERNEL_LT:
+        return now < v;
+    default:
+        return now <= v;
+    }
+}
+
 static void run_op(const struct op *op)
 {
     running_device = op->device;
@@ -349,6 +395,19 @@ static void run_op(const struct op *op)
     case OP_SET:
         memset(bytes_at(op->dst, op->len), op->byte, op->len);
         break;
+    case OP_SET32: {
+        uint32_t *d = (uint32_t *)bytes_at(op->dst, op->len * 4);
+        for (size_t i = 0; i < op->len; i++)
+            d[i] = (uint32_t)op->value;
+        break;
+    }
+    case OP_WRITE:
+        if (op->bits == 32)
+            __atomic_store_n((uint32_t *)bytes_at(op->dst, 4), (uint32_t)op->value,
+                             __ATOMIC_RELEASE);
+        else
+            __atomic_store_n((uint64_t *)bytes_at(op->dst, 8), op->value, __ATOMIC_RELEASE);
+        break;
     case OP_KERNEL:
         run_kernel(op);
         break;
@@ -358,13 +417,44 @@ static void run_op(const struct op *op)
     case OP_SCATTER:
         run_scatter(op);
         break;
+    case OP_WAIT:
+        break;
     }
     running_device = -1;
 }
 
+/* A wait holds its stream back, not the others: it polls without the run lock. */
+static void run_wait(const struct op *op)
+{
+    for (unsigned spins = 0;; spins++) {
+        pthread_mutex_lock(&run_lock);
+        running_device = op->device;
+        int holds = wait_holds(op);
+        running_device = -1;
+        pthread_mutex_unlock(&run_lock);
+        if (holds)
+            return;
+        if (spins < 64)
+            sched_yield();
+        else
+            usleep(50);
+    }
+}
+
+static void run_one(const struct op *op)
+{
+    if (op->kind == OP_WAIT) {
+        run_wait(op);
+        return;
+    }
+    pthread_mutex_lock(&run_lock);
+    run_op(op);
+    pthread_mutex_unlock(&run_lock);
+}
+
+/* The stream's work so far, on the calling thread (a stream without a thread of its own). */
 static void stream_run(struct double_stream *s)
 {
-    pthread_mutex_lock(&run_lock);
     pthread_mutex_lock(&lock);
     struct op *op = s->head;
     s->head = NULL;
@@ -372,33 +462,105 @@ static void stream_run(struct double_stream *s)
     pthread_mutex_unlock(&lock);
     while (op) {
         struct op *next = op->next;
-        run_op(op);
+        run_one(op);
         free(op);
         op = next;
     }
-    pthread_mutex_unlock(&run_lock);
+}
+
+/* An asynchronous stream's thread: its work in order, as it comes. */
+static void *stream_worker(void *arg)
+{
+    struct double_stream *s = arg;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        while (!s->head && !s->stop)
+            pthread_cond_wait(&s->changed, &lock);
+        if (!s->head)
+            break;
+        struct op *op = s->head;
+        s->head = op->next;
+        if (!s->head)
+            s->tail = &s->head;
+        s->running = 1;
+        pthread_mutex_unlock(&lock);
+        run_one(op);
+        free(op);
+        pthread_mutex_lock(&lock);
+        s->running = 0;
+        pthread_cond_broadcast(&s->changed);
+    }
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+/* Waits until the stream has run everything issued to it. */
+static void stream_drain(struct double_stream *s)
+{
+    if (!s->async) {
+        stream_run(s);
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    while (s->head || s->running)
+        pthread_cond_wait(&s->changed, &lock);
+    pthread_mutex_unlock(&lock);
 }
 
 /* What the legacy default stream waits for: every blocking stream's work. */
 static void blocking_streams_run(void)
 {
     for (struct double_stream *s = streams; s; s = s->next)
-        if (s->blocking)
-            stream_run(s);
+        if (s->blocking && !s->capture)
+            stream_drain(s);
+}
+
+static struct op *op_clone(const struct op *op)
+{
+    size_t size = sizeof(*op) + op->staged_len;
+    struct op *copy = malloc(size);
+    if (copy) {
+        memcpy(copy, op, size);
+        copy->next = NULL;
+    }
+    return copy;
+}
+
+static void graph_append(struct double_graph *g, struct op *op)
+{
+    op->next = NULL;
+    *g->tail = op;
+    g->tail = &op->next;
 }
 
 static enum double_status enqueue(struct double_stream *s, struct op *op)
 {
     op->device = s ? s->device : current_device;
+    op->next = NULL;
     if (!s) { /* the legacy default stream: synchronous here */
         blocking_streams_run();
-        run_op(op);
+        run_one(op);
         free(op);
         return DOUBLE_OK;
     }
     pthread_mutex_lock(&lock);
+    if (s->capture) {
+        /* A graph replays its work later: a source taken at issue would be stale there, as the
+         * runtimes refuse to capture copies from pageable memory. */
+        int refused = op->staged_len != 0;
+        if (refused)
+            s->capture_invalid = 1;
+        else
+            graph_append(s->capture, op);
+        pthread_mutex_unlock(&lock);
+        if (refused)
+            free(op);
+        return refused ? DOUBLE_CAPTURE_UNSUPPORTED : DOUBLE_OK;
+    }
     *s->tail = op;
     s->tail = &op->next;
+    if (s->async)
+        pthread_cond_broadcast(&s->changed);
     pthread_mutex_unlock(&lock);
     return DOUBLE_OK;
 }
@@ -704,6 +866,13 @@ struct double_stream *double_stream_create(int blocking, const void *owner, int 
     s->owner = owner;
     s->device = current_device;
     s->tail = &s->head;
+    pthread_cond_init(&s->changed, NULL);
+    const char *async = getenv("STRATA_GPU_DOUBLE_ASYNC");
+    s->async = async && !strcmp(async, "1");
+    if (s->async && pthread_create(&s->worker, NULL, stream_worker, s)) {
+        free(s);
+        return NULL;
+    }
     pthread_mutex_lock(&lock);
     s->next = streams;
     streams = s;
@@ -782,12 +951,186 @@ int double_streams_created(void)
     return n;
 }
 
-void double_stream_sync(struct double_stream *s)
+enum double_status double_stream_sync(struct double_stream *s)
 {
+    if (s && s->capture) { /* a capturing stream has nothing to wait for: the capture breaks */
+        pthread_mutex_lock(&lock);
+        s->capture_invalid = 1;
+        pthread_mutex_unlock(&lock);
+        return DOUBLE_CAPTURE_UNSUPPORTED;
+    }
     if (s)
-        stream_run(s);
+        stream_drain(s);
     else
         blocking_streams_run();
+    return DOUBLE_OK;
+}
+
+void double_stream_destroy(struct double_stream *s)
+{
+    stream_drain(s);
+    pthread_mutex_lock(&lock);
+    s->dead = 1;
+    s->stop = 1;
+    pthread_cond_broadcast(&s->changed);
+    pthread_mutex_unlock(&lock);
+    if (s->async)
+        pthread_join(s->worker, NULL);
+}
+
+/* ---- Stream memory operations ---- */
+static enum double_status value_op(enum op_kind kind, uintptr_t word, uint64_t value, int bits,
+                                   unsigned how, struct double_stream *s)
+{
+    if ((bits != 32 && bits != 64) || word % (unsigned)(bits / 8) ||
+        !bytes_at(word, (size_t)bits / 8) || double_memory_of(word) == DOUBLE_PAGEABLE)
+        return DOUBLE_INVALID_VALUE;
+    struct op *op = malloc(sizeof(*op));
+    if (!op)
+        return DOUBLE_OUT_OF_MEMORY;
+    *op = (struct op){.kind = kind, .dst = word, .bits = bits, .amo = how, .value = value};
+    return enqueue(s, op);
+}
+
+enum double_status double_write_value(uintptr_t word, uint64_t value, int bits,
+                                      struct double_stream *s)
+{
+    return value_op(OP_WRITE, word, value, bits, 0, s);
+}
+
+enum double_status double_wait_value(uintptr_t word, uint64_t value, int bits, enum double_wait how,
+                                     struct double_stream *s)
+{
+    return value_op(OP_WAIT, word, value, bits, how, s);
+}
+
+enum double_status double_set32(uintptr_t dst, uint32_t value, size_t count,
+                                struct double_stream *s)
+{
+    struct op *op = malloc(sizeof(*op));
+    if (!op || dst % 4 || !bytes_at(dst, count * 4)) {
+        free(op);
+        return op ? DOUBLE_INVALID_VALUE : DOUBLE_OUT_OF_MEMORY;
+    }
+    *op = (struct op){.kind = OP_SET32, .dst = dst, .len = count, .value = value};
+    return enqueue(s, op);
+}
+
+/* ---- Capture: a stream's work recorded into a graph, replayed by launching it ---- */
+static int captures_global;         /* streams capturing in global mode */
+static __thread int thread_relaxed; /* this thread's capture mode is relaxed */
+
+enum double_status double_capture_begin(struct double_stream *s, int global)
+{
+    struct double_graph *g = calloc(1, sizeof(*g));
+    if (!s || !g) {
+        free(g);
+        return s ? DOUBLE_OUT_OF_MEMORY : DOUBLE_CAPTURE_UNSUPPORTED; /* not the legacy stream */
+    }
+    g->tail = &g->head;
+    stream_drain(s);
+    pthread_mutex_lock(&lock);
+    enum double_status rc = s->capture ? DOUBLE_INVALID_VALUE : DOUBLE_OK;
+    if (rc == DOUBLE_OK) {
+        s->capture = g;
+        s->capture_global = global;
+        s->capture_invalid = 0;
+        captures_global += global;
+    }
+    pthread_mutex_unlock(&lock);
+    if (rc != DOUBLE_OK)
+        free(g);
+    return rc;
+}
+
+static void graph_free(struct double_graph *g)
+{
+    for (struct op *op = g ? g->head : NULL, *next; op; op = next) {
+        next = op->next;
+        free(op);
+    }
+    free(g);
+}
+
+enum double_status double_capture_end(struct double_stream *s, struct double_graph **graph)
+{
+    pthread_mutex_lock(&lock);
+    struct double_graph *g = s ? s->capture : NULL;
+    int invalid = s && s->capture_invalid;
+    if (g) {
+        captures_global -= s->capture_global;
+        s->capture = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    *graph = NULL;
+    if (!g)
+        return DOUBLE_INVALID_VALUE;
+    if (invalid) {
+        graph_free(g);
+        return DOUBLE_CAPTURE_INVALIDATED;
+    }
+    *graph = g;
+    return DOUBLE_OK;
+}
+
+int double_capturing(const struct double_stream *s)
+{
+    pthread_mutex_lock(&lock);
+    int capturing = s && s->capture;
+    pthread_mutex_unlock(&lock);
+    return capturing;
+}
+
+int double_capture_forbids(void)
+{
+    pthread_mutex_lock(&lock);
+    int forbids = captures_global && !thread_relaxed;
+    pthread_mutex_unlock(&lock);
+    return forbids;
+}
+
+int double_capture_relax(int relaxed)
+{
+    int was = thread_relaxed;
+    thread_relaxed = relaxed;
+    return was;
+}
+
+struct double_graph *double_graph_copy(const struct double_graph *g)
+{
+    struct double_graph *copy = calloc(1, sizeof(*copy));
+    if (!copy)
+        return NULL;
+    copy->tail = &copy->head;
+    for (const struct op *op = g->head; op; op = op->next) {
+        struct op *o = op_clone(op);
+        if (!o) {
+            graph_free(copy);
+            return NULL;
+        }
+        graph_append(copy, o);
+    }
+    return copy;
+}
+
+enum double_status double_graph_launch(const struct double_graph *g, struct double_stream *s)
+{
+    if (s && s->capture)
+        return DOUBLE_CAPTURE_UNSUPPORTED;
+    for (const struct op *op = g->head; op; op = op->next) {
+        struct op *o = op_clone(op);
+        if (!o)
+            return DOUBLE_OUT_OF_MEMORY;
+        enum double_status rc = enqueue(s, o);
+        if (rc != DOUBLE_OK)
+            return rc;
+    }
+    return DOUBLE_OK;
+}
+
+void double_graph_destroy(struct double_graph *g)
+{
+    graph_free(g);
 }
 
 /* A copy: a pageable source is taken now, anything else when the copy runs. */
@@ -799,7 +1142,11 @@ enum double_status double_copy(uintptr_t dst, uintptr_t src, size_t len, struct 
     struct op *op = malloc(sizeof(*op) + (pageable ? len : 0));
     if (!op)
         return DOUBLE_OUT_OF_MEMORY;
-    *op = (struct op){.kind = OP_COPY, .dst = dst, .src = pageable ? 0 : src, .len = len};
+    *op = (struct op){.kind = OP_COPY,
+                      .dst = dst,
+                      .src = pageable ? 0 : src,
+                      .len = len,
+                      .staged_len = pageable ? len : 0};
     if (pageable)
         memcpy(op->staged, (const void *)src, len);
     return enqueue(s, op);
@@ -820,6 +1167,7 @@ enum double_status double_set(uintptr_t dst, int byte, size_t len, struct double
 static const struct double_kernel kernels[] = {{"strata_amo32", KERNEL_AMO, 32, 0, 0},
                                                {"strata_amo64", KERNEL_AMO, 64, 0, 0},
                                                {"strata_scatter", KERNEL_SCATTER, 0, 0, 0},
+                                               {"strata_wait", KERNEL_WAIT, 64, 0, 0},
 #define REDUCE_KERNELS(OP, NAME)                                                                   \
     {"strata_reduce_" NAME "_int", KERNEL_REDUCE, 32, OP, 0},                                      \
         {"strata_reduce_" NAME "_long", KERNEL_REDUCE, 64, OP, 0},                                 \
@@ -903,10 +1251,26 @@ static enum double_status launch_scatter(struct double_stream *s, void **params)
     return enqueue(s, op);
 }
 
+/* The wait: (word, cmp, value), one thread spinning until *word cmp value (SHMEM_CMP_*). */
+static enum double_status launch_wait(unsigned threads, struct double_stream *s, void **params)
+{
+    uint64_t word, value;
+    uint32_t cmp;
+    memcpy(&word, params[0], 8);
+    memcpy(&cmp, params[1], 4);
+    memcpy(&value, params[2], 8);
+    if (threads != 1 || cmp < 1 || cmp > 6)
+        return DOUBLE_INVALID_VALUE;
+    return double_wait_value(word, value, 64, (enum double_wait)(DOUBLE_WAIT_KERNEL_EQ + cmp - 1),
+                             s);
+}
+
 enum double_status double_launch(const struct double_kernel *f, unsigned threads,
                                  struct double_stream *s, void **params)
 {
     switch (f->kind) {
+    case KERNEL_WAIT:
+        return launch_wait(threads, s, params);
     case KERNEL_AMO:
         return launch_amo(f, threads, s, params);
     case KERNEL_REDUCE:

@@ -13,6 +13,11 @@
  *   synchronous call runs on the legacy default stream). A copy from pageable host memory takes
  *   its source at issue, as the runtimes stage it; pinned and device sources are read when the
  *   copy runs, as DMA reads them.
+ * - With STRATA_GPU_DOUBLE_ASYNC=1 each stream runs its work on a thread of its own, in order, as
+ *   it comes, as a GPU runs it while the host goes on; stream memory operations (a write of a
+ *   word, a wait for one) and capture into graphs replayed later work as on the runtimes, and a
+ *   capture refuses what theirs refuse (synchronizing the stream, a copy from pageable memory,
+ *   and in global mode allocations from threads that did not relax their mode).
  * - The library's kernels: the atomics strata_amo32/strata_amo64 run as host atomics on the shared
  *   bytes, so they are atomic between processes like the GPU's; the reductions
  *   strata_reduce_<op>_<type> and the batch scatter strata_scatter run as host loops, reading their
@@ -37,6 +42,8 @@ enum double_status {
     DOUBLE_NOT_REGISTERED,
     DOUBLE_NOT_FOUND,
     DOUBLE_PEER_UNSUPPORTED,
+    DOUBLE_CAPTURE_UNSUPPORTED, /* not allowed while a stream captures */
+    DOUBLE_CAPTURE_INVALIDATED, /* the capture broke on something it does not allow */
 };
 
 /* ---- Several devices (gpu_double.c says how they reach each other) ---- */
@@ -110,7 +117,48 @@ int double_streams_created(void);
 /* How many batch scatters were launched. */
 int double_scatters_launched(void);
 int double_streams_below_greatest(void);
-void double_stream_sync(struct double_stream *s);
+/* DOUBLE_CAPTURE_UNSUPPORTED (and the capture broken) where s is capturing. */
+enum double_status double_stream_sync(struct double_stream *s);
+/* Runs what was issued to s, then s is dead: its handle is refused from then on. */
+void double_stream_destroy(struct double_stream *s);
+/* Sets count 32-bit words at dst to value (cuMemsetD32Async, hipMemsetD32Async). */
+enum double_status double_set32(uintptr_t dst, uint32_t value, size_t count,
+                                struct double_stream *s);
+
+/* ---- Stream memory operations: words of device memory or of pinned host memory ---- */
+enum double_wait {
+    DOUBLE_WAIT_GEQ, /* (int)(*word - value) >= 0, as the CUDA driver compares */
+    DOUBLE_WAIT_EQ,
+    DOUBLE_WAIT_AND, /* (*word & value) != 0 */
+    DOUBLE_WAIT_NOR, /* ~(*word | value) != 0 */
+    /* the library's wait kernel (strata_wait): SHMEM_CMP_EQ .. SHMEM_CMP_LE, unsigned */
+    DOUBLE_WAIT_KERNEL_EQ,
+    DOUBLE_WAIT_KERNEL_NE,
+    DOUBLE_WAIT_KERNEL_GT,
+    DOUBLE_WAIT_KERNEL_GE,
+    DOUBLE_WAIT_KERNEL_LT,
+    DOUBLE_WAIT_KERNEL_LE,
+};
+enum double_status double_write_value(uintptr_t word, uint64_t value, int bits,
+                                      struct double_stream *s);
+enum double_status double_wait_value(uintptr_t word, uint64_t value, int bits, enum double_wait how,
+                                     struct double_stream *s);
+
+/* ---- Capture (global: the runtimes' global mode, which forbids unsafe calls of every thread
+ * that did not relax its own mode) ---- */
+struct double_graph;
+enum double_status double_capture_begin(struct double_stream *s, int global);
+/* The graph captured, or DOUBLE_CAPTURE_INVALIDATED where the capture broke. */
+enum double_status double_capture_end(struct double_stream *s, struct double_graph **graph);
+int double_capturing(const struct double_stream *s);
+/* Whether an unsafe call (an allocation, a registration, a synchronous copy) of this thread is
+ * refused now; and the thread's mode set relaxed or not, returning what it was. */
+int double_capture_forbids(void);
+int double_capture_relax(int relaxed);
+/* An executable graph (a copy, launched any number of times), its launch and its end. */
+struct double_graph *double_graph_copy(const struct double_graph *g);
+enum double_status double_graph_launch(const struct double_graph *g, struct double_stream *s);
+void double_graph_destroy(struct double_graph *g);
 enum double_status double_copy(uintptr_t dst, uintptr_t src, size_t len, struct double_stream *s);
 enum double_status double_set(uintptr_t dst, int byte, size_t len, struct double_stream *s);
 

@@ -29,6 +29,8 @@ static hipError_t status(enum double_status s)
         [DOUBLE_NOT_REGISTERED] = hipErrorHostMemoryNotRegistered,
         [DOUBLE_NOT_FOUND] = hipErrorNotFound,
         [DOUBLE_PEER_UNSUPPORTED] = hipErrorPeerAccessUnsupported,
+        [DOUBLE_CAPTURE_UNSUPPORTED] = hipErrorStreamCaptureUnsupported,
+        [DOUBLE_CAPTURE_INVALIDATED] = hipErrorStreamCaptureInvalidated,
     };
     return codes[s];
 }
@@ -119,6 +121,8 @@ EXPORT hipError_t hipGetDevice(int *device)
 EXPORT hipError_t hipMalloc(void **ptr, size_t size)
 {
     uintptr_t p = 0;
+    if (double_capture_forbids())
+        return hipErrorStreamCaptureUnsupported;
     hipError_t rc = status(double_alloc(&p, size, current));
     *ptr = (void *)p;
     return rc;
@@ -186,6 +190,8 @@ EXPORT hipError_t hipPointerGetAttribute(void *data, hipPointer_attribute attrib
 EXPORT hipError_t hipHostRegister(void *p, size_t size, unsigned int flags)
 {
     (void)flags;
+    if (double_capture_forbids())
+        return hipErrorStreamCaptureUnsupported;
     return status(double_host_register(p, size));
 }
 
@@ -222,6 +228,8 @@ EXPORT hipError_t hipMemGetInfo(size_t *free, size_t *total)
 EXPORT hipError_t hipHostMalloc(void **p, size_t size, unsigned int flags)
 {
     (void)flags;
+    if (double_capture_forbids())
+        return hipErrorStreamCaptureUnsupported;
     return status(double_host_alloc(p, size));
 }
 
@@ -281,7 +289,147 @@ EXPORT hipError_t hipDeviceReset(void)
 EXPORT hipError_t hipStreamSynchronize(hipStream_t stream)
 {
     NEED_STREAM(stream);
-    double_stream_sync((struct double_stream *)stream);
+    if (!stream && double_capture_forbids())
+        return hipErrorStreamCaptureUnsupported;
+    return status(double_stream_sync((struct double_stream *)stream));
+}
+
+EXPORT hipError_t hipStreamCreate(hipStream_t *stream)
+{
+    return hipStreamCreateWithPriority(stream, 0, 0);
+}
+
+EXPORT hipError_t hipStreamDestroy(hipStream_t stream)
+{
+    NEED_STREAM(stream);
+    if (!stream)
+        return hipErrorInvalidHandle;
+    double_stream_destroy((struct double_stream *)stream);
+    return hipSuccess;
+}
+
+/* A destroyed stream's handle is refused. */
+EXPORT hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t *device)
+{
+    if (!stream) {
+        *device = current;
+        return hipSuccess;
+    }
+    const struct double_stream *s = (const struct double_stream *)stream;
+    if (!double_stream_alive(s))
+        return hipErrorContextIsDestroyed;
+    *device = (int)((uintptr_t)double_stream_owner(s) - 1);
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int value, size_t count, hipStream_t stream)
+{
+    NEED_STREAM(stream);
+    return status(
+        double_set32((uintptr_t)dst, (uint32_t)value, count, (struct double_stream *)stream));
+}
+
+/* ---- Stream memory operations: HIP's flags number the waits as the double does ---- */
+_Static_assert(hipStreamWaitValueGte == DOUBLE_WAIT_GEQ && hipStreamWaitValueEq == DOUBLE_WAIT_EQ &&
+                   hipStreamWaitValueAnd == DOUBLE_WAIT_AND &&
+                   hipStreamWaitValueNor == DOUBLE_WAIT_NOR,
+               "the double numbers waits as HIP does");
+
+EXPORT hipError_t hipStreamWriteValue32(hipStream_t stream, void *ptr, uint32_t value,
+                                        unsigned int flags)
+{
+    NEED_STREAM(stream);
+    (void)flags;
+    return status(double_write_value((uintptr_t)ptr, value, 32, (struct double_stream *)stream));
+}
+
+EXPORT hipError_t hipStreamWriteValue64(hipStream_t stream, void *ptr, uint64_t value,
+                                        unsigned int flags)
+{
+    NEED_STREAM(stream);
+    (void)flags;
+    return status(double_write_value((uintptr_t)ptr, value, 64, (struct double_stream *)stream));
+}
+
+/* Only a full mask: the library masks nothing. */
+EXPORT hipError_t hipStreamWaitValue32(hipStream_t stream, void *ptr, uint32_t value,
+                                       unsigned int flags, uint32_t mask)
+{
+    NEED_STREAM(stream);
+    if (mask != 0xFFFFFFFFu || flags > hipStreamWaitValueNor)
+        return hipErrorInvalidValue;
+    return status(double_wait_value((uintptr_t)ptr, value, 32, (enum double_wait)flags,
+                                    (struct double_stream *)stream));
+}
+
+EXPORT hipError_t hipStreamWaitValue64(hipStream_t stream, void *ptr, uint64_t value,
+                                       unsigned int flags, uint64_t mask)
+{
+    NEED_STREAM(stream);
+    if (mask != ~(uint64_t)0 || flags > hipStreamWaitValueNor)
+        return hipErrorInvalidValue;
+    return status(double_wait_value((uintptr_t)ptr, value, 64, (enum double_wait)flags,
+                                    (struct double_stream *)stream));
+}
+
+/* ---- Capture and graphs: a graph executable is a copy of the graph ---- */
+EXPORT hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode)
+{
+    NEED_STREAM(stream);
+    return status(
+        double_capture_begin((struct double_stream *)stream, mode == hipStreamCaptureModeGlobal));
+}
+
+EXPORT hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *graph)
+{
+    NEED_STREAM(stream);
+    return status(
+        double_capture_end((struct double_stream *)stream, (struct double_graph **)graph));
+}
+
+EXPORT hipError_t hipStreamIsCapturing(hipStream_t stream, hipStreamCaptureStatus *capture)
+{
+    NEED_STREAM(stream);
+    *capture = double_capturing((struct double_stream *)stream) ? hipStreamCaptureStatusActive
+                                                                : hipStreamCaptureStatusNone;
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode *mode)
+{
+    int was = double_capture_relax(*mode == hipStreamCaptureModeRelaxed);
+    *mode = was ? hipStreamCaptureModeRelaxed : hipStreamCaptureModeGlobal;
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipGraphInstantiate(hipGraphExec_t *exec, hipGraph_t graph,
+                                      hipGraphNode_t *error_node, char *log, size_t log_size)
+{
+    (void)error_node;
+    (void)log;
+    (void)log_size;
+    if (!graph)
+        return hipErrorInvalidValue;
+    *exec = (hipGraphExec_t)double_graph_copy((const struct double_graph *)graph);
+    return *exec ? hipSuccess : hipErrorOutOfMemory;
+}
+
+EXPORT hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t stream)
+{
+    NEED_STREAM(stream);
+    return status(
+        double_graph_launch((const struct double_graph *)exec, (struct double_stream *)stream));
+}
+
+EXPORT hipError_t hipGraphExecDestroy(hipGraphExec_t exec)
+{
+    double_graph_destroy((struct double_graph *)exec);
+    return hipSuccess;
+}
+
+EXPORT hipError_t hipGraphDestroy(hipGraph_t graph)
+{
+    double_graph_destroy((struct double_graph *)graph);
     return hipSuccess;
 }
 

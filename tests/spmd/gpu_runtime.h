@@ -332,4 +332,90 @@ static inline gpu_streams_fn gpu_runtime_double_streams_below_greatest(void)
                                                          : "cuda_double_streams_below_greatest");
 }
 
+/* ---- A program's streams (the CUDA driver's or HIP's calls, by their ABI) ----
+ * Each returns the runtime's code, 0 on success. CUDA's need the context of the stream's device
+ * current on the calling thread (gpu_runtime_on). */
+static inline void *gpu_stream_call(const char *cuda_name, const char *hip_name)
+{
+    void *lib = gpu_runtime_open(RTLD_NOW);
+    return lib ? dlsym(lib, gpu_runtime_is_hip() ? hip_name : cuda_name) : NULL;
+}
+
+/* A stream the legacy default stream does not wait for (CU_STREAM_NON_BLOCKING,
+ * hipStreamNonBlocking). */
+static inline int gpu_stream_create(void **stream)
+{
+    typedef int (*fn)(void **stream, unsigned flags);
+    fn create = (fn)gpu_stream_call("cuStreamCreate", "hipStreamCreateWithFlags");
+    return create ? create(stream, 1) : -1;
+}
+
+static inline int gpu_stream_destroy(void *stream)
+{
+    typedef int (*fn)(void *stream);
+    fn destroy = (fn)gpu_stream_call("cuStreamDestroy_v2", "hipStreamDestroy");
+    return destroy ? destroy(stream) : -1;
+}
+
+static inline int gpu_stream_sync(void *stream)
+{
+    typedef int (*fn)(void *stream);
+    fn sync = (fn)gpu_stream_call("cuStreamSynchronize", "hipStreamSynchronize");
+    return sync ? sync(stream) : -1;
+}
+
+/* count 32-bit words at dst set to value, on stream: the program's kernel of these tests. */
+static inline int gpu_stream_set32(void *dst, uint32_t value, size_t count, void *stream)
+{
+    typedef int (*fn)(uintptr_t dst, uint32_t value, size_t count, void *stream);
+    fn set = (fn)gpu_stream_call("cuMemsetD32Async", "hipMemsetD32Async");
+    return set ? set((uintptr_t)dst, value, count, stream) : -1;
+}
+
+static inline int gpu_stream_copy(void *dst, const void *src, size_t len, void *stream)
+{
+    if (gpu_runtime_is_hip()) {
+        hip_copy_fn copy = (hip_copy_fn)gpu_stream_call("", "hipMemcpyAsync");
+        return copy ? copy(dst, src, len, 4 /* hipMemcpyDefault */, stream) : -1;
+    }
+    typedef int (*fn)(uintptr_t dst, uintptr_t src, size_t len, void *stream);
+    fn copy = (fn)gpu_stream_call("cuMemcpyAsync", "");
+    return copy ? copy((uintptr_t)dst, (uintptr_t)src, len, stream) : -1;
+}
+
+/* Captures what the calls between begin and end issue on stream (global mode) into a graph,
+ * which instantiate makes launchable. */
+static inline int gpu_stream_capture_begin(void *stream)
+{
+    typedef int (*fn)(void *stream, int mode);
+    fn begin = (fn)gpu_stream_call("cuStreamBeginCapture_v2", "hipStreamBeginCapture");
+    return begin ? begin(stream, 0) : -1;
+}
+
+static inline int gpu_stream_capture_end(void *stream, void **graph)
+{
+    typedef int (*fn)(void *stream, void **graph);
+    fn end = (fn)gpu_stream_call("cuStreamEndCapture", "hipStreamEndCapture");
+    return end ? end(stream, graph) : -1;
+}
+
+static inline int gpu_graph_instantiate(void **exec, void *graph)
+{
+    if (gpu_runtime_is_hip()) {
+        typedef int (*fn)(void **exec, void *graph, void *node, char *log, size_t size);
+        fn instantiate = (fn)gpu_stream_call("", "hipGraphInstantiate");
+        return instantiate ? instantiate(exec, graph, NULL, NULL, 0) : -1;
+    }
+    typedef int (*fn)(void **exec, void *graph, unsigned long long flags);
+    fn instantiate = (fn)gpu_stream_call("cuGraphInstantiateWithFlags", "");
+    return instantiate ? instantiate(exec, graph, 0) : -1;
+}
+
+static inline int gpu_graph_launch(void *exec, void *stream)
+{
+    typedef int (*fn)(void *exec, void *stream);
+    fn launch = (fn)gpu_stream_call("cuGraphLaunch", "hipGraphLaunch");
+    return launch ? launch(exec, stream) : -1;
+}
+
 #endif
