@@ -91,7 +91,7 @@ void *shmemx_space_align(shmem_space_t space, size_t alignment, size_t size);
                                     void *stream);                                                 \
     void shmemx_##N##_get_nbi_on_stream(T *dest, const T *source, size_t nelems, int pe,           \
                                         void *stream);
-STRATA_RMA_TYPES(STRATA_DECL_STREAM_RMA)
+STRATA_RMA_TYPES(STRATA_DECL_STREAM_RMA, _)
 #undef STRATA_DECL_STREAM_RMA
 void shmemx_putmem_on_stream(void *dest, const void *source, size_t nelems, int pe, void *stream);
 void shmemx_putmem_nbi_on_stream(void *dest, const void *source, size_t nelems, int pe,

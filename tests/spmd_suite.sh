@@ -455,11 +455,19 @@ vmm_ident=()
 
 spmd_cuda_tests() {
     spmd_gpu_tests CUDA "$cuda_double" cuda SHMEM_TEST_CUDA_DRIVER="$cuda_double" "${vmm_ident[@]}"
+    # The stream example, linked against the double as a program links libcuda.
+    local np
+    for np in $(nps 1 2 4); do
+        [ -f "$cuda_double" ] || break
+        run "examples/stream_pipeline -np $np, on the CUDA double" env \
+            SHMEM_TEST_CUDA_DRIVER="$cuda_double" STRATA_GPU_DOUBLE_ASYNC=1 "${launch[@]}" "$np" \
+            "$build/examples/stream_pipeline"
+    done
     [ -f "$cuda_double" ] && spmd_gpu_devices_tests CUDA STRATA_CUDA_DOUBLE_DEVICES \
         SHMEM_TEST_CUDA_DRIVER="$cuda_double"
     # Reductions among members that share a device are combined by rank 0 alone (above: the
     # double's one device); on a device each, every member combines for itself.
-    local np with_double=(env SHMEM_TEST_CUDA_DRIVER="$cuda_double")
+    local with_double=(env SHMEM_TEST_CUDA_DRIVER="$cuda_double")
     for np in $(nps 2); do
         [ -f "$cuda_double" ] || break
         # Heaps of cuMemAlloc and legacy IPC handles, where the device has no VMM.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# GPU spaces beside the GPU's own limits: builds gpu_bench (Strata, 2 PEs with a CUDA space each)
-# and gpu_limits (plain driver copies: device to device through CUDA IPC between two processes,
+# GPU spaces beside the GPU's own limits: builds gpu_bench (Strata, 2 PEs with a CUDA space each),
+# gpu_stream_bench (the on-stream routines beside the host-ordered ones a program calls after a
+# stream synchronize) and gpu_limits (plain driver copies: device to device through CUDA IPC between two processes,
 # pinned host <-> device), runs them alternately, and prints the median of each figure, the
 # matching limit measured in the same run and the ratio. Ends with "BENCH {...}".
 # With SHMEM_TEST_CUDA_DRIVER set, both run on that driver (the test double): the harness is
@@ -18,12 +19,16 @@ trap 'rm -rf "$work"' EXIT
 cc -O2 -o "$work/gpu_limits" "$src/tests/perf/gpu_limits.c" -ldl || exit 1
 cc -O2 -I"$src/include" -o "$work/gpu_bench" "$src/tests/perf/gpu_bench.c" -L"$build/.libs" \
     -Wl,-rpath,"$build/.libs" -lstrata -ldl || exit 1
+cc -O2 -I"$src/include" -o "$work/gpu_stream_bench" "$src/tests/perf/gpu_stream_bench.c" \
+    -L"$build/.libs" -Wl,-rpath,"$build/.libs" -lstrata -ldl || exit 1
 [ -n "${SHMEM_TEST_CUDA_DRIVER:-}" ] &&
     echo "Driver: $SHMEM_TEST_CUDA_DRIVER (a test double: these figures say nothing about a GPU)"
 
 for i in $(seq "$runs"); do
     "$work/gpu_limits" >>"$work/limits.txt" || { echo "gpu_limits failed: no CUDA device?"; exit 1; }
     "$build/oshrun/oshrun" -np 2 "$work/gpu_bench" >>"$work/strata.txt" || exit 1
+    STRATA_GPU_DOUBLE_ASYNC=1 "$build/oshrun/oshrun" -np 2 "$work/gpu_stream_bench" \
+        >>"$work/strata.txt" || exit 1
 done
 
 # limit_of FIGURE: the name of the limit a figure is read against.
@@ -35,6 +40,7 @@ limit_of() {
     private_to_gpu_16MiB_GBps) echo ipc_d2d_16MiB_GBps ;;
     private_host_to_gpu_16MiB_GBps) echo pinned_h2d_16MiB_GBps ;;
     *_8B_us | gpu_fetch_add_us) echo ipc_d2d_8B_us ;;
+    stream_put_1MiB_GBps | host_put_1MiB_GBps) echo ipc_d2d_1MiB_GBps ;;
     esac
 }
 
@@ -50,7 +56,10 @@ for metric in $(awk '{print $1}' "$work/strata.txt" | awk '!seen[$0]++'); do
         limit=$(awk -v us="$us" 'BEGIN {if (us > 0) printf "%.3f", 1 / us}') ;;
     gpu_heap_memory_per_byte) # a heap costs its size
         limit=1 ;;
-    gpu_*_1MiB_us) # one device-to-device copy of the whole buffer
+    *_rtt_8B_us | *_barrier_us) # a round trip: two 8-byte copies
+        us=$(median ipc_d2d_8B_us "$work/limits.txt")
+        limit=$(awk -v us="$us" 'BEGIN {if (us > 0) printf "%.3f", 2 * us}') ;;
+    gpu_*_1MiB_us | stream_*_1MiB_us | host_*_1MiB_us) # one device-to-device copy of the buffer
         gbps=$(median ipc_d2d_1MiB_GBps "$work/limits.txt")
         limit=$(awk -v g="$gbps" 'BEGIN {if (g > 0) printf "%.1f", 1048576 / g / 1000}') ;;
     esac
