@@ -94,6 +94,7 @@ int main(void)
     shmem_space_free(space, taken);
     shmem_space_free(space, in);
     shmem_space_free(space, out);
+    shmem_team_destroy(team);
     shmem_space_destroy(space);
     shmem_finalize();
     return wrong != 0;

@@ -335,6 +335,7 @@ int main(int argc, char **argv)
     captured_halo(space, stream);
     CHECK(gpu_stream_destroy(stream) == 0, "stream destroy");
     shmem_space_free(space, anchor);
+    shmem_team_destroy(team);
     shmem_space_destroy(space);
     shmem_finalize();
     return check_finish();
