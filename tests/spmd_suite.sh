@@ -457,6 +457,17 @@ vmm_ident=()
 
 spmd_cuda_tests() {
     spmd_gpu_tests CUDA "$cuda_double" cuda SHMEM_TEST_CUDA_DRIVER="$cuda_double" "${vmm_ident[@]}"
+    # The library's PTX as the driver's JIT takes it: assembled by the toolkit's ptxas, where
+    # there is one, when the double loads the module.
+    local ptxas
+    ptxas=$(command -v ptxas || echo "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas")
+    if [ -f "$cuda_double" ] && [ -x "$ptxas" ]; then
+        run "spmd/gpu_streams -np 1, CUDA, the kernels assembled by ptxas for sm_90" env \
+            SHMEM_TEST_CUDA_DRIVER="$cuda_double" STRATA_CUDA_DOUBLE_PTXAS="$ptxas" \
+            STRATA_GPU_DOUBLE_ASYNC=1 "${launch[@]}" 1 "$build/tests/spmd/gpu_streams"
+    else
+        echo "SKIP: the kernels' PTX through ptxas (no CUDA toolkit's ptxas here)"
+    fi
     # The stream example, linked against the double as a program links libcuda.
     local np
     for np in $(nps 1 2 4); do

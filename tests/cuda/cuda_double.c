@@ -579,10 +579,31 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char byte, size_t len,
 /* ---- Modules: the library's kernels, by name ---- */
 static int module;
 
+/* Where STRATA_CUDA_DOUBLE_PTXAS names the toolkit's ptxas, the image is assembled for sm_90, as
+ * the driver's JIT compiles it, and refused where that fails (its messages on stderr). */
+static int ptx_assembles(const char *image)
+{
+    const char *ptxas = getenv("STRATA_CUDA_DOUBLE_PTXAS"), *tmp = getenv("TMPDIR");
+    char path[4096], command[8300];
+    if (!ptxas || !*ptxas)
+        return 1;
+    snprintf(path, sizeof(path), "%s/cuda-double-ptx.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    size_t len = strlen(image);
+    int written = fd >= 0 && write(fd, image, len) == (ssize_t)len;
+    if (fd >= 0)
+        close(fd);
+    snprintf(command, sizeof(command), "'%s' --gpu-name sm_90 -o /dev/null '%s'", ptxas, path);
+    int assembles = written && system(command) == 0;
+    if (fd >= 0)
+        unlink(path);
+    return assembles;
+}
+
 EXPORT CUresult cuModuleLoadData(CUmodule *out, const void *image)
 {
     NEED_CONTEXT();
-    if (!double_module_valid(image))
+    if (!double_module_valid(image) || !ptx_assembles(image))
         return CUDA_ERROR_INVALID_PTX;
     *out = (CUmodule)&module;
     return CUDA_SUCCESS;
