@@ -27,7 +27,6 @@ static int registry_count;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 unsigned long registry_version;
 __thread struct registry_cache registry_cached;
-__thread struct registry_gap registry_gap_cached;
 
 static void entry_store(int at, const struct registry_entry *e)
 {
@@ -123,7 +122,7 @@ static struct registry_answer registry_search(uintptr_t a)
     }
     if (lo < count)
         above = entry_load(lo).base;
-    return (struct registry_answer){.gap = {below, above - below, 0}};
+    return (struct registry_answer){.gap = {below, above - below}};
 }
 
 /* A search whose answer held for one version of the registry (a sequence lock's read). */
@@ -144,6 +143,16 @@ static struct registry_answer registry_read(uintptr_t a)
     }
 }
 
+/* This thread's cache, emptied first where it holds answers of another version than version:
+ * its entries share one version, so none may outlive the registry it was read from. */
+static struct registry_cache *registry_cache_at(unsigned long version)
+{
+    struct registry_cache *cached = &registry_cached;
+    if (cached->version != version)
+        *cached = (struct registry_cache){.version = version};
+    return cached;
+}
+
 struct region *registry_lookup_slow(const void *addr)
 {
     struct registry_answer answer = registry_read((uintptr_t)addr);
@@ -151,11 +160,9 @@ struct region *registry_lookup_slow(const void *addr)
     if (found.region) {
         /* The previous hit moves to the second slot: a loop over two regions (a heap and a
          * static array, a host and a device buffer) stays on the fast path. */
-        struct registry_cache *cached = &registry_cached;
-        cached->hit[1] =
-            cached->version == answer.version ? cached->hit[0] : (struct registry_hit){0, 0, NULL};
+        struct registry_cache *cached = registry_cache_at(answer.version);
+        cached->hit[1] = cached->hit[0];
         cached->hit[0] = (struct registry_hit){found.base, found.size, found.region};
-        cached->version = answer.version;
     }
     return found.region;
 }
@@ -165,8 +172,7 @@ int registry_in_gap_slow(const void *addr)
     struct registry_answer answer = registry_read((uintptr_t)addr);
     if (answer.found.region)
         return 0;
-    registry_gap_cached = answer.gap;
-    registry_gap_cached.version = answer.version;
+    registry_cache_at(answer.version)->gap = answer.gap;
     return 1;
 }
 

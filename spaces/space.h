@@ -138,14 +138,21 @@ int registry_remove(struct region *region);
 struct region *registry_lookup_slow(const void *addr);
 /* Even while the registry is stable; every change moves it on by two. */
 extern unsigned long registry_version;
+/* Where addr lies in no region: between the end of one region and the start of the next. */
+struct registry_gap {
+    uintptr_t lo, size;
+};
 /* This thread's last two hits (most recent first: a program that alternates between its heap
- * and its globals keeps both), valid while registry_version has not moved. */
+ * and its globals keeps both) and its last gap between regions, all valid while registry_version
+ * has not moved from version. One thread-local block, so that a put's lookup of its target and
+ * the check of its local buffer share one address and one comparison of the version. */
 struct registry_cache {
     struct registry_hit {
         uintptr_t base;
         size_t size;
         struct region *region;
     } hit[2];
+    struct registry_gap gap;
     unsigned long version;
 };
 extern __thread struct registry_cache registry_cached __attribute__((tls_model("initial-exec")));
@@ -169,20 +176,22 @@ __attribute__((always_inline)) static inline struct region *region_lookup(const 
 
 /* Whether addr lies in no region, asked of private buffers on every put and get while device
  * memory exists here: this thread's last gap between regions answers without a search. */
-struct registry_gap {
-    uintptr_t lo, size;
-    unsigned long version;
-};
-extern __thread struct registry_gap registry_gap_cached __attribute__((tls_model("initial-exec")));
 int registry_in_gap_slow(const void *addr);
 
-/* 1 when this thread's last gap holds addr; 0 means ask registry_in_gap. Calls nothing, so a fast
- * path may inline it without keeping registers across a call. */
+/* 1 when this thread's last gap holds addr, 0 when it does not or the registry moved since;
+ * right after a region_lookup by this thread (which leaves the cache of the version it saw)
+ * registry_in_cached_gap_range asks the range alone. Both call nothing, so a fast path may
+ * inline them without keeping registers across a call. */
+__attribute__((always_inline)) static inline int registry_in_cached_gap_range(const void *addr)
+{
+    const struct registry_cache *cached = &registry_cached;
+    return (uintptr_t)addr - cached->gap.lo < cached->gap.size;
+}
+
 __attribute__((always_inline)) static inline int registry_in_cached_gap(const void *addr)
 {
-    const struct registry_gap *gap = &registry_gap_cached;
-    return (uintptr_t)addr - gap->lo < gap->size &&
-           gap->version == __atomic_load_n(&registry_version, __ATOMIC_ACQUIRE);
+    return registry_in_cached_gap_range(addr) &&
+           registry_cached.version == __atomic_load_n(&registry_version, __ATOMIC_ACQUIRE);
 }
 
 __attribute__((always_inline)) static inline int registry_in_gap(const void *addr)

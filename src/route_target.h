@@ -111,12 +111,14 @@ static inline int route_local_may_be_device(void)
 
 /* 1 when buffer is known to be host memory without a call: no device memory here, or no private
  * device buffers and buffer in this thread's last gap between regions (a program's own stack,
- * heap and globals outside the symmetric ones). 0 means ask route_local_kind. */
+ * heap and globals outside the symmetric ones). 0 means ask route_local_kind. Only right after
+ * route_load_store found the target of the same call: its lookup left this thread's cache of the
+ * registry current, so the gap's range alone answers. */
 __attribute__((always_inline)) static inline int route_local_is_host(const void *buffer)
 {
     if (likely(!route_local_may_be_device()))
         return 1;
-    return !kind_private_kinds && registry_in_cached_gap(buffer);
+    return !kind_private_kinds && registry_in_cached_gap_range(buffer);
 }
 
 /* The kind that must move the bytes of a local buffer of this PE (a put's source, a get's
