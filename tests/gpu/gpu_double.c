@@ -261,7 +261,7 @@ struct double_stream {
     struct op *head, **tail;
     struct double_stream *next;
     /* STRATA_GPU_DOUBLE_ASYNC=1: a thread of its own runs its work as it comes */
-    int async, running, stop;
+    int async, running, stop; /* running: a thread runs its work now */
     pthread_t worker;
     pthread_cond_t changed;
     struct double_graph *capture; /* being captured into (work is recorded, not run) */
@@ -452,13 +452,19 @@ static void run_one(const struct op *op)
     pthread_mutex_unlock(&run_lock);
 }
 
-/* The stream's work so far, on the calling thread (a stream without a thread of its own). */
+/* The stream's work so far, on the calling thread (a stream without a thread of its own). One
+ * thread runs a stream at a time: another that synchronizes it meanwhile waits for that run to
+ * end, then runs what came after, so the stream's work stays in order and a synchronize returns
+ * only once all of it has run. */
 static void stream_run(struct double_stream *s)
 {
     pthread_mutex_lock(&lock);
+    while (s->running)
+        pthread_cond_wait(&s->changed, &lock);
     struct op *op = s->head;
     s->head = NULL;
     s->tail = &s->head;
+    s->running = 1;
     pthread_mutex_unlock(&lock);
     while (op) {
         struct op *next = op->next;
@@ -466,6 +472,10 @@ static void stream_run(struct double_stream *s)
         free(op);
         op = next;
     }
+    pthread_mutex_lock(&lock);
+    s->running = 0;
+    pthread_cond_broadcast(&s->changed);
+    pthread_mutex_unlock(&lock);
 }
 
 /* An asynchronous stream's thread: its work in order, as it comes. */
