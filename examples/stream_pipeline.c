@@ -67,11 +67,11 @@ int main(void)
     for (int r = 0; r < ROUNDS; r++) {
         uint32_t *slot = in + (size_t)r * WORDS;
         /* kernel 1: this round's data */
-        check(cuMemsetD32Async((CUdeviceptr)(uintptr_t)out, (unsigned)(r * npes + me), WORDS,
-                               stream),
-              "kernel 1");
-        shmemx_putmem_signal_on_stream(slot, out, WORDS * sizeof(uint32_t), signal,
-                                       (uint64_t)r + 1, SHMEM_SIGNAL_SET, right, stream);
+        check(
+            cuMemsetD32Async((CUdeviceptr)(uintptr_t)out, (unsigned)(r * npes + me), WORDS, stream),
+            "kernel 1");
+        shmemx_putmem_signal_on_stream(slot, out, WORDS * sizeof(uint32_t), signal, (uint64_t)r + 1,
+                                       SHMEM_SIGNAL_SET, right, stream);
         shmemx_signal_wait_until_on_stream(signal, SHMEM_CMP_GE, (uint64_t)r + 1, stream);
         /* kernel 2: takes what the left neighbour sent this round */
         check(cuMemcpyAsync((CUdeviceptr)(uintptr_t)(taken + r), (CUdeviceptr)(uintptr_t)slot,
