@@ -37,6 +37,28 @@ typedef uint64_t copy_u128 __attribute__((vector_size(16), aligned(1), may_alias
  * like the block in one store. Out of line, like the memcpy it stands for. */
 void copy_once_short(void *dst, const void *src, size_t len);
 
+/* Blocks of at least this many bytes go through copy_movsb, where copy_tune found it faster
+ * than memcpy; SIZE_MAX (never) until then and elsewhere. */
+extern size_t copy_movsb_min;
+
+/* Finds this machine's thresholds: once, at start-up. */
+void copy_tune(void);
+
+/* The CPU's string copy (rep movsb): where a block outgrows the core's L2 cache, AMD's C
+ * library leaves it for a vector loop that is slower on the same CPUs, both when the lines are
+ * cached and when they come from and go to memory. */
+void copy_movsb(void *dst, const void *src, size_t len);
+
+/* A block of any size, neither end watched piece by piece: a get, a collective's block, a
+ * staging copy. */
+static inline void copy_bulk(void *dst, const void *src, size_t len)
+{
+    if (len >= copy_movsb_min)
+        copy_movsb(dst, src, len);
+    else
+        memcpy(dst, src, len);
+}
+
 /* 8 bytes, the commonest element, inline: between node peers a call, to memcpy or, dearer
  * still, to copy_once_short, is a large share of an 8-byte put. */
 static inline void copy_once(void *dst, const void *src, size_t len)
@@ -44,7 +66,7 @@ static inline void copy_once(void *dst, const void *src, size_t len)
     if (len == sizeof(uint64_t))
         COPY_PIECE(copy_u64, dst, src);
     else if (len > COPY_ONCE_MAX)
-        memcpy(dst, src, len);
+        copy_bulk(dst, src, len);
     else
         copy_once_short(dst, src, len);
 }

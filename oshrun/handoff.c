@@ -258,6 +258,8 @@ static void words_srun(struct words *args, const struct handoff_job *job, const 
     long room = getenv("SLURM_JOB_ID") ? slurm_task_room() : 0;
     if (room > 0 && job->np > room)
         words_add(args, "--overcommit");
+    if (job->bind_to)
+        words_add(args, "--cpu-bind=%s", strcmp(job->bind_to, "core") ? "none" : "cores");
 }
 
 /* Open MPI and PRRTE give a host named in --host one slot: each gets its share of the PEs, and
@@ -279,6 +281,10 @@ static void words_open(struct words *args, enum engine engine, const struct hand
             slots += host_slots(hosts, i, job->np);
         for (int i = 0; slots < job->np && i < 2 && engines[engine].oversubscribe[i]; i++)
             words_add(args, "%s", engines[engine].oversubscribe[i]);
+    }
+    if (job->bind_to) {
+        words_add(args, "--bind-to");
+        words_add(args, "%s", job->bind_to);
     }
     for (char **e = environ; *e; e++) {
         if (!strncmp(*e, "SHMEM_", 6) || !strncmp(*e, "UCX_", 4) || !strncmp(*e, "FI_", 3)) {

@@ -21,6 +21,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -82,6 +83,8 @@ struct job {
     int janitor_fd;      /* write end of the janitor's pipe */
     int exit_marks;      /* a byte per PE, set as it finalizes (boot.h), or -1 */
     struct rlimit files; /* the descriptor limit oshrun was given, which its PEs get back */
+    int bind_core;       /* --bind-to core: PE i runs on the i-th CPU oshrun may use only */
+    cpu_set_t cpus;      /* the CPUs oshrun may use, as it started */
 };
 
 static struct job job = {.janitor_fd = -1, .exit_marks = -1};
@@ -93,16 +96,20 @@ static atomic_int first_primary_abort = -1, first_lost_peer_abort = -1;
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: oshrun [-np N] [--host H1,H2 | --hostfile F] [--dry-run] program [args...]\n"
-            "  -np, -n, --np N   number of PEs (default 1)\n"
-            "  --host, -H LIST   hosts for a multi-node job (handed to srun/prterun/mpirun)\n"
-            "  --hostfile FILE   host file for a multi-node job\n"
-            "  --dry-run         print the command that would run the job, run nothing\n"
-            "  -h, --help        this text;  --version  the version\n"
-            "Environment: SHMEM_LAUNCHER=srun|prterun|mpirun hands the job to that engine,\n"
-            "SHMEM_LAUNCHER=oshrun keeps it on this node; SHMEM_OSHRUN_TIMEOUT=S ends a job\n"
-            "on this node after S seconds (status 124).\n");
+    fprintf(
+        out,
+        "usage: oshrun [-np N] [--host H1,H2 | --hostfile F] [--bind-to core|none] [--dry-run]\n"
+        "              program [args...]\n"
+        "  -np, -n, --np N   number of PEs (default 1)\n"
+        "  --bind-to WHAT    core: each PE on a CPU of its own, in turn (PEs beyond the\n"
+        "                    CPUs share them); none (default): where the kernel puts them\n"
+        "  --host, -H LIST   hosts for a multi-node job (handed to srun/prterun/mpirun)\n"
+        "  --hostfile FILE   host file for a multi-node job\n"
+        "  --dry-run         print the command that would run the job, run nothing\n"
+        "  -h, --help        this text;  --version  the version\n"
+        "Environment: SHMEM_LAUNCHER=srun|prterun|mpirun hands the job to that engine,\n"
+        "SHMEM_LAUNCHER=oshrun keeps it on this node; SHMEM_OSHRUN_TIMEOUT=S ends a job\n"
+        "on this node after S seconds (status 124).\n");
 }
 
 void die_usage(const char *fmt, const char *arg)
@@ -192,6 +199,11 @@ static void parse_args(int argc, char **argv, struct handoff_job *opts)
             opts->hosts = option_value(argc, argv, &i, "%s needs a host list");
         } else if (!strcmp(a, "--hostfile")) {
             opts->hostfile = option_value(argc, argv, &i, "%s needs a file");
+        } else if (!strcmp(a, "--bind-to")) {
+            opts->bind_to = option_value(argc, argv, &i, "%s needs core or none");
+            if (strcmp(opts->bind_to, "core") && strcmp(opts->bind_to, "none"))
+                die_usage("invalid --bind-to '%s': expected core or none", opts->bind_to);
+            job.bind_core = !strcmp(opts->bind_to, "core");
         } else if (!strcmp(a, "--dry-run")) {
             opts->dry_run = 1;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -687,6 +699,23 @@ static int pe0_keeps_our_group(void)
     return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 }
 
+/* The CPU of PE rank under --bind-to core: the CPUs oshrun may use, taken in turn. */
+static void bind_pe(int rank)
+{
+    int count = CPU_COUNT(&job.cpus), seen = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &job.cpus) || seen++ != rank % count)
+            continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (sched_setaffinity(0, sizeof(one), &one))
+            fprintf(stderr, "oshrun: PE %d: cannot bind to CPU %d: %s\n", rank, cpu,
+                    strerror(errno));
+        return;
+    }
+}
+
 static void exec_pe(int rank, char **env, int own_group, const sigset_t *original_mask,
                     pid_t launcher)
 {
@@ -699,6 +728,8 @@ static void exec_pe(int rank, char **env, int own_group, const sigset_t *origina
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, original_mask, NULL);
     setrlimit(RLIMIT_NOFILE, &job.files);
+    if (job.bind_core)
+        bind_pe(rank);
     if (rank != 0) {
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0 && devnull != STDIN_FILENO) {
@@ -1080,6 +1111,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     parse_args(argc, argv, &opts);
     handoff(&opts);
+    if (job.bind_core && sched_getaffinity(0, sizeof(job.cpus), &job.cpus))
+        die("--bind-to core: cannot read the CPUs oshrun may use: %s", strerror(errno));
     files_limit_raise();
     exit_marks_create();
     long limit = timeout_knob();

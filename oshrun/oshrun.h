@@ -18,6 +18,7 @@ struct handoff_job {
     const char *hosts;    /* --host, or NULL */
     const char *hostfile; /* --hostfile, or NULL */
     const char *hostname; /* this host */
+    const char *bind_to;  /* --bind-to core or none, or NULL: the engine's default */
     int dry_run;          /* print the engine's command line instead of running it */
 };
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Library setup, exit and query routines (1.6 section 9.1). */
+#include "../common/copy.h"
 #include "../transports/transport.h"
 #include "mailbox.h"
 #include "runtime.h"
@@ -506,6 +507,7 @@ static int init_local(int requested)
         init_fail("%s", err);
         return 1;
     }
+    copy_tune();
     rt.debug = rt.knobs.DEBUG;
     log_mask = knobs_log_mask(rt.knobs.LOG);
     rt.checked = rt.debug || (log_mask & LOG_RMA);

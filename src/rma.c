@@ -86,7 +86,7 @@ static inline void rma_get(shmem_ctx_t ctx, const char *routine, void *dest, con
         route_names[target.kind]);
     const struct kind_ops *dest_kind = route_local_kind(dest);
     if (likely(target.kind == ROUTE_LOAD_STORE && !dest_kind)) {
-        memcpy(dest, target.pointer, len);
+        copy_bulk(dest, target.pointer, len);
         return;
     }
     if (target.kind == ROUTE_TRANSPORT && !dest_kind) {
@@ -156,7 +156,7 @@ __attribute__((always_inline)) static inline int rma_get_fast(void *dest, const 
     const char *there = route_load_store(src, pe);
     if (unlikely(!there || !route_local_is_host(dest)))
         return 0;
-    memcpy(dest, there, len);
+    copy_bulk(dest, there, len);
     return 1;
 }
 
@@ -177,7 +177,7 @@ __attribute__((noinline)) static void rma_get_beside(const char *routine, void *
 {
     const char *there = route_load_store(src, pe);
     if (likely(there && !route_local_kind(dest)))
-        memcpy(dest, there, len);
+        copy_bulk(dest, there, len);
     else
         rma_get(SHMEM_CTX_DEFAULT, routine, dest, src, len, pe, nbi);
 }

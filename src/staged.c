@@ -45,7 +45,7 @@ void staged_read_local(const void *addr, void *dest, size_t len)
     if (region && !region_route(region, rt.my_pe).load_store)
         region->kind->copy_to_host(dest, addr, len);
     else
-        memcpy(dest, addr, len);
+        copy_bulk(dest, addr, len);
 }
 
 /* Moves one chunk between host memory data and the target, however it is reached: a put writes
@@ -62,7 +62,7 @@ static void staged_chunk(const char *routine, const struct route_target *target,
         if (put)
             copy_once(there, data, len);
         else
-            memcpy(data, there, len);
+            copy_bulk(data, there, len);
         break;
     case ROUTE_KIND_COPY:
         if (put) {
@@ -237,7 +237,7 @@ static int staged_on_read(int id, size_t offset, void *dst, size_t len)
     if (!copy)
         return -1;
     if (!kind)
-        memcpy(dst, copy, len);
+        copy_bulk(dst, copy, len);
     else
         kind->copy_to_host(dst, copy, len);
     return 0;

@@ -4,6 +4,7 @@
  * per node crosses the network, once per run of blocks or per node, where the flat algorithms
  * have every member send across. Broadcasts and reductions by node, which run the leaders' part
  * of their call through the dispatch of coll.c, are there. */
+#include "../../common/copy.h"
 #include "coll.h"
 
 #include <stdlib.h>
@@ -80,7 +81,7 @@ static void coll_node_gather(struct coll_group *node, const struct strata_team *
          k++, r = coll_node_next_rank(team, r)) {
         if (k)
             coll_wait_step(node, k, step, 0);
-        memcpy((char *)dest + off[r], coll_peer(node, source, k), off[r + 1] - off[r]);
+        copy_bulk((char *)dest + off[r], coll_peer(node, source, k), off[r + 1] - off[r]);
     }
 }
 
@@ -142,7 +143,7 @@ void coll_node_receive(struct coll_group *node, void *dest, size_t bytes)
     coll_wait_step(node, 0, step, bytes);
     size_t pull = ((const struct coll_area *)coll_peer(node, node->area, 0))->pull;
     if (pull)
-        memcpy(dest, coll_peer(node, dest, 0), pull);
+        copy_bulk(dest, coll_peer(node, dest, 0), pull);
     coll_publish(node, step);
 }
 
@@ -224,7 +225,7 @@ static void copy_elements(char *to, ptrdiff_t to_step, const char *from, ptrdiff
                           size_t nelems, size_t elem)
 {
     if (to_step == (ptrdiff_t)elem && from_step == (ptrdiff_t)elem) {
-        memcpy(to, from, nelems * elem);
+        copy_bulk(to, from, nelems * elem);
         return;
     }
     for (size_t k = 0; k < nelems; k++)

@@ -2,6 +2,7 @@
 /* Collectives when every member is mapped: data is copied straight into the members' mapped
  * buffers, and a member's progress is the step number it publishes in its own collective words,
  * which the others poll. Nothing goes through the transport. */
+#include "../../common/copy.h"
 #include "coll.h"
 
 #include <string.h>
@@ -33,9 +34,9 @@ void coll_shm_broadcast(struct coll_group *g, void *dest, const void *source, si
     if (previous_dest != (uint64_t)(uintptr_t)dest)
         shm_wait_all(g, step - 1, 0);
     for (int k = 1; k < g->size; k++)
-        memcpy(coll_peer(g, dest, (root + k) % g->size), source, bytes);
+        copy_bulk(coll_peer(g, dest, (root + k) % g->size), source, bytes);
     if (root_receives && dest != source)
-        memcpy(dest, source, bytes);
+        copy_bulk(dest, source, bytes);
     coll_publish(g, step);
 }
 
@@ -57,7 +58,7 @@ void coll_shm_collect(struct coll_group *g, void *dest, const void *source, size
     }
     step = coll_step(g);
     for (int k = 0; k < g->size; k++)
-        memcpy((char *)coll_peer(g, dest, (g->my_rank + k) % g->size) + offset, source, bytes);
+        copy_bulk((char *)coll_peer(g, dest, (g->my_rank + k) % g->size) + offset, source, bytes);
     coll_publish(g, step);
     shm_wait_all(g, step, bytes * (size_t)g->size);
 }

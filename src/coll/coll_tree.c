@@ -2,6 +2,7 @@
 /* Broadcast, collect and alltoall for any placement: every transfer is a put (a copy when the
  * target is mapped) and every wait is on this PE's own channel counters, so nothing polls remote
  * memory. */
+#include "../../common/copy.h"
 #include "../mailbox.h"
 #include "../route_target.h"
 #include "coll.h"
@@ -55,7 +56,7 @@ void coll_tree_broadcast(struct coll_group *g, void *dest, const void *source, s
                                 (g->my_rank + (1 << k)) % n);
     }
     if (!rel && root_receives && dest != source)
-        memcpy(dest, source, bytes);
+        copy_bulk(dest, source, bytes);
     if (!g->team)
         coll_sync(g);
 }
@@ -122,7 +123,7 @@ void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, 
             rma_put_signal_watched(g->routine, data, source, bytes, call_word, call,
                                    SHMEM_SIGNAL_SET, partner);
         if (root_receives && dest != source)
-            memcpy(dest, source, bytes);
+            copy_bulk(dest, source, bytes);
         return;
     }
     /* The data comes in a slot or by mail, whichever the root chose: the receiver announces its
@@ -133,7 +134,7 @@ void coll_eager_broadcast(struct coll_group *g, void *dest, const void *source, 
                         !(mailed = mailbox_arrived(team->mailbox)));
     if (!mailed) {
         mailbox_unexpect(team->mailbox);
-        memcpy(dest, data, bytes);
+        copy_bulk(dest, data, bytes);
     }
     team->partner_mails |= mailed;
     team_lag_entered(team);
@@ -242,7 +243,7 @@ void coll_signal_collect(struct coll_group *g, void *dest, const void *source, s
                          int fixed)
 {
     size_t *off = coll_block_offsets(g, bytes, fixed);
-    memcpy((char *)dest + off[g->my_rank], source, bytes);
+    copy_bulk((char *)dest + off[g->my_rank], source, bytes);
     if (off[g->size] <= COLL_DOUBLING_COLLECT_MAX)
         doubling_collect(g, dest, off);
     else

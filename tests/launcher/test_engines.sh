@@ -114,6 +114,8 @@ translated "mpirun: host file and host list together" "$mp" \
 translated "mpirun: SHMEM_*, UCX_* and FI_* forwarded with -x, nothing else" "$mp" \
     "-n|2|--host|a:1,b:1|-x|SHMEM_SYMMETRIC_SIZE|-x|UCX_TLS|-x|FI_PROVIDER|$prog" "$mp" \
     SHMEM_SYMMETRIC_SIZE=1G OTHER=1 UCX_TLS=tcp FI_PROVIDER=cxi -- --host a,b -np 2 "$prog"
+translated "mpirun: --bind-to handed on" "$mp" "-n|2|--host|a:1,b:1|--bind-to|core|$prog" "$mp" \
+    -- --bind-to core --host a,b -np 2 "$prog"
 translated "mpirun: the program's arguments as given, quoted in the dry run" "$mp" \
     "-n|2|--host|a:1,b:1|$prog|it's|a b|*" "$mp" -- --host a,b -np 2 "$prog" "it's" "a b" "*"
 osh "$mp" -- --dry-run --host a,b -np 2 "$prog" "it's" "a b"
@@ -135,6 +137,9 @@ translated "srun: SLURM_JOB_NUM_NODES counts too" "$sr" \
 translated "srun: --host becomes --nodelist" "$sr" \
     "--mpi=pmix|--kill-on-bad-exit=1|--export=ALL|-n|2|--nodelist=n1,n2|$prog" "$all" \
     SLURM_JOB_ID=5 SLURM_NNODES=2 -- --host n1:3,n2 -np 2 "$prog"
+translated "srun: --bind-to becomes --cpu-bind" "$sr" \
+    "--mpi=pmix|--kill-on-bad-exit=1|--export=ALL|-n|2|--cpu-bind=cores|$prog" "$all" \
+    SLURM_JOB_ID=5 SLURM_NNODES=2 -- --bind-to core -np 2 "$prog"
 translated "srun: more PEs than the allocation's tasks overcommit" "$sr" \
     "--mpi=pmix|--kill-on-bad-exit=1|--export=ALL|-n|4|--overcommit|$prog" "$all" \
     SLURM_JOB_ID=5 SLURM_NNODES=2 SLURM_NTASKS=2 -- -np 4 "$prog"

@@ -277,6 +277,26 @@ chmod 644 "$plain"
 bad "non-executable file" -np 2 "$plain" "$marker"
 bad "directory as program" -np 2 "$work" "$marker"
 bad "unknown option" --frobnicate -np 2 "$client" ok "$marker"
+bad "--bind-to socket" --bind-to socket -np 2 "$client" ok "$marker"
+bad "--bind-to without a value" --bind-to
+
+# --bind-to core: PE i on the i-th CPU this shell may use, taken in turn past the last one;
+# without it (or with none) every PE may use them all.
+cpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$$/status)
+mapfile -t cpu_list < <(echo "$cpus" | tr ',' '\n' | awk -F- '{for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c}')
+affinity() { # affinity ARGS...: "rank cpus" per PE, sorted by rank
+    timeout -k 3 12 "$oshrun" "$@" -np 3 /bin/sh -c \
+        'echo "$PMIX_RANK $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"' \
+        "$marker" 2>&1 | sort -n
+}
+want=$(for r in 0 1 2; do echo "$r ${cpu_list[r % ${#cpu_list[@]}]}"; done)
+got=$(affinity --bind-to core)
+[ "$got" = "$want" ]
+check "--bind-to core: each PE on the next CPU" $? "got '$got', want '$want'"
+want=$(for r in 0 1 2; do echo "$r $cpus"; done)
+got=$(affinity --bind-to none)
+[ "$got" = "$want" ] && [ "$(affinity)" = "$want" ]
+check "--bind-to none and no option: every CPU" $? "got '$got', want '$want'"
 
 "$oshrun" --help >"$out" 2>&1 && grep -q '^usage: oshrun' "$out"
 check "--help" $? "no usage text"

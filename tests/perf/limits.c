@@ -4,6 +4,11 @@
  *   memcpy_1MiB_MBps          single-core memcpy of 1 MiB blocks (what a 1 MiB put can reach)
  *   cacheline_round_trip_ns   two processes on different cores bouncing a flag in one cache line
  *                             of shared memory (the floor of any cross-PE handshake)
+ * With the argument "copy", instead, for each OSU message size SIZE:
+ *   copy_SIZE_MBps            the best copy between two cores: a process streams SIZE-byte
+ *                             blocks into memory shared with a process on another core that has
+ *                             just written all of it, as the OSU message-rate benchmarks do; the
+ *                             best of memcpy, rep movsb and non-temporal stores
  * Prints "name value" lines. Not an OpenSHMEM program. */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -15,6 +20,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 static double now_ns(void)
 {
@@ -95,8 +103,115 @@ static void cacheline_round_trip(void)
     munmap((void *)line, 4096);
 }
 
-int main(void)
+/* ---- The best copy between two cores, per size ---- */
+
+typedef void copy_fn(void *dst, const void *src, size_t len);
+
+static void copy_memcpy(void *dst, const void *src, size_t len)
 {
+    memcpy(dst, src, len);
+}
+
+#if defined(__x86_64__)
+static void copy_movsb(void *dst, const void *src, size_t len)
+{
+    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(len) : : "memory");
+}
+
+/* Stores that do not read the target line first: 16-byte aligned stores after a memcpy head. */
+static void copy_streaming(void *dst, const void *src, size_t len)
+{
+    char *to = dst;
+    const char *from = src;
+    size_t head = (16 - ((uintptr_t)to & 15)) & 15;
+    head = head < len ? head : len;
+    memcpy(to, from, head);
+    to += head, from += head, len -= head;
+    for (; len >= 64; len -= 64, to += 64, from += 64)
+        for (int i = 0; i < 4; i++)
+            _mm_stream_si128((__m128i *)(void *)(to + 16 * i),
+                             _mm_loadu_si128((const __m128i *)(const void *)(from + 16 * i)));
+    _mm_sfence();
+    memcpy(to, from, len);
+}
+static copy_fn *const copies[] = {copy_memcpy, copy_movsb, copy_streaming};
+#else
+static copy_fn *const copies[] = {copy_memcpy};
+#endif
+
+/* As osu_util.h: 4 MiB the largest message, 50 of them past 8 KiB and 500 below. */
+enum { COPY_MAX = 1 << 22, COPY_REGION = 50 * COPY_MAX };
+
+/* The child on another core writes the whole region on each token the parent posts, then
+ * answers it: the lines the parent then copies into are the child's, as a target PE's are. */
+static void copy_target(volatile int64_t *token, char *region)
+{
+    pin(1);
+    for (int64_t seen = 0;;) {
+        int64_t t;
+        while ((t = token[0]) == seen)
+            sched_yield();
+        if (t < 0)
+            _exit(0);
+        memset(region, (int)t, COPY_REGION);
+        token[8] = seen = t;
+    }
+}
+
+/* Nanoseconds per block of size bytes copied by copy, the best of a few trials. */
+static double copy_trial(copy_fn *copy, size_t size, volatile int64_t *token, char *shared,
+                         char *own)
+{
+    int blocks = size < 8192 ? 500 : 50;
+    double best = 0;
+    for (int trial = 0; trial < 3; trial++) {
+        int64_t t = token[0] + 1;
+        token[0] = t;
+        memset(own, (int)t, COPY_REGION);
+        while (token[8] != t)
+            sched_yield();
+        double t0 = now_ns();
+        for (int i = 0; i < blocks; i++)
+            copy(shared + i * size, own + i * size, size);
+        double ns = (now_ns() - t0) / blocks;
+        best = trial == 0 || ns < best ? ns : best;
+    }
+    return best;
+}
+
+static void copy_between_cores(void)
+{
+    volatile int64_t *token =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    char *shared =
+        mmap(NULL, COPY_REGION, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    char *own = malloc(COPY_REGION);
+    if (token == MAP_FAILED || shared == MAP_FAILED || !own)
+        return;
+    memset(shared, 0, COPY_REGION);
+    pid_t child = fork();
+    if (child == 0)
+        copy_target(token, shared);
+    pin(0);
+    for (size_t size = 1; size <= COPY_MAX; size *= 2) {
+        double best = 0;
+        for (size_t c = 0; c < sizeof(copies) / sizeof(copies[0]); c++) {
+            double ns = copy_trial(copies[c], size, token, shared, own);
+            best = c == 0 || ns < best ? ns : best;
+        }
+        printf("copy_%zu_MBps %.0f\n", size, size / best * 1e3);
+    }
+    token[0] = -1;
+    waitpid(child, NULL, 0);
+    free(own);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "copy")) {
+        copy_between_cores();
+        return 0;
+    }
     memcpy_bandwidth();
     cacheline_round_trip();
     return 0;

@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-enum { GUARD = 16, LONGEST = 3 * COPY_ONCE_MAX };
+enum { GUARD = 16, LONGEST = 300 }; /* a few cache lines: a string copy moves whole lines */
 
 /* A write watchpoint on the byte at addr, disabled; -1 where none may be set. */
 static int watch_open(const void *addr)
@@ -64,8 +64,9 @@ static long long stores_to(copy_fn *copy, const char *watched, char *dst, const 
     return hits;
 }
 
-/* Each length and destination alignment: the source's bytes, and the guards untouched. */
-static void check_contents(void)
+/* Each length and destination alignment: the source's bytes, and the guards untouched, by
+ * copy_once and copy_bulk, with copy_movsb_min as it is. */
+static void check_contents(const char *why)
 {
     static char src[LONGEST + 8], dst[GUARD + LONGEST + 8 + GUARD];
     for (size_t i = 0; i < sizeof(src); i++)
@@ -73,7 +74,10 @@ static void check_contents(void)
     for (size_t len = 0; len <= LONGEST; len++)
         for (size_t align = 0; align < 8; align++) {
             memset(dst, 0x5a, sizeof(dst));
-            copy_once(dst + GUARD + align, src + (len + align) % 8, len);
+            if (align & 1)
+                copy_bulk(dst + GUARD + align, src + (len + align) % 8, len);
+            else
+                copy_once(dst + GUARD + align, src + (len + align) % 8, len);
             size_t bad = sizeof(dst);
             for (size_t i = 0; i < sizeof(dst) && bad == sizeof(dst); i++) {
                 int inside = i >= GUARD + align && i < GUARD + align + len;
@@ -81,8 +85,8 @@ static void check_contents(void)
                 if (dst[i] != want)
                     bad = i;
             }
-            UNIT_CHECK(bad == sizeof(dst), "%zu bytes at alignment %zu: byte %zu wrong", len, align,
-                       bad);
+            UNIT_CHECK(bad == sizeof(dst), "%s: %zu bytes at alignment %zu: byte %zu wrong", why,
+                       len, align, bad);
         }
 }
 
@@ -106,7 +110,17 @@ int main(int argc, char **argv)
     static char probe[4] __attribute__((aligned(4)));
     if (argc > 1 && !strcmp(argv[1], "--can-watch")) /* and the watch sees a store */
         return stores_to(store_twice, probe, probe, "abcd", 4) == 2 ? 0 : 1;
-    check_contents();
+    check_contents("memcpy");
+    /* The string copy, wherever copy_tune would start it: every block past a short one. */
+    size_t tuned = copy_movsb_min;
+    copy_movsb_min = COPY_ONCE_MAX + 1;
+    check_contents("rep movsb");
+    copy_movsb_min = tuned;
+    copy_tune();
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    UNIT_CHECK(copy_movsb_min == SIZE_MAX || copy_movsb_min == (l2 > 0 ? (size_t)l2 : 1 << 20),
+               "copy_tune: threshold %zu bytes, neither never nor the L2 cache's %ld",
+               copy_movsb_min, l2);
     if (argc > 1 && !strcmp(argv[1], "stores"))
         check_stores();
     return unit_finish("copy");
