@@ -164,7 +164,7 @@ static double copy_trial(copy_fn *copy, size_t size, volatile int64_t *token, ch
 {
     int blocks = size < 8192 ? 500 : 50;
     double best = 0;
-    for (int trial = 0; trial < 3; trial++) {
+    for (int trial = 0; trial < 5; trial++) {
         int64_t t = token[0] + 1;
         token[0] = t;
         memset(own, (int)t, COPY_REGION);
@@ -185,8 +185,9 @@ static void copy_between_cores(void)
         mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     char *shared =
         mmap(NULL, COPY_REGION, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    char *own = malloc(COPY_REGION);
-    if (token == MAP_FAILED || shared == MAP_FAILED || !own)
+    /* Shared memory on both sides, as both ends of a put between PEs' heaps are. */
+    char *own = mmap(NULL, COPY_REGION, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (token == MAP_FAILED || shared == MAP_FAILED || own == MAP_FAILED)
         return;
     memset(shared, 0, COPY_REGION);
     pid_t child = fork();
@@ -203,7 +204,8 @@ static void copy_between_cores(void)
     }
     token[0] = -1;
     waitpid(child, NULL, 0);
-    free(own);
+    munmap(own, COPY_REGION);
+    munmap(shared, COPY_REGION);
 }
 
 int main(int argc, char **argv)
