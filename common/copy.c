@@ -46,7 +46,8 @@ void copy_tune(void)
         !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) || !(ebx & CPUID7_EBX_ERMS))
         return;
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    copy_movsb_min = l2 > 0 ? (size_t)l2 : (size_t)1 << 20;
+    size_t l2_bytes = l2 > 0 ? (size_t)l2 : (size_t)1 << 20; /* unknown: the commonest size */
+    copy_movsb_min = l2_bytes > COPY_MOVSB_FLOOR ? l2_bytes : COPY_MOVSB_FLOOR;
 }
 #else
 void copy_movsb(void *dst, const void *src, size_t len)

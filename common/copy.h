@@ -9,6 +9,8 @@
 #ifndef STRATA_COMMON_COPY_H
 #define STRATA_COMMON_COPY_H
 
+#include "log.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -37,6 +39,10 @@ typedef uint64_t copy_u128 __attribute__((vector_size(16), aligned(1), may_alias
  * like the block in one store. Out of line, like the memcpy it stands for. */
 void copy_once_short(void *dst, const void *src, size_t len);
 
+/* No core's L2 cache is smaller: a shorter block, every small get among them, goes to memcpy
+ * without reading copy_movsb_min. */
+#define COPY_MOVSB_FLOOR ((size_t)256 << 10)
+
 /* Blocks of at least this many bytes go through copy_movsb, where copy_tune found it faster
  * than memcpy; SIZE_MAX (never) until then and elsewhere. */
 extern size_t copy_movsb_min;
@@ -53,7 +59,7 @@ void copy_movsb(void *dst, const void *src, size_t len);
  * staging copy. */
 static inline void copy_bulk(void *dst, const void *src, size_t len)
 {
-    if (len >= copy_movsb_min)
+    if (unlikely(len >= COPY_MOVSB_FLOOR) && len >= copy_movsb_min)
         copy_movsb(dst, src, len);
     else
         memcpy(dst, src, len);

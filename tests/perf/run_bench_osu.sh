@@ -189,13 +189,16 @@ report() {
         bench_row "$metric" "$(floor_of "$metric")" "$dir/strata.txt" "$dir/ompi.txt" openmpi
     done >"$dir/table.txt"
     cat "$dir/table.txt"
-    # Behind: a time ratio over 1, or a rate ratio under 1, in the median of the paired runs.
+    # Behind: a time ratio over 1, or a rate ratio under 1, in the median of the paired runs;
+    # "every run" where each paired run had Strata behind, not only their median.
     echo "Per benchmark: the range of the paired ratios' medians (Strata / Open MPI; times: under" \
         "1 is ahead, rates: over 1 is ahead), and the figures where Strata is behind"
     awk '$6 != "-" { b = $1; sub(/_[0-9]+_[a-z_]*$|_us$/, "", b); if (b ~ /^atomics_/) b = "atomics"
             r = $6 + 0; if (!(b in lo) || r < lo[b]) lo[b] = r; if (!(b in hi) || r > hi[b]) hi[b] = r
-            behind = ($1 ~ /_per_s$/) ? r < 1 : r > 1
-            if (behind) late[b] = late[b] " " $1 "(" $6 ")"
+            split($7, range, "-"); rate = $1 ~ /_per_s$/
+            behind = rate ? r < 1 : r > 1
+            always = rate ? range[2] + 0 < 1 : range[1] + 0 > 1
+            if (behind) late[b] = late[b] " " $1 "(" $6 (always ? ", every run" : "") ")"
             if (!(b in seen)) { seen[b]; order[++n] = b } }
         END { for (i = 1; i <= n; i++) { b = order[i]
             printf "  %-16s %.3f-%.3f  behind:%s\n", b, lo[b], hi[b], (b in late) ? late[b] : " none" } }' \

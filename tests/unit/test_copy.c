@@ -105,6 +105,27 @@ static void check_stores(void)
             }
 }
 
+/* Blocks past COPY_MOVSB_FLOOR, where the string copy starts: exact, guards untouched. */
+static void check_bulk_long(void)
+{
+    size_t len = COPY_MOVSB_FLOOR + 77;
+    char *src = malloc(len), *dst = malloc(len + 2 * GUARD);
+    UNIT_CHECK(src && dst, "out of memory for %zu bytes", len);
+    if (!src || !dst)
+        return;
+    for (size_t i = 0; i < len; i++)
+        src[i] = (char)(i * 13 + 5);
+    memset(dst, 0x5a, len + 2 * GUARD);
+    copy_bulk(dst + GUARD + 3, src, len - 3);
+    size_t bad = 0;
+    while (bad < len + 2 * GUARD &&
+           dst[bad] == (bad >= GUARD + 3 && bad < GUARD + len ? src[bad - GUARD - 3] : 0x5a))
+        bad++;
+    UNIT_CHECK(bad == len + 2 * GUARD, "%zu bytes: byte %zu wrong", len - 3, bad);
+    free(src);
+    free(dst);
+}
+
 int main(int argc, char **argv)
 {
     static char probe[4] __attribute__((aligned(4)));
@@ -115,12 +136,15 @@ int main(int argc, char **argv)
     size_t tuned = copy_movsb_min;
     copy_movsb_min = COPY_ONCE_MAX + 1;
     check_contents("rep movsb");
+    check_bulk_long();
     copy_movsb_min = tuned;
     copy_tune();
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    UNIT_CHECK(copy_movsb_min == SIZE_MAX || copy_movsb_min == (l2 > 0 ? (size_t)l2 : 1 << 20),
-               "copy_tune: threshold %zu bytes, neither never nor the L2 cache's %ld",
-               copy_movsb_min, l2);
+    size_t want = l2 > 0 ? (size_t)l2 : 1 << 20;
+    want = want > COPY_MOVSB_FLOOR ? want : COPY_MOVSB_FLOOR;
+    UNIT_CHECK(copy_movsb_min == SIZE_MAX || copy_movsb_min == want,
+               "copy_tune: threshold %zu bytes, neither never nor the L2 cache's %zu",
+               copy_movsb_min, want);
     if (argc > 1 && !strcmp(argv[1], "stores"))
         check_stores();
     return unit_finish("copy");
