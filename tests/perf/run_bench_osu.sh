@@ -210,14 +210,14 @@ for bind in "${binds[@]}"; do
 done
 
 # plot BENCHMARK: its figures against the message size (each binding's Strata and Open MPI, and
-# the floor) above how far Strata is ahead (Open MPI's time over Strata's, Strata's rate over
-# Open MPI's: above 1 is ahead), drawn by gnuplot as $plots/osu_BENCHMARK.svg.
+# the floor) above how far Strata is ahead (the median of the paired runs' ratios, as a time's
+# inverse: above 1 is ahead), drawn by gnuplot as $plots/osu_BENCHMARK.svg.
 plot() {
     local b=$1 data=$work/plot-$1 unit="time per operation (us)" rates=0 column=2 dash=1 format=%g
     local how figures=() leads=()
     for bind in "${binds[@]}"; do
         awk -v b="$b" '{ n = $1; if (sub("^" b "_", "", n) && n ~ /^[0-9]+_(us|per_s)$/) {
-            sub(/_.*/, "", n); print n, $2, $5, $3 } }' "$work/$bind/table.txt" >"$data.$bind"
+            sub(/_.*/, "", n); print n, $2, $5, $3, $6 } }' "$work/$bind/table.txt" >"$data.$bind"
     done
     [ -s "$data.${binds[0]}" ] || return 0
     paste -d' ' "${binds[@]/#/$data.}" >"$data"
@@ -227,15 +227,14 @@ plot() {
     for bind in "${binds[@]}"; do
         how=bound
         [ "$bind" = none ] && how="not bound"
-        local strata=$column ompi=$((column + 1)) ratio
-        ratio="(\$$ompi/\$$strata)"
-        [ "$rates" = 1 ] && ratio="(\$$strata/\$$ompi)"
+        local strata=$column ompi=$((column + 1)) ratio="(1/\$$((column + 3)))"
+        [ "$rates" = 1 ] && ratio=$((column + 3))
         figures+=("'$data' using 1:$strata with linespoints lw 2 dt $dash lc rgb '#1f77b4' title 'Strata, $how'"
             "'$data' using 1:$ompi with linespoints lw 2 dt $dash lc rgb '#d62728' title 'Open MPI, $how'")
         leads+=("'$data' using 1:$ratio with linespoints lw 2 dt $dash lc rgb '#1f77b4' title '$how'")
-        column=$((column + 4)) dash=$((dash + 1))
+        column=$((column + 5)) dash=$((dash + 1))
     done
-    figures+=("'$data' using 1:4 with lines lw 1 lc rgb '#555555' title 'machine limit'")
+    figures+=("'$data' using 1:4 with lines lw 1 lc rgb '#555555' title 'floor'")
     gnuplot <<EOF
 set terminal svg size 800,620 dynamic font "sans,12" background "white"
 set output "$plots/osu_$b.svg"
