@@ -18,9 +18,9 @@
 # OSU_BENCHMARKS, when set, names the benchmarks to run (e.g. "put_mr collect").
 # On one node every benchmark runs twice, the two PEs bound each to a CPU of its own (both
 # launchers' --bind-to core) and not bound, and the floor of a message size is the best copy
-# between two cores of that size (limits.c copy). Between nodes each node's processes are bound
-# to a CPU of their own (BENCH_BIND=0: not), as on two machines; a PE's progress thread shares
-# its CPU.
+# between two cores of that size (limits.c copy), streamed for a rate, repeated for a time.
+# Between nodes each node's processes are bound to a CPU of their own (BENCH_BIND=0: not), as on
+# two machines; a PE's progress thread shares its CPU.
 # With gnuplot installed (Debian's gnuplot-nox) it draws each benchmark's figures against the
 # message size, both libraries and the floor, as BENCH_PLOTS/osu_BENCHMARK.svg (BENCH_PLOTS:
 # bench-plots in the build directory unless set).
@@ -159,16 +159,18 @@ rate=$(median rate_per_s "$work/limits.txt")
 echo "OSU OpenSHMEM benchmarks, 2 PEs ($where): floors ${round_trip} us round trip," \
     "${bandwidth} MB/s, ${rate:--} small messages/s; medians of $runs alternated runs"
 [ "$where" = node ] && echo "the floor of a size: a round trip plus the size at the best copy" \
-    "of that size between two cores (limits.c copy); of a rate, that copy's rate"
+    "of that size between two cores (limits.c copy: repeated); of a rate, that copy's (streamed)"
 [ -s "$work/failed.txt" ] && sed 's/^/a run that did not finish: /' "$work/failed.txt"
 
 # floor_of METRIC: a time's floor is a round trip plus the size at the floor's bandwidth, a rate's
-# the lower of the bandwidth's and the small-message rate; on one node the bandwidth is the best
-# copy of that very size between two cores.
+# the lower of the bandwidth's and the small-message rate. On one node the bandwidth is the best
+# copy of that very size between two cores: blocks streamed through memory for a rate, as the
+# message-rate benchmarks stream them, one block repeated for a time, as the others repeat it.
 floor_of() {
-    local size bw
+    local size bw copy=copy_repeated_
     size=$(echo "$1" | sed -n 's/.*_\([0-9][0-9]*\)_[a-z_]*$/\1/p')
-    [ -n "$size" ] && bw=$(median "copy_${size}_MBps" "$work/limits.txt")
+    [[ $1 == *_per_s ]] && copy=copy_
+    [ -n "$size" ] && bw=$(median "$copy${size}_MBps" "$work/limits.txt")
     awk -v rt="$round_trip" -v bw="${bw:-$bandwidth}" -v rate="$rate" -v s="${size:-0}" -v m="$1" 'BEGIN {
         if (m ~ /_per_s$/) { f = s ? bw * 1e6 / s : 0; if (rate != "" && (f == 0 || rate < f)) f = rate }
         else f = rt + s / bw
