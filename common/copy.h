@@ -47,7 +47,7 @@ void copy_once_short(void *dst, const void *src, size_t len);
  * than memcpy; SIZE_MAX (never) until then and elsewhere. */
 extern size_t copy_movsb_min;
 
-/* Finds this machine's thresholds: once, at start-up. */
+/* Finds this machine's copy_movsb_min: once, at start-up. */
 void copy_tune(void);
 
 /* The CPU's string copy (rep movsb): where a block outgrows the core's L2 cache, AMD's C

@@ -64,9 +64,8 @@ static long long stores_to(copy_fn *copy, const char *watched, char *dst, const 
     return hits;
 }
 
-/* Each length and destination alignment: the source's bytes, and the guards untouched, by
- * copy_once and copy_bulk, with copy_movsb_min as it is. */
-static void check_contents(const char *why)
+/* Each length and destination alignment: the source's bytes, and the guards untouched. */
+static void check_contents(copy_fn *copy, const char *name)
 {
     static char src[LONGEST + 8], dst[GUARD + LONGEST + 8 + GUARD];
     for (size_t i = 0; i < sizeof(src); i++)
@@ -74,10 +73,7 @@ static void check_contents(const char *why)
     for (size_t len = 0; len <= LONGEST; len++)
         for (size_t align = 0; align < 8; align++) {
             memset(dst, 0x5a, sizeof(dst));
-            if (align & 1)
-                copy_bulk(dst + GUARD + align, src + (len + align) % 8, len);
-            else
-                copy_once(dst + GUARD + align, src + (len + align) % 8, len);
+            copy(dst + GUARD + align, src + (len + align) % 8, len);
             size_t bad = sizeof(dst);
             for (size_t i = 0; i < sizeof(dst) && bad == sizeof(dst); i++) {
                 int inside = i >= GUARD + align && i < GUARD + align + len;
@@ -85,7 +81,7 @@ static void check_contents(const char *why)
                 if (dst[i] != want)
                     bad = i;
             }
-            UNIT_CHECK(bad == sizeof(dst), "%s: %zu bytes at alignment %zu: byte %zu wrong", why,
+            UNIT_CHECK(bad == sizeof(dst), "%s: %zu bytes at alignment %zu: byte %zu wrong", name,
                        len, align, bad);
         }
 }
@@ -105,7 +101,8 @@ static void check_stores(void)
             }
 }
 
-/* Blocks past COPY_MOVSB_FLOOR, where the string copy starts: exact, guards untouched. */
+/* A block past COPY_MOVSB_FLOOR through copy_bulk, with copy_movsb_min as it is: exact, guards
+ * untouched. */
 static void check_bulk_long(void)
 {
     size_t len = COPY_MOVSB_FLOOR + 77;
@@ -131,13 +128,12 @@ int main(int argc, char **argv)
     static char probe[4] __attribute__((aligned(4)));
     if (argc > 1 && !strcmp(argv[1], "--can-watch")) /* and the watch sees a store */
         return stores_to(store_twice, probe, probe, "abcd", 4) == 2 ? 0 : 1;
-    check_contents("memcpy");
-    /* The string copy, wherever copy_tune would start it: every block past a short one. */
-    size_t tuned = copy_movsb_min;
-    copy_movsb_min = COPY_ONCE_MAX + 1;
-    check_contents("rep movsb");
-    check_bulk_long();
-    copy_movsb_min = tuned;
+    check_contents(copy_once, "copy_once");
+    check_contents(copy_bulk, "copy_bulk");
+    check_contents(copy_movsb, "copy_movsb");
+    check_bulk_long(); /* memcpy: copy_tune has not run */
+    copy_movsb_min = COPY_MOVSB_FLOOR;
+    check_bulk_long(); /* the string copy, wherever the CPU has one */
     copy_tune();
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     size_t want = l2 > 0 ? (size_t)l2 : 1 << 20;
