@@ -89,7 +89,7 @@ static void numa_sysfs_free_pages(const char *sysfs, struct numa_memory *m, stru
 
 /* Shared memory gets transparent huge pages on madvise where shmem_enabled allows it:
  * "always", "within_size" and "advise" do, "never" and "deny" do not. */
-static int numa_sysfs_thp_shared(const char *sysfs)
+int numa_thp_shared_now(const char *sysfs)
 {
     char path[512], text[128] = "";
     snprintf(path, sizeof(path), "%s/kernel/mm/transparent_hugepage/shmem_enabled", sysfs);
@@ -227,7 +227,7 @@ int numa_discover(const struct numa_source *source, struct numa_memory *m, char 
     }
     if (m->real) {
         numa_sysfs_page_sizes(source->sysfs, m);
-        m->thp_shared = numa_sysfs_thp_shared(source->sysfs);
+        m->thp_shared = numa_thp_shared_now(source->sysfs);
     } else {
         numa_xml_page_sizes(topo, m);
         m->thp_shared = 1;

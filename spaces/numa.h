@@ -65,6 +65,9 @@ const struct numa_node *numa_node_of(const struct numa_memory *m, int os_index);
 int numa_page_size_index(const struct numa_memory *m, size_t size);
 /* Free huge pages of page bytes on this machine as sysfs (its root) counts them now. */
 uint64_t numa_free_pages_now(const char *sysfs, size_t page);
+/* Whether madvise(MADV_HUGEPAGE) gives shared memory transparent huge pages on this machine, as
+ * sysfs (its root) says now. */
+int numa_thp_shared_now(const char *sysfs);
 /* Free huge pages of page size index i on the nodes of the set (0: every node), as discovered. */
 uint64_t numa_free_pages(const struct numa_memory *m, int i, uint64_t nodes);
 const char *numa_kind_name(enum numa_kind kind);

@@ -82,14 +82,15 @@ int placement_apply(void *base, size_t size, const struct placement *p)
     if (p->policy != PLACEMENT_ANY && placement_bind(base, size, p))
         return -1;
     if (p->page_size == PLACEMENT_PAGE_TRANSPARENT && madvise(base, size, MADV_HUGEPAGE)) {
-        log_error("spaces", "madvise(MADV_HUGEPAGE) on %zu bytes: %s", size, strerror(errno));
+        if (!p->fall_back)
+            log_error("spaces", "madvise(MADV_HUGEPAGE) on %zu bytes: %s", size, strerror(errno));
         return -1;
     }
     /* Huge pages are reserved at mmap but taken from a node at first touch: committing them now
      * makes a node without free pages fail here, not with SIGBUS in the program. */
     if (p->page_size && p->page_size != PLACEMENT_PAGE_TRANSPARENT &&
         madvise(base, size, MADV_POPULATE_WRITE)) {
-        if (errno == EINVAL)
+        if (errno == EINVAL && !p->fall_back)
             log_error("spaces", "this kernel cannot commit huge pages ahead of use "
                                 "(MADV_POPULATE_WRITE needs Linux 5.14)");
         return -1;

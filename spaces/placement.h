@@ -22,7 +22,7 @@ struct placement {
     size_t page_size; /* 0: the base pages; PLACEMENT_PAGE_TRANSPARENT; else huge pages (hugetlb) */
     enum placement_policy policy;
     uint64_t nodes; /* OS indices of NUMA nodes, with a policy other than PLACEMENT_ANY */
-    /* Where huge pages of page_size cannot be had: base pages instead of a failure. */
+    /* Where the huge pages (or transparent ones) cannot be had: base pages, not a failure. */
     int fall_back;
     /* The nodes are those of a saved topology (a testing aid): nothing is asked of this
      * machine's kernel, and what it would have been asked is what is observed. */

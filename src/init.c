@@ -264,6 +264,8 @@ static int init_default_traits(const struct kind_ops *kind, int type, struct spa
                   why);
         return -1;
     }
+    if (rt.knobs.SYMMETRIC_HEAP_USE_HUGE_PAGES == KNOB_AUTO && kind_can(kind, KIND_CAP_LOAD_STORE))
+        space_traits_try_huge(rt.knobs.SYMMETRIC_HEAP_PAGE_SIZE, out);
     return 0;
 }
 

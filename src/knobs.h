@@ -12,11 +12,14 @@
 #define STRATA_KNOBS(X)                                                                            \
     X(SYMMETRIC_SIZE, bytes, "512M",                                                               \
       "Size of the default symmetric heap per PE (suffixes k/K, m/M, g/G, t/T)")                   \
-    X(SYMMETRIC_HEAP_USE_HUGE_PAGES, bool, "0",                                                    \
-      "Give the default heap pages of SHMEM_SYMMETRIC_HEAP_PAGE_SIZE")                             \
+    X(SYMMETRIC_HEAP_USE_HUGE_PAGES, switch, "auto",                                               \
+      "Give the default heap pages of SHMEM_SYMMETRIC_HEAP_PAGE_SIZE: 1 or fail, auto where this " \
+      "node has them free (else transparent huge pages where shared memory may have them, else "   \
+      "base pages), 0 base pages")                                                                 \
     X(SYMMETRIC_HEAP_PAGE_SIZE, pagesize, "2M",                                                    \
-      "Page size of the default heap where SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES is on: huge pages " \
-      "of that size from the kernel's pool, or transparent huge pages")                            \
+      "Page size of the default heap where SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES is 1 or auto: "     \
+      "huge "                                                                                      \
+      "pages of that size from the kernel's pool, or transparent huge pages")                      \
     X(SYMMETRIC_HEAP_NUMA, numa, "",                                                               \
       "NUMA placement of the default heap: local, interleave or a node number (empty: the "        \
       "kernel's first touch)")                                                                     \

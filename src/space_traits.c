@@ -40,7 +40,7 @@ void space_traits_of_knobs(const struct knobs *knobs, shmemx_space_traits_t *tra
     traits->alloc_policy = strcmp(knobs->SYMMETRIC_HEAP_POLICY, "preferred")
                                ? SHMEMX_SPACE_POLICY_BIND
                                : SHMEMX_SPACE_POLICY_PREFERRED;
-    if (knobs->SYMMETRIC_HEAP_USE_HUGE_PAGES) {
+    if (knobs->SYMMETRIC_HEAP_USE_HUGE_PAGES == 1) {
         const char *page = knobs->SYMMETRIC_HEAP_PAGE_SIZE; /* checked by the knob's parser */
         traits->mask |= SHMEMX_SPACE_TRAIT_PAGE_SIZE;
         traits->page_size = SHMEMX_SPACE_PAGE_TRANSPARENT;
@@ -259,6 +259,24 @@ enum space_verdict space_traits_resolve(const shmem_space_config_t *config,
         traits_resolve_pages(traits, m, count_free, out, why, whylen))
         return SPACE_NO_DEVICE;
     return SPACE_REACHABLE;
+}
+
+void space_traits_try_huge(const char *page_knob, struct space_traits *out)
+{
+    size_t page = 0; /* 0: transparent ones only */
+    if (out->placement.simulated || out->placement.page_size)
+        return;
+    if (strcmp(page_knob, "transparent"))
+        knobs_parse_size(page_knob, &page);
+    if (page == (size_t)sysconf(_SC_PAGESIZE))
+        return;
+    if (page && out->size % page == 0 && numa_free_pages_now("/sys", page) >= out->size / page)
+        out->placement.page_size = page;
+    else if (numa_thp_shared_now("/sys"))
+        out->placement.page_size = PLACEMENT_PAGE_TRANSPARENT;
+    else
+        return;
+    out->placement.fall_back = 1;
 }
 
 void space_traits_huge_advice(size_t page, char *text, size_t len)

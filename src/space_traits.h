@@ -36,6 +36,12 @@ enum space_verdict space_traits_resolve(const shmem_space_config_t *config,
  * back where they cannot hold (SHMEMX_SPACE_POLICY_PREFERRED). */
 int space_traits_device_index(const shmemx_space_traits_t *traits);
 int space_traits_preferred(const shmemx_space_traits_t *traits);
+/* SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES=auto for a heap resolved without a page size: huge pages
+ * of page_knob's size where this node has enough free now for this PE's heap, else transparent
+ * ones where shared memory may have them, each falling back to base pages where the heap cannot
+ * have them when it is made (so PEs of a node may differ). A heap that is not a whole number of
+ * huge pages does not try them: its size stays the program's. */
+void space_traits_try_huge(const char *page_knob, struct space_traits *out);
 /* How many huge pages of page bytes this node has free now, and how to reserve more. */
 void space_traits_huge_advice(size_t page, char *text, size_t len);
 /* The default heap's traits, as the SHMEM_SYMMETRIC_HEAP_* knobs give them. */

@@ -581,7 +581,7 @@ spmd_traits_tests() {
             "${launch[@]}" "$np" "$build/tests/spmd/space_traits" mismatch
         run "spmd/space_traits default -np $np (SHMEM_SYMMETRIC_HEAP_NUMA=0)" \
             env SHMEM_SYMMETRIC_HEAP_NUMA=0 "${launch[@]}" "$np" \
-            "$build/tests/spmd/space_traits" default "$(getconf PAGESIZE)" 0
+            "$build/tests/spmd/space_traits" default 0 0
         run "spmd/space_traits topology -np $np (saved machine)" \
             env "SHMEM_TEST_TOPOLOGY=$src/tests/unit/topo-2socket-hbm.xml" "${launch[@]}" "$np" \
             "$build/tests/spmd/space_traits" topology
@@ -601,8 +601,22 @@ spmd_traits_tests() {
             fi
             run "spmd/space_traits default -np $np (SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES=1)" \
                 env SHMEM_SYMMETRIC_SIZE=4M SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES=1 \
-                "${launch[@]}" "$np" "$build/tests/spmd/space_traits" default $((2 << 20)) 0
+                "${launch[@]}" "$np" "$build/tests/spmd/space_traits" default $((2 << 20)) 0 "$np"
+            run "spmd/space_traits default -np $np (free 2 MiB pages, taken unasked)" \
+                env SHMEM_SYMMETRIC_SIZE=4M "${launch[@]}" "$np" \
+                "$build/tests/spmd/space_traits" default $((2 << 20)) 0 "$np"
+            run "spmd/space_traits default -np $np (free 2 MiB pages, left by USE_HUGE_PAGES=0)" \
+                env SHMEM_SYMMETRIC_SIZE=4M SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES=0 \
+                "${launch[@]}" "$np" "$build/tests/spmd/space_traits" default \
+                "$(getconf PAGESIZE)" 0 0
             echo $((used + 2 * np - 1)) >"$pool"
+            # Unasked, the PEs that find room take huge pages whole, the rest base pages, and
+            # nothing is said; every page goes back at the end.
+            run "default heap one 2 MiB page short, unasked: $((np - 1)) of $np PEs in them" \
+                bash -c "out=\$(SHMEM_SYMMETRIC_SIZE=4M '$oshrun' -np $np \
+                    '$build/tests/spmd/space_traits' default 0 0 $((np - 1)) 2>&1); rc=\$?;
+                 echo \"\$out\"; [ \$rc -eq 0 ] && [ -z \"\$out\" ] &&
+                 [ \$(cat '$free_file') -eq $((2 * np - 1)) ]"
             run "spmd/space_traits scarce -np $np (one 2 MiB page short)" "${launch[@]}" "$np" \
                 "$build/tests/spmd/space_traits" scarce
             run "default heap one 2 MiB page short: shmem_init fails on every PE -np $np" bash -c \
@@ -629,8 +643,16 @@ spmd_traits_tests() {
             run "spmd/space_traits default -np $np (transparent huge pages)" \
                 env SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES=1 SHMEM_SYMMETRIC_HEAP_PAGE_SIZE=transparent \
                 "${launch[@]}" "$np" "$build/tests/spmd/space_traits" default \
-                "$(printf '%u' -1)" 0
+                "$(printf '%u' -1)" 0 "$np"
+            run "spmd/space_traits default -np $np (transparent huge pages, taken unasked)" \
+                env SHMEM_SYMMETRIC_HEAP_PAGE_SIZE=transparent "${launch[@]}" "$np" \
+                "$build/tests/spmd/space_traits" default "$(printf '%u' -1)" 0 "$np"
         done
+        echo never >"$thp"
+        run "default heap unasked where shared memory has no transparent huge pages: base pages" \
+            bash -c "out=\$(SHMEM_SYMMETRIC_HEAP_PAGE_SIZE=transparent '$oshrun' -np 2 \
+                '$build/tests/spmd/space_traits' default $(getconf PAGESIZE) 0 0 2>&1); rc=\$?;
+             echo \"\$out\"; [ \$rc -eq 0 ] && [ -z \"\$out\" ]"
         echo "$before" >"$thp"
     else
         echo "SKIP: spmd/space_traits thp: $thp is not writable (needs root)"

@@ -55,36 +55,42 @@ int kind_host_file_create(const char *prefix, size_t size, struct kind_mem *mem)
 }
 
 /* Maps the file over an aligned reservation: the allocator aligns offsets, so the base must be
- * at least as aligned as any request it can satisfy. */
-static void *host_map_aligned(int fd, size_t size)
+ * at least as aligned as any request it can satisfy. reserve: the kernel sets the file's huge
+ * pages aside now, all or none, so that PEs racing for the last free ones do not each take a
+ * part and all fail. */
+static void *host_map_aligned(int fd, size_t size, int reserve)
 {
     size_t len = size ? size : 1;
     char *aligned = kind_reserve_aligned(len);
     if (!aligned)
         return MAP_FAILED;
-    void *mapped =
-        mmap(aligned, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
-    if (mapped == MAP_FAILED)
+    void *mapped = mmap(aligned, len, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_FIXED | (reserve ? 0 : MAP_NORESERVE), fd, 0);
+    if (mapped == MAP_FAILED) {
+        int why = errno;
         kind_release(aligned, len);
-    return mapped;
-}
-
-static int host_map(struct kind_mem *mem, size_t size)
-{
-    mem->base = host_map_aligned(mem->fd, size);
-    if (mem->base == MAP_FAILED) {
-        log_error("spaces", "cannot map %zu bytes of shared memory: %s", size, strerror(errno));
-        mem->base = NULL;
-        return -1;
+        errno = why;
     }
-    mem->size = size;
-    return 0;
+    return mapped;
 }
 
 /* Whether p asks for pages of a bound size from the kernel's huge-page pools. */
 static int host_huge(const struct placement *p)
 {
     return p && !p->simulated && p->page_size && p->page_size != PLACEMENT_PAGE_TRANSPARENT;
+}
+
+static int host_map(struct kind_mem *mem, size_t size, const struct placement *p)
+{
+    mem->base = host_map_aligned(mem->fd, size, host_huge(p));
+    if (mem->base == MAP_FAILED) {
+        if (!p || !p->fall_back)
+            log_error("spaces", "cannot map %zu bytes of shared memory: %s", size, strerror(errno));
+        mem->base = NULL;
+        return -1;
+    }
+    mem->size = size;
+    return 0;
 }
 
 /* Whether p asks for huge pages of any sort: a file of the placement's own. */
@@ -102,7 +108,7 @@ static int host_create_placed(const char *prefix, size_t size, struct kind_mem *
     if (host_placed_file(p) ? placement_file_create(p, size, &mem->fd)
                             : kind_host_file_create(prefix, size, mem))
         return -1;
-    if (host_map(mem, size) || (p && placement_apply(mem->base, size, p))) {
+    if (host_map(mem, size, p) || (p && placement_apply(mem->base, size, p))) {
         int why = errno;
         host_destroy(mem);
         errno = why;
@@ -116,13 +122,13 @@ static int host_create(const char *prefix, size_t size, struct kind_mem *mem)
     const struct placement *p = mem->placement;
     if (host_create_placed(prefix, size, mem, p) == 0)
         return 0;
-    if (!host_huge(p) || !p->fall_back) {
+    if (!host_placed_file(p) || !p->fall_back) {
         if (host_huge(p))
             log_error("spaces", "no %zu bytes in %zu KiB pages: %s", size, p->page_size >> 10,
                       strerror(errno));
         return -1;
     }
-    struct placement base_pages = *p; /* the traits were preferences: base pages will do */
+    struct placement base_pages = *p; /* the pages were a preference: base pages will do */
     base_pages.page_size = 0;
     return host_create_placed(prefix, size, mem, &base_pages);
 }
@@ -184,7 +190,7 @@ static void *host_attach(const void *handle, size_t len, size_t size)
     int fd = host_open(&h);
     if (fd < 0)
         return NULL;
-    void *addr = host_map_aligned(fd, size);
+    void *addr = host_map_aligned(fd, size, 0);
     close(fd);
     if (addr == MAP_FAILED)
         return NULL;

@@ -6,8 +6,9 @@
  *   numa        bound to node 0, interleaved over node 0, checked with get_mempolicy/move_pages
  *   invalid     every invalid trait fails on every PE
  *   mismatch    under SHMEM_DEBUG=1, PEs that pass different sizes or traits fail on every PE
- *   default P D the default heap (SHMEM_SYMMETRIC_HEAP_*) reports page size P (0: whichever the
- *               kernel says it has: PREFERRED with too few huge pages for all) and NUMA domain D
+ *   default P D [H]  the default heap (SHMEM_SYMMETRIC_HEAP_*) reports page size P (0: whichever
+ *               the kernel says it has: PREFERRED, or auto, with too few huge pages for all) and
+ *               NUMA domain D; with H, exactly H PEs have it in pages larger than the base page
  *   heteromem   on hwloc's export of a machine of 4 clusters, each with DRAM node c and HBM node
  *               {7,4,5,6}[c] (SHMEM_TEST_TOPOLOGY: 64intel64-heteromem.xml), PE pe in cluster
  *               pe * 4 / n_pes
@@ -481,10 +482,11 @@ static void check_heteromem(void)
     }
 }
 
-/* The default heap as the SHMEM_SYMMETRIC_HEAP_* knobs placed it: its traits, its pages, and
- * puts into a node peer's copy. */
-static void check_default(size_t page, int domain)
+/* The default heap as the SHMEM_SYMMETRIC_HEAP_* knobs placed it: its traits, its pages, how
+ * many PEs have it in huge pages (huge_pes < 0: any number), and puts into a node peer's copy. */
+static void check_default(size_t page, int domain, int huge_pes)
 {
+    static int huge, huge_sum;
     shmemx_space_traits_t got = got_traits(SHMEM_SPACE_DEFAULT);
     long *words = shmem_calloc((size_t)npes, sizeof(long));
     long kernel_page = smaps_field(words, "KernelPageSize") << 10;
@@ -492,6 +494,10 @@ static void check_default(size_t page, int domain)
     CHECK_EQ(got.numa_domain, domain);
     if (page != SHMEMX_SPACE_PAGE_TRANSPARENT)
         CHECK_EQ(kernel_page, got.page_size);
+    huge = got.page_size != (size_t)sysconf(_SC_PAGESIZE);
+    shmem_int_sum_reduce(SHMEM_TEAM_WORLD, &huge_sum, &huge, 1);
+    if (huge_pes >= 0)
+        CHECK_EQ(huge_sum, huge_pes);
     for (int pe = 0; pe < npes; pe++)
         shmem_long_p(&words[me], me + 1, pe);
     shmem_barrier_all();
@@ -519,7 +525,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "mismatch"))
         check_mismatch();
     else if (!strcmp(mode, "default") && argc > 3)
-        check_default(strtoull(argv[2], NULL, 0), atoi(argv[3]));
+        check_default(strtoull(argv[2], NULL, 0), atoi(argv[3]), argc > 4 ? atoi(argv[4]) : -1);
     else if (!strcmp(mode, "heteromem"))
         check_heteromem();
     else if (!strcmp(mode, "topology"))
