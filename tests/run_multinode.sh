@@ -6,7 +6,7 @@
 # depend on placement again placed cyclically and over three nodes, the collectives'
 # algorithms with three PEs on each node, atomics, signals and collectives with
 # UCX's shared memory between the nodes (RMA and atomics of the transport's own, as InfiniBand
-# has), the suite's host-memory, network and device groups again over libfabric (tcp;ofi_rxm) and
+# has), the suite's host-memory and device groups again over libfabric (tcp;ofi_rxm) and
 # the host-memory group again under Open MPI's mpirun with two faked hosts, both on 4 PEs (and
 # oshrun's hand-off to mpirun there), and the launcher's own cluster tests where there are any.
 # With STRATA_MULTINODE_LEAN=1 (CI's sanitizer build) the suite's groups run on 4 PEs only, with
@@ -142,10 +142,11 @@ spmd_device_tests
 spmd_cuda_tests
 spmd_hip_tests
 min_pes=$min_pes_of_run
-# The same between the nodes over libfabric's tcp;ofi_rxm, where the build has it, on 4 PEs: two
-# on each node, so both kinds of peer (2 and 3 PEs test the collectives' shapes, which do not
-# depend on the network, and 2 only network peers, as make check's libfabric groups do). The
-# lean run leaves libfabric to make check's own groups.
+# The host-memory and device groups between the nodes over libfabric's tcp;ofi_rxm, where the
+# build has it, on 4 PEs: two on each node, so both kinds of peer (2 and 3 PEs test the
+# collectives' shapes, which do not depend on the network, and 2 only network peers, as make
+# check's libfabric groups do). Its network group, whose peers are all the network's, is make
+# check's on one node. The lean run leaves libfabric to make check's own groups.
 if [ "$lean" = 1 ]; then
     echo "SKIP: the libfabric network between nodes (lean run; make check covers libfabric)"
 elif network_built ofi; then
@@ -154,7 +155,6 @@ elif network_built ofi; then
     run_label=" (libfabric between nodes)"
     min_pes=4
     spmd_tests
-    spmd_network_tests
     spmd_device_tests
     min_pes=2
     run_label=""
