@@ -264,7 +264,7 @@ static int init_default_traits(const struct kind_ops *kind, int type, struct spa
                   why);
         return -1;
     }
-    if (rt.knobs.SYMMETRIC_HEAP_USE_HUGE_PAGES == KNOB_AUTO && kind_can(kind, KIND_CAP_LOAD_STORE))
+    if (rt.knobs.SYMMETRIC_HEAP_USE_HUGE_PAGES == KNOB_AUTO && type == SHMEM_DEVICE_CPU)
         space_traits_try_huge(rt.knobs.SYMMETRIC_HEAP_PAGE_SIZE, out);
     return 0;
 }
