@@ -9,16 +9,20 @@ function header() {
     printf "---\ntitle: %s\nsection: %s\nheader: Strata Manual\nfooter: Strata %s\n---\n\n",
         toupper(name), section, version
 }
-function synopsis(   n, i, line, wanted) {
+function synopsis(   n, i, line, wanted, declared, extension) {
     if (lines == "")
         return
     while ((getline n < lines) > 0)
         wanted[n] = 1
-    print "# SYNOPSIS\n\n```c\n#include <shmem.h>\n"
     for (i = 1; (getline line < declarations) > 0; i++)
-        if (i in wanted)
-            print line ";"
-    print "```\n"
+        if (i in wanted) {
+            declared = declared line ";\n"
+            if (line ~ /(^|[^a-z0-9_])shmemx_[a-z0-9_]+ *\(/)
+                extension = 1
+        }
+    # Routines of shmemx.h need that header; it is not part of shmem.h.
+    printf "# SYNOPSIS\n\n```c\n#include <shmem.h>\n%s\n%s```\n\n",
+        extension ? "#include <shmemx.h>\n" : "", declared
 }
 $0 == "## " name { inside = 1; summary = ""; header(); next }
 inside && /^## / { exit }

@@ -18,8 +18,7 @@
       "base pages), 0 base pages")                                                                 \
     X(SYMMETRIC_HEAP_PAGE_SIZE, pagesize, "2M",                                                    \
       "Page size of the default heap where SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES is 1 or auto: "     \
-      "huge "                                                                                      \
-      "pages of that size from the kernel's pool, or transparent huge pages")                      \
+      "huge pages of that size from the kernel's pool, or transparent huge pages")                 \
     X(SYMMETRIC_HEAP_NUMA, numa, "",                                                               \
       "NUMA placement of the default heap: local, interleave or a node number (empty: the "        \
       "kernel's first touch)")                                                                     \
@@ -93,7 +92,8 @@
     X(numa, const char *, "empty, local, interleave, or a NUMA node number")                       \
     X(pagesize, const char *, "a power of two of at least 4K (e.g. 2M, 1G), or transparent")
 
-/* The most members a round of a team collect's size exchange may have (TEST_COLLECT_ROUND). */
+/* The most members a round of a team collect's size exchange may have (TEST_COLLECT_ROUND).
+ */
 #define KNOB_COLLECT_ROUND_MAX 1024
 
 /* A switch knob's value besides 0 and 1. */
@@ -110,7 +110,8 @@ struct knobs {
 };
 
 /* Reads every knob from the environment (SHMEM_ first, then the deprecated SMA_ prefix).
- * Returns 0, or -1 after writing a message naming the variable and the accepted forms to err. */
+ * Returns 0, or -1 after writing a message naming the variable and the accepted forms to err.
+ */
 int knobs_read(struct knobs *knobs, char *err, size_t errlen);
 
 /* Parses a size with an optional k/K/m/M/g/G/t/T suffix (powers of 1024). Returns 0 or -1. */
@@ -120,7 +121,8 @@ unsigned knobs_log_mask(const char *text);
 
 /* Prints one line per knob: name, value, default, meaning. */
 void knobs_print(const struct knobs *knobs, FILE *out);
-/* Prints the knob table of docs/knobs.md (Markdown), so the documentation comes from here too. */
+/* Prints the knob table of docs/knobs.md (Markdown), so the documentation comes from here
+ * too. */
 void knobs_print_markdown(FILE *out);
 
 #endif
