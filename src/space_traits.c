@@ -31,6 +31,15 @@ const struct numa_memory *space_traits_memory(char *err, size_t errlen)
 
 /* ---- The default heap's traits (SHMEM_SYMMETRIC_HEAP_*) ---- */
 
+/* SHMEM_SYMMETRIC_HEAP_PAGE_SIZE (checked by the knob's parser) as a page_size trait. */
+static size_t space_traits_page_of_knob(const char *page)
+{
+    size_t size = SHMEMX_SPACE_PAGE_TRANSPARENT;
+    if (strcmp(page, "transparent"))
+        knobs_parse_size(page, &size);
+    return size;
+}
+
 void space_traits_of_knobs(const struct knobs *knobs, shmemx_space_traits_t *traits)
 {
     static const char *const memories[] = {"dram",      "hbm",     "far",
@@ -41,11 +50,8 @@ void space_traits_of_knobs(const struct knobs *knobs, shmemx_space_traits_t *tra
                                ? SHMEMX_SPACE_POLICY_BIND
                                : SHMEMX_SPACE_POLICY_PREFERRED;
     if (knobs->SYMMETRIC_HEAP_USE_HUGE_PAGES == 1) {
-        const char *page = knobs->SYMMETRIC_HEAP_PAGE_SIZE; /* checked by the knob's parser */
         traits->mask |= SHMEMX_SPACE_TRAIT_PAGE_SIZE;
-        traits->page_size = SHMEMX_SPACE_PAGE_TRANSPARENT;
-        if (strcmp(page, "transparent"))
-            knobs_parse_size(page, &traits->page_size);
+        traits->page_size = space_traits_page_of_knob(knobs->SYMMETRIC_HEAP_PAGE_SIZE);
     }
     const char *numa = knobs->SYMMETRIC_HEAP_NUMA;
     if (*numa) {
@@ -263,14 +269,12 @@ enum space_verdict space_traits_resolve(const shmem_space_config_t *config,
 
 void space_traits_try_huge(const char *page_knob, struct space_traits *out)
 {
-    size_t page = 0; /* 0: transparent ones only */
-    if (out->placement.simulated || out->placement.page_size)
+    size_t page = space_traits_page_of_knob(page_knob);
+    if (out->placement.simulated || out->placement.page_size ||
+        page == (size_t)sysconf(_SC_PAGESIZE))
         return;
-    if (strcmp(page_knob, "transparent"))
-        knobs_parse_size(page_knob, &page);
-    if (page == (size_t)sysconf(_SC_PAGESIZE))
-        return;
-    if (page && out->size % page == 0 && numa_free_pages_now("/sys", page) >= out->size / page)
+    if (page != SHMEMX_SPACE_PAGE_TRANSPARENT && out->size % page == 0 &&
+        numa_free_pages_now("/sys", page) >= out->size / page)
         out->placement.page_size = page;
     else if (numa_thp_shared_now("/sys"))
         out->placement.page_size = PLACEMENT_PAGE_TRANSPARENT;
