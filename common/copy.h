@@ -39,15 +39,22 @@ typedef uint64_t copy_u128 __attribute__((vector_size(16), aligned(1), may_alias
  * like the block in one store. Out of line, like the memcpy it stands for. */
 void copy_once_short(void *dst, const void *src, size_t len);
 
-/* No core's L2 cache is smaller: a shorter block, every small get among them, goes to memcpy
- * without reading copy_movsb_min. */
-#define COPY_MOVSB_FLOOR ((size_t)256 << 10)
+/* No core's L2 cache is smaller: a shorter block, every small put and get among them, goes to
+ * memcpy inline, without the out-of-line choice of copy_large. */
+#define COPY_LARGE_MIN ((size_t)256 << 10)
 
 /* Blocks of at least this many bytes go through copy_movsb, where copy_tune found it faster
  * than memcpy; SIZE_MAX (never) until then and elsewhere. */
 extern size_t copy_movsb_min;
 
-/* Finds this machine's copy_movsb_min: once, at start-up. */
+/* A block whose destination continues a run of at least this many bytes that this thread has
+ * just copied in blocks of COPY_LARGE_MIN or more goes through copy_stream: the run has outgrown
+ * the caches, so the lines it writes would be evicted unread, and reading each before writing it
+ * only costs memory traffic. SIZE_MAX (never) until copy_tune and where the CPU has no such
+ * stores. */
+extern size_t copy_stream_after;
+
+/* Finds this machine's copy_movsb_min and copy_stream_after: once, at start-up. */
 void copy_tune(void);
 
 /* The CPU's string copy (rep movsb): where a block outgrows the core's L2 cache, AMD's C
@@ -55,12 +62,26 @@ void copy_tune(void);
  * cached and when they come from and go to memory. */
 void copy_movsb(void *dst, const void *src, size_t len);
 
+/* Non-temporal stores (memcpy where the CPU has none): the destination's lines go to memory
+ * without being read first and without taking the cache from what it holds. Ordered before any
+ * later store on return, as plain stores are. */
+void copy_stream(void *dst, const void *src, size_t len);
+
+enum copy_way { COPY_MEMCPY, COPY_MOVSB, COPY_STREAM };
+
+/* How copy_large copies a block of len bytes to dst, by its length and by the run of this
+ * thread's destination bytes it continues; the block becomes the end of that run. */
+enum copy_way copy_way_next(void *dst, size_t len);
+
+/* A block of at least COPY_LARGE_MIN bytes, as copy_way_next says. */
+void copy_large(void *dst, const void *src, size_t len);
+
 /* A block of any size, neither end watched piece by piece: a get, a collective's block, a
  * staging copy. */
 static inline void copy_bulk(void *dst, const void *src, size_t len)
 {
-    if (unlikely(len >= COPY_MOVSB_FLOOR) && len >= copy_movsb_min)
-        copy_movsb(dst, src, len);
+    if (unlikely(len >= COPY_LARGE_MIN))
+        copy_large(dst, src, len);
     else
         memcpy(dst, src, len);
 }

@@ -260,6 +260,49 @@ static void test_large_and_fenced(int me, int n)
     shmem_free(dest);
 }
 
+/* A long run of puts in a row, each continuing the last, as an array sent in pieces: past a few
+ * L2 caches a node peer's copies go around the caches, and the signal on the last piece still
+ * comes after every byte of the run. Then the run comes back by gets in a row into private
+ * memory. */
+static void test_streamed_run(int me, int n)
+{
+    enum { PIECE = 256 << 10, PIECES = 96, ROUNDS = 2 }; /* 24 MiB */
+    const size_t bytes = (size_t)PIECE * PIECES;
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    unsigned char *dest = shmem_malloc(bytes), *src = malloc(bytes), *back = malloc(bytes);
+    CHECK(dest && src && back, "%zu bytes for the run", bytes);
+    if (!dest || !src || !back)
+        shmem_global_exit(1);
+    sig = 0;
+    shmem_barrier_all();
+    for (int round = 1; round <= ROUNDS; round++) {
+        for (size_t i = 0; i < bytes; i++)
+            src[i] = (unsigned char)(i * 5 + (size_t)me * 11 + (size_t)round);
+        for (int k = 0; k < PIECES - 1; k++)
+            shmem_putmem(dest + (size_t)k * PIECE, src + (size_t)k * PIECE, PIECE, right);
+        shmem_putmem_signal(dest + bytes - PIECE, src + bytes - PIECE, PIECE, &sig, 1,
+                            SHMEM_SIGNAL_ADD, right);
+        wait_signal_at_least((uint64_t)round);
+        size_t bad = 0;
+        for (size_t i = 0; i < bytes; i++)
+            bad += dest[i] != (unsigned char)(i * 5 + (size_t)left * 11 + (size_t)round);
+        CHECK(bad == 0, "round %d from PE %d: %zu wrong bytes of %zu when the signal came", round,
+              left, bad, bytes);
+        shmem_barrier_all(); /* every PE has checked its dest: now each reads its right's */
+        for (int k = 0; k < PIECES; k++)
+            shmem_getmem(back + (size_t)k * PIECE, dest + (size_t)k * PIECE, PIECE, right);
+        bad = 0;
+        for (size_t i = 0; i < bytes; i++)
+            bad += back[i] != (unsigned char)(i * 5 + (size_t)me * 11 + (size_t)round);
+        CHECK(bad == 0, "round %d: %zu wrong bytes of %zu got back from PE %d", round, bad, bytes,
+              right);
+        shmem_barrier_all(); /* dest is written again next round */
+    }
+    free(back);
+    free(src);
+    shmem_free(dest);
+}
+
 /* A fence orders a put-with-signal before a put to the same words that follows it, however the
  * two travel (the signal's data as a message, the put as the network's own). */
 enum { FENCED_WORDS = 512 };
@@ -360,6 +403,7 @@ int main(void)
     test_signal_add_set(me, n);
     test_wait_returns_what_held(me, n);
     test_large_and_fenced(me, n);
+    test_streamed_run(me, n);
     test_fence_after_signal(me, n);
     test_quiet_completes(me, n);
     return check_finish();

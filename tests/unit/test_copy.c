@@ -101,11 +101,11 @@ static void check_stores(void)
             }
 }
 
-/* A block past COPY_MOVSB_FLOOR through copy_bulk, with copy_movsb_min as it is: exact, guards
+/* A block past COPY_LARGE_MIN through copy_bulk, with copy_movsb_min as it is: exact, guards
  * untouched. */
 static void check_bulk_long(void)
 {
-    size_t len = COPY_MOVSB_FLOOR + 77;
+    size_t len = COPY_LARGE_MIN + 77;
     char *src = malloc(len), *dst = malloc(len + 2 * GUARD);
     UNIT_CHECK(src && dst, "out of memory for %zu bytes", len);
     if (!src || !dst)
@@ -123,6 +123,69 @@ static void check_bulk_long(void)
     free(dst);
 }
 
+/* copy_way_next over runs of blocks, streaming past two blocks: a block streams once the run it
+ * continues holds two, and a block elsewhere, or the same one again, starts a new run. */
+static void check_ways(void)
+{
+    static char buffer[8 * COPY_LARGE_MIN];
+    char *b = buffer;
+    size_t block = COPY_LARGE_MIN, stream_after = copy_stream_after;
+    copy_stream_after = 2 * block;
+    struct {
+        char *dst;
+        size_t len;
+        enum copy_way want;
+    } steps[] = {
+        {b, block, COPY_MEMCPY},
+        {b + block, block, COPY_MEMCPY},
+        {b + 2 * block, block, COPY_STREAM},
+        {b + 3 * block, 2 * block, COPY_STREAM},
+        {b, block, COPY_MEMCPY},
+        {b, block, COPY_MEMCPY},
+        {b + block, block, COPY_MEMCPY},
+        {b + 3 * block, block, COPY_MEMCPY},
+        {b + 4 * block, block, COPY_MEMCPY},
+        {b + 5 * block, block, COPY_STREAM},
+    };
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        enum copy_way way = copy_way_next(steps[i].dst, steps[i].len);
+        UNIT_CHECK(way == steps[i].want, "step %zu (%zu bytes at offset %td): way %d, not %d", i,
+                   steps[i].len, steps[i].dst - b, way, steps[i].want);
+    }
+    size_t movsb_min = copy_movsb_min;
+    copy_movsb_min = COPY_LARGE_MIN;
+    UNIT_CHECK(copy_way_next(b, COPY_LARGE_MIN) == COPY_MOVSB, "a long block: not the string copy");
+    UNIT_CHECK(copy_way_next(b + 1, COPY_LARGE_MIN - 1) == COPY_MEMCPY,
+               "a block one byte short of the string copy's floor: not memcpy");
+    copy_movsb_min = movsb_min;
+    copy_stream_after = stream_after;
+}
+
+/* A run of blocks of uneven lengths through copy_bulk, from a destination off its lines, that
+ * streams after its first two blocks: the source's bytes, and the guards untouched. */
+static void check_stream_run(void)
+{
+    enum { RUN = 16 * COPY_LARGE_MIN, OFF = 3 };
+    static char src[RUN], dst[GUARD + OFF + RUN + GUARD];
+    for (size_t i = 0; i < RUN; i++)
+        src[i] = (char)(i * 11 + 3);
+    memset(dst, 0x5a, sizeof(dst));
+    size_t stream_after = copy_stream_after;
+    copy_stream_after = 2 * COPY_LARGE_MIN;
+    const size_t lens[] = {COPY_LARGE_MIN + 5, 3 * COPY_LARGE_MIN - 1, COPY_LARGE_MIN + 63,
+                           4 * COPY_LARGE_MIN};
+    for (size_t at = 0, i = 0; at < RUN; at += lens[i++ % 4])
+        copy_bulk(dst + GUARD + OFF + at, src + at,
+                  lens[i % 4] < RUN - at ? lens[i % 4] : RUN - at);
+    copy_stream_after = stream_after;
+    size_t bad = 0;
+    while (bad < sizeof(dst) &&
+           dst[bad] ==
+               (bad >= GUARD + OFF && bad < GUARD + OFF + RUN ? src[bad - GUARD - OFF] : 0x5a))
+        bad++;
+    UNIT_CHECK(bad == sizeof(dst), "a streamed run of %d bytes: byte %zu wrong", RUN, bad);
+}
+
 int main(int argc, char **argv)
 {
     static char probe[4] __attribute__((aligned(4)));
@@ -131,16 +194,27 @@ int main(int argc, char **argv)
     check_contents(copy_once, "copy_once");
     check_contents(copy_bulk, "copy_bulk");
     check_contents(copy_movsb, "copy_movsb");
+    check_contents(copy_stream, "copy_stream"); /* SSE2 stores: copy_tune has not run */
+    check_ways();
+    check_stream_run();
     check_bulk_long(); /* memcpy: copy_tune has not run */
-    copy_movsb_min = COPY_MOVSB_FLOOR;
+    copy_movsb_min = COPY_LARGE_MIN;
     check_bulk_long(); /* the string copy, wherever the CPU has one */
     copy_tune();
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     size_t want = l2 > 0 ? (size_t)l2 : 1 << 20;
-    want = want > COPY_MOVSB_FLOOR ? want : COPY_MOVSB_FLOOR;
+    want = want > COPY_LARGE_MIN ? want : COPY_LARGE_MIN;
     UNIT_CHECK(copy_movsb_min == SIZE_MAX || copy_movsb_min == want,
                "copy_tune: threshold %zu bytes, neither never nor the L2 cache's %zu",
                copy_movsb_min, want);
+#if defined(__x86_64__)
+    size_t l2_bytes = l2 > 0 ? (size_t)l2 : (size_t)1 << 20;
+    UNIT_CHECK(copy_stream_after == 8 * l2_bytes,
+               "copy_tune: runs stream after %zu bytes, not eight L2 caches' %zu",
+               copy_stream_after, 8 * l2_bytes);
+#endif
+    check_contents(copy_stream, "copy_stream, tuned"); /* the widest stores the CPU has */
+    check_stream_run();
     if (argc > 1 && !strcmp(argv[1], "stores"))
         check_stores();
     return unit_finish("copy");
