@@ -385,10 +385,15 @@ spmd_gpu_tests() {
             "${with_gpu[@]}" "${launch[@]}" "$np" "$build/tests/spmd/gpu_program_context" \
             runtime 0 late
     done
-    # A program that resets the device before shmem_finalize ends cleanly.
+    # A program that resets the device before shmem_finalize ends cleanly; one that then puts into
+    # the reset device's heap ends with a line that says so.
     for np in $(nps 1 2); do
         run "spmd/gpu_device_reset -np $np, $name" "${with_gpu[@]}" "${launch[@]}" "$np" \
             "$build/tests/spmd/gpu_device_reset"
+        run "spmd/gpu_device_reset -np $np, $name: a put after the reset" bash -c \
+            'out=$("${@:2}" 2>&1); rc=$?; echo "$out"; [ $rc -ne 0 ] && grep -q -- "$1" <<<"$out"' \
+            _ "failed (error [0-9]*) on device 0: the program reset the device" "${with_gpu[@]}" \
+            "${launch[@]}" "$np" "$build/tests/spmd/gpu_device_reset" use
     done
 }
 

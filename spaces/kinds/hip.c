@@ -197,12 +197,18 @@ static int hip_stream_sync(void *stream)
     return hip.hipStreamSynchronize(stream);
 }
 
-/* The program reset the device (hipDeviceReset): stream, of the library, no longer works. */
+/* The program reset the device (hipDeviceReset): stream, of the library, no longer works. A
+ * device that cannot even be made current is lost too. Not through hip_enter: its failure asks
+ * gpu_check, which asks this again. */
 static int hip_lost(struct gpu_device *dev, void *stream)
 {
-    uintptr_t previous = hip_enter(dev);
+    int previous = -1, ordinal = hip_of(dev)->ordinal;
+    if (hip.hipGetDevice(&previous) != hipSuccess ||
+        (previous != ordinal && hip.hipSetDevice(ordinal) != hipSuccess))
+        return 1;
     hipError_t rc = hip.hipStreamQuery(stream);
-    hip_leave(dev, previous);
+    if (previous != ordinal)
+        hip.hipSetDevice(previous); /* the program's, which it was a moment ago */
     return rc != hipSuccess && rc != hipErrorNotReady;
 }
 

@@ -4,13 +4,16 @@
  * process with it, the library's too, and the library then has nothing left to free. A space
  * destroyed after the reset, one left for shmem_finalize, and host heaps the runtime had
  * registered all end cleanly, and the PE exits 0. Every PE has device 0's primary context
- * current, as after cudaSetDevice(0). */
+ * current, as after cudaSetDevice(0). With "use", a put into a GPU heap after the reset ends the
+ * job instead, with a line that names the reset. */
 #include "check.h"
 #include "gpu_runtime.h"
 
+#include <string.h>
+
 enum { N = 1 << 17 }; /* longs: a 1 MiB copy, which registers the host heap with the runtime */
 
-int main(void)
+int main(int argc, char **argv)
 {
     CHECK(gpu_runtime_choose(0, 0) != 0, "device 0 chosen");
     shmem_init();
@@ -41,6 +44,12 @@ int main(void)
     shmem_barrier_all();
 
     CHECK(gpu_runtime_reset(0) == 0, "the runtime's device reset");
+    if (argc > 1 && !strcmp(argv[1], "use")) {
+        shmem_long_put(gpu, host, N, me);
+        shmem_quiet();
+        CHECK(0, "a put into the GPU heap of a reset device returned");
+        return check_finish();
+    }
     shmem_team_destroy(destroyed_team);
     CHECK(shmem_space_destroy(destroyed) == 0, "a space destroyed after the reset");
     shmem_team_destroy(kept_team);
