@@ -92,8 +92,7 @@
     X(numa, const char *, "empty, local, interleave, or a NUMA node number")                       \
     X(pagesize, const char *, "a power of two of at least 4K (e.g. 2M, 1G), or transparent")
 
-/* The most members a round of a team collect's size exchange may have (TEST_COLLECT_ROUND).
- */
+/* The most members a round of a team collect's size exchange has (TEST_COLLECT_ROUND). */
 #define KNOB_COLLECT_ROUND_MAX 1024
 
 /* A switch knob's value besides 0 and 1. */
@@ -110,8 +109,7 @@ struct knobs {
 };
 
 /* Reads every knob from the environment (SHMEM_ first, then the deprecated SMA_ prefix).
- * Returns 0, or -1 after writing a message naming the variable and the accepted forms to err.
- */
+ * Returns 0, or -1 after writing to err a message naming the variable and its accepted forms. */
 int knobs_read(struct knobs *knobs, char *err, size_t errlen);
 
 /* Parses a size with an optional k/K/m/M/g/G/t/T suffix (powers of 1024). Returns 0 or -1. */
@@ -121,8 +119,7 @@ unsigned knobs_log_mask(const char *text);
 
 /* Prints one line per knob: name, value, default, meaning. */
 void knobs_print(const struct knobs *knobs, FILE *out);
-/* Prints the knob table of docs/knobs.md (Markdown), so the documentation comes from here
- * too. */
+/* Prints the knob table of docs/knobs.md (Markdown): the documentation comes from here too. */
 void knobs_print_markdown(FILE *out);
 
 #endif

@@ -12,7 +12,7 @@ import re
 import sys
 
 RATES = ("put_mr", "put_mr_nb", "get_mr_nb")
-FIRST_RATE_SIZE = 512  # below it the benchmarks' clock counts the figure in steps of 5% or more
+FIRST_RATE_SIZE = 512  # the per-size tables start here; the summary and the plots have the rest
 
 
 def size_name(size):
